@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""The showcase CDK app: every construct constructs_lib offers, on the e-commerce model.
+
+``python app.py`` writes to ``cdk.out/`` (or ``$CDK_OUTDIR``, which ``cdk synth`` sets).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import aws_cdk as cdk
+from aws_cdk import aws_dynamodb as dynamodb
+from constructs import Construct
+
+from constructs_lib import SingleTable, TableFunction
+from examples.shop.model import shop_model
+
+HERE = Path(__file__).resolve().parent
+
+
+class ShopStack(cdk.Stack):
+    """The e-commerce single table, its stream, and an orders API function."""
+
+    def __init__(self, scope: Construct, id: str, **kwargs: object) -> None:
+        super().__init__(scope, id, **kwargs)
+        self.data = SingleTable(
+            self,
+            "Data",
+            model=shop_model,
+            stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
+        )
+        self.orders_api = TableFunction(
+            self,
+            "OrdersApi",
+            table=self.data,
+            entry=HERE / "examples" / "shop" / "handlers" / "orders_api.py",
+            handler="handler",
+            description="Orders API on the shop single table",
+        )
+        cdk.CfnOutput(self, "TableName", value=self.data.table_name)
+        cdk.CfnOutput(self, "OrdersApiFunction", value=self.orders_api.function.function_name)
+
+
+def build_app(outdir: str | None = None) -> cdk.App:
+    """Build (but do not synthesize) the app; tests call this in-process."""
+    app = cdk.App(outdir=outdir or os.environ.get("CDK_OUTDIR") or str(HERE / "cdk.out"))
+    ShopStack(app, "ShopStack", description="constructs_lib showcase: e-commerce single table")
+    return app
+
+
+if __name__ == "__main__":
+    build_app().synth()

@@ -1,0 +1,31 @@
+"""constructs_lib: DynamoDB single-table design as AWS CDK constructs plus a matching runtime.
+
+The CDK constructs (:class:`SingleTable`, :class:`TableFunction`) are imported lazily, so
+``import constructs_lib.model`` / ``constructs_lib.runtime`` never loads the AWS CDK.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "SingleTable": "constructs_lib.single_table",
+    "TableFunction": "constructs_lib.table_function",
+    "ConstructPropsError": "constructs_lib.exceptions",
+}
+
+__all__ = ["ConstructPropsError", "SingleTable", "TableFunction", "__version__"]
+
+if TYPE_CHECKING:
+    from .exceptions import ConstructPropsError
+    from .single_table import SingleTable
+    from .table_function import TableFunction
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'constructs_lib' has no attribute {name!r}")

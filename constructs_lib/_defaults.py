@@ -1,0 +1,12 @@
+"""Defaults shared by the constructs. Safe by default: data is retained and recoverable."""
+
+from __future__ import annotations
+
+#: Lambda settings of generated functions.
+LAMBDA_MEMORY_MB = 256
+LAMBDA_TIMEOUT_SECONDS = 10
+LAMBDA_LOG_RETENTION_DAYS = 30
+#: Python runtime of generated functions (a name of ``aws_lambda.Runtime``).
+LAMBDA_RUNTIME = "PYTHON_3_13"
+#: Prefix of construct annotation ids.
+ANNOTATION_PREFIX = "constructs_lib"

@@ -1,0 +1,39 @@
+"""The data model: pure Python, no AWS CDK import (it is bundled into Lambda functions).
+
+Declare entities with key templates, secondary indexes and access patterns; the model
+validates itself on construction and serializes to the JSON the runtime reads.
+"""
+
+from __future__ import annotations
+
+from .access import CONDITIONS, AccessPattern
+from .entity import Entity, IndexKey
+from .exceptions import AccessPatternError, ModelError, ModelFormatError, ModelValidationError, TemplateError
+from .fields import Field
+from .indexes import TABLE, Index
+from .model import FORMAT, MAX_GSIS, MAX_LSIS, VERSION, Model, ResolvedPattern
+from .templates import SEPARATOR, KeyTemplate, Placeholder
+
+__all__ = [
+    "CONDITIONS",
+    "FORMAT",
+    "MAX_GSIS",
+    "MAX_LSIS",
+    "SEPARATOR",
+    "TABLE",
+    "VERSION",
+    "AccessPattern",
+    "AccessPatternError",
+    "Entity",
+    "Field",
+    "Index",
+    "IndexKey",
+    "KeyTemplate",
+    "Model",
+    "ModelError",
+    "ModelFormatError",
+    "ModelValidationError",
+    "Placeholder",
+    "ResolvedPattern",
+    "TemplateError",
+]

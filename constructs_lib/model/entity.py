@@ -1,0 +1,192 @@
+"""Entities: one kind of item in the single table, with its key templates."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .exceptions import ModelValidationError
+from .fields import Field
+from .templates import KeyTemplate
+
+_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
+
+
+@dataclass(frozen=True)
+class IndexKey:
+    """An entity's key templates for one secondary index.
+
+    Parameters
+    ----------
+    pk
+        Partition-key template for a GSI (e.g. ``"EMAIL#{email}"``). Must be None for an LSI.
+    sk
+        Sort-key template; required when the index has a sort key, forbidden otherwise.
+    when_present
+        Sparse membership: the item is in the index only while this attribute is present.
+        Default None (membership follows the presence of the template inputs only).
+    when_equals
+        Sparse membership: the item is in the index only while each named attribute equals
+        one of the given values, e.g. ``{"status": ("PENDING",)}``. Default None.
+
+    Every attribute named here counts as an input of the index key: an update that sets
+    one of them must supply the others (unless they are part of the item's table key), and
+    removing one removes the item from the index.
+    """
+
+    pk: str | None = None
+    sk: str | None = None
+    when_present: str | None = None
+    when_equals: Mapping[str, Sequence[str]] | None = None
+
+    def __post_init__(self) -> None:
+        if self.when_equals is not None:
+            frozen = {}
+            for attr, values in dict(self.when_equals).items():
+                vals = (values,) if isinstance(values, str) else tuple(values)
+                if not vals or not all(isinstance(v, str) and v for v in vals):
+                    raise ModelValidationError(
+                        f"when_equals[{attr!r}] = {values!r} must be a non-empty string or tuple of strings"
+                    )
+                frozen[attr] = vals
+            object.__setattr__(self, "when_equals", dict(sorted(frozen.items())))
+
+
+@dataclass(frozen=True)
+class Entity:
+    """One entity type of the model.
+
+    Parameters
+    ----------
+    name
+        Entity name (``[A-Za-z][A-Za-z0-9_]*``, ≤ 64 chars); stored on every item in the
+        model's entity attribute so mixed item collections parse back into entities.
+    pk
+        Table partition-key template, e.g. ``"USER#{user_id}"``. Must contain a placeholder.
+    sk
+        Table sort-key template, e.g. ``"ORDER#{created_at}#{order_id}"``. Required when the
+        table has a sort key (i.e. when any entity declares one).
+    fields
+        Types of template inputs: a mapping of name → :class:`Field` (or kind string such as
+        ``"timestamp"`` / ``"number:10"``), or a sequence of names (all strings). Every field
+        used in a template or sparse condition must be declared. Default: none.
+    indexes
+        Index name → :class:`IndexKey` (or a ``(pk, sk)`` tuple) for each secondary index the
+        entity takes part in. Default: none.
+    required
+        Attribute names every item of this entity must carry on put. Table-key fields are
+        always required. Default: none.
+    version_attribute
+        Name of a numeric attribute for optimistic locking; when set, ``put``/``update``/
+        ``delete`` may pass ``expected_version`` and every write bumps it. Default None.
+    description
+        Free text for generated docs.
+    """
+
+    name: str
+    pk: str
+    sk: str | None = None
+    fields: Mapping[str, Field | str] | Sequence[str] = ()
+    indexes: Mapping[str, IndexKey | tuple[str | None, str | None]] = field(default_factory=dict)
+    required: Sequence[str] = ()
+    version_attribute: str | None = None
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _NAME_RE.match(self.name):
+            raise ModelValidationError(
+                f"entity name {self.name!r} must start with a letter and contain only letters, digits "
+                "and '_' (max 64)"
+            )
+        where = f"entity {self.name!r}"
+        if isinstance(self.fields, Mapping):
+            fields = {k: Field.coerce(v, where=f"{where} field {k!r}") for k, v in self.fields.items()}
+        elif isinstance(self.fields, str):
+            raise ModelValidationError(f"{where}: fields {self.fields!r} must be a mapping or a list of names")
+        else:
+            fields = {name: Field() for name in self.fields}
+        object.__setattr__(self, "fields", fields)
+        index_keys: dict[str, IndexKey] = {}
+        for index_name, key in dict(self.indexes).items():
+            if isinstance(key, tuple) and len(key) == 2:
+                key = IndexKey(pk=key[0], sk=key[1])
+            if not isinstance(key, IndexKey):
+                raise ModelValidationError(
+                    f"{where}: key for index {index_name!r} is {key!r}; use IndexKey(pk=..., sk=...) or (pk, sk)"
+                )
+            index_keys[index_name] = key
+        object.__setattr__(self, "indexes", index_keys)
+        object.__setattr__(self, "required", tuple(self.required))
+        # Parse templates now so errors surface where the entity is declared.
+        self.pk_template  # noqa: B018
+        if self.sk is not None:
+            self.sk_template  # noqa: B018
+
+    # Parsed templates ---------------------------------------------------------------------
+    @property
+    def pk_template(self) -> KeyTemplate:
+        return KeyTemplate.parse(self.pk, where=f"entity {self.name!r} pk")
+
+    @property
+    def sk_template(self) -> KeyTemplate | None:
+        return None if self.sk is None else KeyTemplate.parse(self.sk, where=f"entity {self.name!r} sk")
+
+    def index_templates(self, index: str) -> tuple[KeyTemplate | None, KeyTemplate | None]:
+        key = self.indexes[index]  # type: ignore[index]
+        where = f"entity {self.name!r} index {index!r}"
+        pk = KeyTemplate.parse(key.pk, where=f"{where} pk") if key.pk is not None else None
+        sk = KeyTemplate.parse(key.sk, where=f"{where} sk") if key.sk is not None else None
+        return pk, sk
+
+    @property
+    def table_key_fields(self) -> tuple[str, ...]:
+        """Fields that make up the table key (immutable once written)."""
+        out = list(self.pk_template.fields)
+        if self.sk_template is not None:
+            out += [f for f in self.sk_template.fields if f not in out]
+        return tuple(out)
+
+    def field(self, name: str) -> Field:
+        return self.fields[name]  # type: ignore[index]
+
+    # Serialization ------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "pk": self.pk,
+            "sk": self.sk,
+            "fields": {k: f.to_dict() for k, f in self.fields.items()},  # type: ignore[union-attr]
+            "indexes": {
+                name: {
+                    "pk": k.pk,
+                    "sk": k.sk,
+                    "when_present": k.when_present,
+                    "when_equals": {a: list(v) for a, v in k.when_equals.items()} if k.when_equals else None,
+                }
+                for name, k in self.indexes.items()  # type: ignore[union-attr]
+            },
+            "required": list(self.required),
+            "version_attribute": self.version_attribute,
+            "description": self.description,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Entity:
+        return cls(
+            name=data["name"],
+            pk=data["pk"],
+            sk=data["sk"],
+            fields={k: Field.from_dict(v) for k, v in data["fields"].items()},
+            indexes={
+                name: IndexKey(
+                    pk=k["pk"], sk=k["sk"], when_present=k["when_present"],
+                    when_equals={a: tuple(v) for a, v in k["when_equals"].items()} if k["when_equals"] else None,
+                )
+                for name, k in data["indexes"].items()
+            },
+            required=tuple(data["required"]),
+            version_attribute=data["version_attribute"],
+            description=data.get("description", ""),
+        )

@@ -1,0 +1,27 @@
+"""Errors raised while declaring or loading a data model.
+
+All of them are raised at construction time (and so at ``cdk synth``), never at deploy time.
+Messages name the offending value and the rule it broke.
+"""
+
+from __future__ import annotations
+
+
+class ModelError(ValueError):
+    """Base class of every data-model error."""
+
+
+class TemplateError(ModelError):
+    """A key template is malformed (unbalanced braces, missing separators, unknown fields...)."""
+
+
+class ModelValidationError(ModelError):
+    """The model breaks a rule: duplicate names, too many indexes, TTL used as a key..."""
+
+
+class AccessPatternError(ModelError):
+    """A declared access pattern cannot be served by a Query or GetItem on any key or index."""
+
+
+class ModelFormatError(ModelError):
+    """A serialized model (JSON) has an unknown format or an unsupported version."""

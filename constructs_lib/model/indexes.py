@@ -1,0 +1,119 @@
+"""Secondary indexes of the single table (overloaded and sparse GSIs, LSIs)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .exceptions import ModelValidationError
+
+IndexKind = Literal["GSI", "LSI"]
+#: The base table, as named in access patterns.
+TABLE = "table"
+
+_INDEX_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{3,255}$")
+_ATTR_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,254}$")
+
+
+@dataclass(frozen=True)
+class Index:
+    """A secondary index whose key attributes are generic (``GSI1PK``/``GSI1SK``).
+
+    Several entities can *overload* one GSI by each declaring their own key templates for it
+    (see :class:`~constructs_lib.model.entity.IndexKey`); an item that does not qualify carries
+    no key attributes for the index and is therefore absent from it (sparse index).
+
+    Parameters
+    ----------
+    name
+        Index name, 3–255 characters of ``[A-Za-z0-9_.-]``.
+    kind
+        ``"GSI"`` (default) or ``"LSI"`` (shares the table's partition key; at most 5, only
+        on tables with a sort key, and fixed at table creation).
+    pk_attribute
+        Partition-key attribute of a GSI. Default ``f"{name}PK"``. Must be None for an LSI.
+    sk_attribute
+        Sort-key attribute. Default ``f"{name}SK"``; pass ``sort_key=False`` for a GSI
+        without sort key.
+    sort_key
+        Whether the index has a sort key. Default True (required for an LSI).
+    projection
+        ``"ALL"`` (default), ``"KEYS_ONLY"``, or a tuple of non-key attribute names
+        (``INCLUDE``; at most 100 across all indexes).
+    """
+
+    name: str
+    kind: IndexKind = "GSI"
+    pk_attribute: str | None = None
+    sk_attribute: str | None = None
+    sort_key: bool = True
+    projection: str | tuple[str, ...] = "ALL"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _INDEX_NAME_RE.match(self.name) or self.name == TABLE:
+            raise ModelValidationError(
+                f"index name {self.name!r} must be 3-255 characters of letters, digits, '_', '-', '.' "
+                f"and not {TABLE!r}"
+            )
+        if self.kind not in ("GSI", "LSI"):
+            raise ModelValidationError(f"index {self.name!r}: kind {self.kind!r} must be 'GSI' or 'LSI'")
+        if self.kind == "LSI":
+            if self.pk_attribute is not None:
+                raise ModelValidationError(
+                    f"index {self.name!r}: an LSI shares the table's partition key; pk_attribute "
+                    f"{self.pk_attribute!r} is not allowed"
+                )
+            if not self.sort_key:
+                raise ModelValidationError(f"index {self.name!r}: an LSI must have a sort key")
+        elif self.pk_attribute is None:
+            object.__setattr__(self, "pk_attribute", f"{self.name}PK")
+        if self.sort_key and self.sk_attribute is None:
+            object.__setattr__(self, "sk_attribute", f"{self.name}SK")
+        if not self.sort_key and self.sk_attribute is not None:
+            raise ModelValidationError(
+                f"index {self.name!r}: sk_attribute {self.sk_attribute!r} given but sort_key=False"
+            )
+        for attr in (self.pk_attribute, self.sk_attribute):
+            if attr is not None and (not isinstance(attr, str) or not _ATTR_RE.match(attr)):
+                raise ModelValidationError(f"index {self.name!r}: key attribute name {attr!r} is invalid")
+        proj = self.projection
+        if isinstance(proj, list):
+            proj = tuple(proj)
+            object.__setattr__(self, "projection", proj)
+        if isinstance(proj, tuple):
+            if not proj or not all(isinstance(a, str) and a for a in proj) or len(set(proj)) != len(proj):
+                raise ModelValidationError(
+                    f"index {self.name!r}: INCLUDE projection {proj!r} must be distinct non-empty attribute names"
+                )
+        elif proj not in ("ALL", "KEYS_ONLY"):
+            raise ModelValidationError(
+                f"index {self.name!r}: projection {proj!r} must be 'ALL', 'KEYS_ONLY' or a tuple of attribute names"
+            )
+
+    @property
+    def key_attributes(self) -> tuple[str, ...]:
+        """The index's own key attributes (for an LSI only the sort key)."""
+        return tuple(a for a in (self.pk_attribute, self.sk_attribute) if a)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "pk_attribute": self.pk_attribute,
+            "sk_attribute": self.sk_attribute,
+            "sort_key": self.sort_key,
+            "projection": list(self.projection) if isinstance(self.projection, tuple) else self.projection,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Index:
+        proj = data["projection"]
+        return cls(
+            name=data["name"],
+            kind=data["kind"],
+            pk_attribute=data["pk_attribute"],
+            sk_attribute=data["sk_attribute"],
+            sort_key=data["sort_key"],
+            projection=tuple(proj) if isinstance(proj, list) else proj,
+        )

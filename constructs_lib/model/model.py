@@ -1,0 +1,467 @@
+"""The data model: entities + indexes + access patterns + TTL, validated as a whole.
+
+One :class:`Model` is read twice: at synth time by the CDK constructs (to build the table,
+its indexes and grants) and at run time by the runtime client (to build keys). Its JSON form
+(:meth:`Model.to_json`) is the versioned contract between the two.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .access import AccessPattern
+from .entity import Entity
+from .exceptions import AccessPatternError, ModelFormatError, ModelValidationError
+from .fields import Field
+from .indexes import TABLE, Index
+from .templates import KeyTemplate
+
+FORMAT = "constructs_lib.model"
+#: Version of the JSON contract. Bump on any incompatible change; readers refuse others.
+VERSION = 1
+
+MAX_GSIS = 20
+MAX_LSIS = 5
+MAX_PROJECTED_ATTRIBUTES = 100
+
+_MODEL_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
+_LOW_CARDINALITY_NAME = re.compile(
+    r"^(status|state|type|kind|category|flag|enabled|active|deleted|gender|country|level|tier|"
+    r"is_\w+|has_\w+|\w+_status|\w+_state|\w+_type|\w+_flag)$"
+)
+
+
+@dataclass(frozen=True)
+class ResolvedPattern:
+    """An access pattern after validation: which index, which key templates, which fields."""
+
+    pattern: AccessPattern
+    index: Index | None  # None = the table
+    pk_fields: tuple[str, ...]
+    sk_fields: tuple[str, ...]
+    operation: str  # "GetItem" or "Query"
+
+    @property
+    def name(self) -> str:
+        return self.pattern.name
+
+
+@dataclass(frozen=True)
+class Warning_:
+    """A design smell worth a synth-time warning (not an error)."""
+
+    code: str
+    where: str
+    message: str
+
+
+class Model:
+    """A validated single-table data model.
+
+    Parameters
+    ----------
+    name
+        Model name (letters, digits, ``_``, ``-``; ≤ 64). Used in generated names and docs.
+    entities
+        The entities stored in the table. At least one; names unique.
+    indexes
+        Secondary indexes the entities use (≤ 20 GSIs, ≤ 5 LSIs). Every declared index
+        must be used by at least one entity. Default: none.
+    access_patterns
+        Every read the application performs. Each is checked to be servable by a GetItem
+        or Query; a pattern that would need a Scan raises :class:`AccessPatternError`
+        naming it. Default: none.
+    ttl_attribute
+        Item attribute holding the expiry time (epoch seconds) for DynamoDB TTL. Must not
+        be a key attribute or template input. Default None (no TTL).
+    pk_attribute, sk_attribute
+        Table key attribute names. Default ``"PK"`` / ``"SK"``; the table has a sort key iff
+        any entity declares an ``sk`` template (then all must).
+    entity_attribute
+        Attribute naming each item's entity. Default ``"_type"``.
+
+    Raises
+    ------
+    ModelValidationError, TemplateError, AccessPatternError
+        On any rule violation, naming the offending value.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        entities: Sequence[Entity],
+        indexes: Sequence[Index] = (),
+        access_patterns: Sequence[AccessPattern] = (),
+        ttl_attribute: str | None = None,
+        pk_attribute: str = "PK",
+        sk_attribute: str = "SK",
+        entity_attribute: str = "_type",
+    ) -> None:
+        if not isinstance(name, str) or not _MODEL_NAME_RE.match(name):
+            raise ModelValidationError(
+                f"model name {name!r} must start with a letter and use letters, digits, '_' or '-' (max 64)"
+            )
+        self.name = name
+        self.entities: dict[str, Entity] = _unique(entities, Entity, "entity")
+        self.indexes: dict[str, Index] = _unique(indexes, Index, "index")
+        self.access_patterns: dict[str, AccessPattern] = _unique(access_patterns, AccessPattern, "access pattern")
+        self.ttl_attribute = ttl_attribute
+        self.pk_attribute = pk_attribute
+        self.sk_attribute = sk_attribute
+        self.entity_attribute = entity_attribute
+        if not self.entities:
+            raise ModelValidationError(f"model {name!r} declares no entities; declare at least one")
+        self.has_sort_key = any(e.sk is not None for e in self.entities.values())
+        self._validate_limits()
+        self._validate_attributes()
+        for entity in self.entities.values():
+            self._validate_entity(entity)
+        self._validate_index_usage()
+        self.resolved_patterns: dict[str, ResolvedPattern] = {
+            p.name: self._resolve_pattern(p) for p in self.access_patterns.values()
+        }
+
+    # Lookups --------------------------------------------------------------------------------
+    def entity(self, name: str) -> Entity:
+        try:
+            return self.entities[name]
+        except KeyError:
+            raise ModelValidationError(
+                f"model {self.name!r} has no entity {name!r}; entities: {', '.join(self.entities)}"
+            ) from None
+
+    def index(self, name: str) -> Index:
+        try:
+            return self.indexes[name]
+        except KeyError:
+            raise ModelValidationError(
+                f"model {self.name!r} has no index {name!r}; indexes: {', '.join(self.indexes) or 'none'}"
+            ) from None
+
+    @property
+    def gsis(self) -> list[Index]:
+        return [i for i in self.indexes.values() if i.kind == "GSI"]
+
+    @property
+    def lsis(self) -> list[Index]:
+        return [i for i in self.indexes.values() if i.kind == "LSI"]
+
+    def key_attributes(self) -> list[str]:
+        """Every key attribute of the table and its indexes (all strings), in order."""
+        out = [self.pk_attribute] + ([self.sk_attribute] if self.has_sort_key else [])
+        for index in self.indexes.values():
+            out += [a for a in index.key_attributes if a not in out]
+        return out
+
+    # Validation -----------------------------------------------------------------------------
+    def _validate_limits(self) -> None:
+        if len(self.gsis) > MAX_GSIS:
+            raise ModelValidationError(
+                f"model {self.name!r} declares {len(self.gsis)} GSIs; DynamoDB allows at most {MAX_GSIS} per "
+                "table — overload GSIs across entities instead of adding one per access pattern"
+            )
+        if len(self.lsis) > MAX_LSIS:
+            raise ModelValidationError(
+                f"model {self.name!r} declares {len(self.lsis)} LSIs; DynamoDB allows at most {MAX_LSIS} per table"
+            )
+        if self.lsis and not self.has_sort_key:
+            raise ModelValidationError(
+                f"LSI {self.lsis[0].name!r} needs a table sort key, but no entity declares an sk template"
+            )
+        projected = {a for i in self.indexes.values() if isinstance(i.projection, tuple) for a in i.projection}
+        if len(projected) > MAX_PROJECTED_ATTRIBUTES:
+            raise ModelValidationError(
+                f"indexes project {len(projected)} distinct INCLUDE attributes; DynamoDB allows at most "
+                f"{MAX_PROJECTED_ATTRIBUTES} across all indexes of a table"
+            )
+
+    def _validate_attributes(self) -> None:
+        names = [("pk_attribute", self.pk_attribute), ("entity_attribute", self.entity_attribute)]
+        if self.has_sort_key:
+            names.append(("sk_attribute", self.sk_attribute))
+        for index in self.indexes.values():
+            names += [(f"index {index.name!r} key attribute", a) for a in index.key_attributes]
+        if self.ttl_attribute is not None:
+            names.append(("ttl_attribute", self.ttl_attribute))
+        seen: dict[str, str] = {}
+        for role, attr in names:
+            if not isinstance(attr, str) or not attr:
+                raise ModelValidationError(f"{role} {attr!r} must be a non-empty attribute name")
+            if attr in seen:
+                raise ModelValidationError(
+                    f"attribute name {attr!r} is used as both {seen[attr]} and {role}; each key, entity and "
+                    "TTL attribute needs its own name"
+                )
+            seen[attr] = role
+        self._reserved = seen
+
+    def _validate_entity(self, entity: Entity) -> None:
+        where = f"entity {entity.name!r}"
+        if self.has_sort_key and entity.sk is None:
+            raise ModelValidationError(
+                f"{where} has no sk template, but the table has a sort key ({self.sk_attribute!r}) because "
+                "other entities declare one; give it a constant sk such as 'PROFILE' or 'METADATA'"
+            )
+        if entity.pk_template.is_constant:
+            raise ModelValidationError(
+                f"{where} pk template {entity.pk!r} is a constant: every item would share one partition "
+                "(1,000 WCU / 3,000 RCU at most); include a high-cardinality field such as '{id}'"
+            )
+        templates: list[tuple[str, KeyTemplate]] = [("pk", entity.pk_template)]
+        if entity.sk_template is not None:
+            templates.append(("sk", entity.sk_template))
+        sparse_inputs: list[str] = []
+        for index_name, key in entity.indexes.items():  # type: ignore[union-attr]
+            if index_name not in self.indexes:
+                raise ModelValidationError(
+                    f"{where} declares keys for index {index_name!r}, which the model does not declare; "
+                    f"indexes: {', '.join(self.indexes) or 'none'}"
+                )
+            index = self.indexes[index_name]
+            if index.kind == "GSI" and key.pk is None:
+                raise ModelValidationError(f"{where} index {index_name!r}: a GSI key needs a pk template")
+            if index.kind == "LSI" and key.pk is not None:
+                raise ModelValidationError(
+                    f"{where} index {index_name!r}: an LSI uses the table partition key; pk template "
+                    f"{key.pk!r} is not allowed"
+                )
+            if index.sort_key and key.sk is None:
+                raise ModelValidationError(
+                    f"{where} index {index_name!r}: the index has a sort key ({index.sk_attribute!r}); give an sk template"
+                )
+            if not index.sort_key and key.sk is not None:
+                raise ModelValidationError(
+                    f"{where} index {index_name!r}: sk template {key.sk!r} given, but the index has no sort key"
+                )
+            pk_t, sk_t = entity.index_templates(index_name)
+            templates += [(f"index {index_name!r} {part}", t) for part, t in (("pk", pk_t), ("sk", sk_t)) if t]
+            if key.when_present:
+                sparse_inputs.append(key.when_present)
+            if key.when_equals:
+                sparse_inputs += list(key.when_equals)
+        declared = entity.fields
+        for part, template in templates:
+            for ph in template.placeholders:
+                if ph.field not in declared:  # type: ignore[operator]
+                    raise ModelValidationError(
+                        f"{where} {part} template {template.source!r} uses unknown field {ph.field!r}; declare it "
+                        f"in fields (declared: {', '.join(declared) or 'none'})"  # type: ignore[arg-type]
+                    )
+                kind = entity.field(ph.field).kind
+                if ph.bucket and kind not in ("timestamp", "date"):
+                    raise ModelValidationError(
+                        f"{where} {part} template {template.source!r}: time bucket {ph.bucket!r} needs a timestamp or "
+                        f"date field, but {ph.field!r} is a {kind} field"
+                    )
+        for attr in list(declared) + sparse_inputs + list(entity.required) + (  # type: ignore[operator]
+            [entity.version_attribute] if entity.version_attribute else []
+        ):
+            if attr in self._reserved:
+                raise ModelValidationError(
+                    f"{where}: attribute {attr!r} is reserved as the model's {self._reserved[attr]}; rename the field"
+                )
+        key_inputs = {f for _, t in templates for f in t.fields} | set(sparse_inputs)
+        if entity.version_attribute and entity.version_attribute in key_inputs:
+            raise ModelValidationError(
+                f"{where}: version_attribute {entity.version_attribute!r} is also a key input; keys must not "
+                "change on every write"
+            )
+
+    def _validate_index_usage(self) -> None:
+        used = {name for e in self.entities.values() for name in e.indexes}  # type: ignore[union-attr]
+        for name in self.indexes:
+            if name not in used:
+                raise ModelValidationError(
+                    f"index {name!r} is declared but no entity has keys for it; an unused index only costs "
+                    "storage and write capacity — remove it or add IndexKey entries"
+                )
+
+    def _resolve_pattern(self, pattern: AccessPattern) -> ResolvedPattern:
+        def fail(reason: str) -> AccessPatternError:
+            return AccessPatternError(
+                f"access pattern {pattern.name!r} cannot be served by a Query or GetItem: {reason}"
+            )
+
+        index: Index | None = None
+        if pattern.index != TABLE:
+            if pattern.index not in self.indexes:
+                raise fail(f"index {pattern.index!r} does not exist (indexes: {', '.join(self.indexes) or 'none'})")
+            index = self.indexes[pattern.index]
+        pk_templates: list[KeyTemplate] = []
+        sk_templates: list[KeyTemplate | None] = []
+        for entity_name in pattern.entities:
+            if entity_name not in self.entities:
+                raise fail(f"entity {entity_name!r} does not exist (entities: {', '.join(self.entities)})")
+            entity = self.entities[entity_name]
+            if index is None:
+                pk_t, sk_t = entity.pk_template, entity.sk_template
+            elif index.name not in entity.indexes:
+                raise fail(
+                    f"entity {entity_name!r} has no keys in index {index.name!r}, so its items are not in it; "
+                    "reading them there would need a Scan — add an IndexKey for that index"
+                )
+            else:
+                pk_t, sk_t = entity.index_templates(index.name)
+                if index.kind == "LSI":
+                    pk_t = entity.pk_template
+            assert pk_t is not None
+            pk_templates.append(pk_t)
+            sk_templates.append(sk_t)
+        first_pk = pk_templates[0]
+        for other, entity_name in zip(pk_templates[1:], pattern.entities[1:]):
+            if other.segments != first_pk.segments:
+                raise fail(
+                    f"entities share no partition: {pattern.entities[0]!r} uses {first_pk.source!r} but "
+                    f"{entity_name!r} uses {other.source!r}; one Query reads one partition"
+                )
+        has_sort = (index.sort_key if index is not None else self.has_sort_key)
+        sk_fields: tuple[str, ...] = ()
+        operation = "Query"
+        if pattern.sk is not None:
+            if not has_sort:
+                raise fail(f"sort-key condition {pattern.sk!r} needs a sort key, but the target has none")
+            first_sk = sk_templates[0]
+            assert first_sk is not None
+            n_fields = len(first_sk.placeholders)
+            if pattern.sk_fields is not None:
+                sk_fields = tuple(pattern.sk_fields)
+            elif pattern.sk == "=":
+                sk_fields = tuple(p.field for p in first_sk.placeholders)
+            elif pattern.sk == "begins_with":
+                sk_fields = ()
+            else:
+                if n_fields == 0:
+                    raise fail(f"range condition {pattern.sk!r} on constant sort key {first_sk.source!r}")
+                sk_fields = first_sk.leading_fields(1)
+            if sk_fields != first_sk.leading_fields(len(sk_fields)) or len(sk_fields) > n_fields:
+                raise fail(
+                    f"sk_fields {list(sk_fields)!r} must be a leading run of the sort-key template "
+                    f"{first_sk.source!r} fields {[p.field for p in first_sk.placeholders]!r}"
+                )
+            if pattern.sk == "=" and len(sk_fields) != n_fields:
+                raise fail(f"'=' needs every sort-key field of {first_sk.source!r}, got {list(sk_fields)!r}")
+            if pattern.sk not in ("=", "begins_with") and not sk_fields:
+                raise fail(f"condition {pattern.sk!r} needs at least one sort-key field to compare")
+            for other, entity_name in zip(sk_templates[1:], pattern.entities[1:]):
+                assert other is not None
+                if not first_sk.same_shape_until(other, len(sk_fields)):
+                    raise fail(
+                        f"sort keys of {pattern.entities[0]!r} ({first_sk.source!r}) and {entity_name!r} "
+                        f"({other.source!r}) do not share the prefix the condition needs"
+                    )
+            if pattern.sk == "=" and index is None and len(pattern.entities) == 1:
+                operation = "GetItem"
+        return ResolvedPattern(
+            pattern=pattern, index=index, pk_fields=first_pk.fields, sk_fields=sk_fields, operation=operation
+        )
+
+    # Design warnings --------------------------------------------------------------------------
+    def warnings(self) -> list[Warning_]:
+        """Design smells that are legal but risky, e.g. low-cardinality partition keys."""
+        out: list[Warning_] = []
+        for entity in self.entities.values():
+            candidates = [("table pk", entity.pk_template)]
+            for index_name in entity.indexes:  # type: ignore[union-attr]
+                pk_t, _ = entity.index_templates(index_name)
+                if pk_t is not None:
+                    candidates.append((f"index {index_name!r} pk", pk_t))
+            for part, template in candidates:
+                where = f"entity {entity.name!r} {part}"
+                if template.is_constant:
+                    out.append(Warning_(
+                        "ConstantPartitionKey", where,
+                        f"{where} template {template.source!r} is a constant: every item shares one partition "
+                        "(1,000 WCU / 3,000 RCU). Acceptable only for a small sparse index; otherwise add a "
+                        "high-cardinality field or write-shard it (append '#{shard}' with N shards and query all N).",
+                    ))
+                    continue
+                low = [p for p in template.placeholders if self._low_cardinality(entity, p.field, p.bucket)]
+                if len(low) == len(template.placeholders):
+                    names = ", ".join(str(p) for p in low)
+                    out.append(Warning_(
+                        "LowCardinalityPartitionKey", where,
+                        f"{where} template {template.source!r} is built only from low-cardinality input(s) "
+                        f"{names} (a status/enum/flag/date): a few partitions take all the traffic and will "
+                        "throttle. Add a high-cardinality component (an id), or write-shard the key "
+                        "('#{shard}' over N shards, reading all N), or keep the index sparse and small.",
+                    ))
+        return out
+
+    @staticmethod
+    def _low_cardinality(entity: Entity, field: str, bucket: str | None) -> bool:
+        spec: Field = entity.field(field)
+        return bool(
+            spec.choices or spec.kind == "date" or bucket is not None or _LOW_CARDINALITY_NAME.match(field)
+        )
+
+    # Serialization ------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "name": self.name,
+            "pk_attribute": self.pk_attribute,
+            "sk_attribute": self.sk_attribute if self.has_sort_key else None,
+            "entity_attribute": self.entity_attribute,
+            "ttl_attribute": self.ttl_attribute,
+            "indexes": [i.to_dict() for i in self.indexes.values()],
+            "entities": [e.to_dict() for e in self.entities.values()],
+            "access_patterns": [p.to_dict() for p in self.access_patterns.values()],
+        }
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        """The model as JSON (the synth-time → run-time contract; deterministic output)."""
+        return json.dumps(self.to_dict(), indent=indent, sort_keys=True, ensure_ascii=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Model:
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise ModelFormatError(f"not a {FORMAT} document (format={data.get('format') if isinstance(data, dict) else data!r})")
+        if data.get("version") != VERSION:
+            raise ModelFormatError(
+                f"model JSON version {data.get('version')!r} is not supported; this library reads version {VERSION} "
+                "— re-synthesize with a matching constructs_lib"
+            )
+        return cls(
+            data["name"],
+            entities=[Entity.from_dict(e) for e in data["entities"]],
+            indexes=[Index.from_dict(i) for i in data["indexes"]],
+            access_patterns=[AccessPattern.from_dict(p) for p in data["access_patterns"]],
+            ttl_attribute=data["ttl_attribute"],
+            pk_attribute=data["pk_attribute"],
+            sk_attribute=data["sk_attribute"] or "SK",
+            entity_attribute=data["entity_attribute"],
+        )
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Model:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ModelFormatError(f"model JSON is not valid JSON: {exc}") from exc
+        return cls.from_dict(data)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Model) and self.to_dict() == other.to_dict()
+
+    def __hash__(self) -> int:
+        return hash(self.to_json(indent=None))
+
+    def __repr__(self) -> str:
+        return f"Model({self.name!r}, entities={list(self.entities)}, indexes={list(self.indexes)})"
+
+
+def _unique(items: Sequence[Any], cls: type, what: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items:
+        if not isinstance(item, cls):
+            raise ModelValidationError(f"{what} {item!r} must be a {cls.__name__}")
+        if item.name in out:
+            raise ModelValidationError(f"duplicate {what} name {item.name!r}; names must be unique")
+        out[item.name] = item
+    return out

@@ -1,0 +1,67 @@
+"""Runtime client: pure Python + boto3, bundled into generated Lambda functions.
+
+Never imports the AWS CDK. Build keys and run entity operations from the same model the
+table was synthesized from::
+
+    from constructs_lib.runtime import TableClient
+    table = TableClient.from_environment()          # inside a generated Lambda
+    table.put("Order", {"user_id": "u1", "order_id": new_ulid(), ...})
+    page = table.query("user orders newest first", user_id="u1", limit=20)
+"""
+
+from __future__ import annotations
+
+from .client import ENV_MODEL_PATH, ENV_TABLE_NAME, MODEL_FILE, Page, TableClient, Transaction, load_bundled_model
+from .codec import bucket, bucket_range, epoch_seconds, escape, expiry, unescape
+from .exceptions import (
+    BatchIncompleteError,
+    ConditionFailedError,
+    CursorError,
+    DynamoDBError,
+    ItemExistsError,
+    ItemNotFoundError,
+    ItemValidationError,
+    KeyValueError,
+    RuntimeClientError,
+    TransactionCanceledError,
+    UnknownAccessPatternError,
+    UpdateRejectedError,
+    VersionConflictError,
+)
+from .ulid import is_ulid, new_ulid, ulid_timestamp
+from .versions import AT, HASH_V, SortKeyVersions
+
+__all__ = [
+    "AT",
+    "ENV_MODEL_PATH",
+    "ENV_TABLE_NAME",
+    "HASH_V",
+    "MODEL_FILE",
+    "BatchIncompleteError",
+    "ConditionFailedError",
+    "CursorError",
+    "DynamoDBError",
+    "ItemExistsError",
+    "ItemNotFoundError",
+    "ItemValidationError",
+    "KeyValueError",
+    "Page",
+    "RuntimeClientError",
+    "SortKeyVersions",
+    "TableClient",
+    "Transaction",
+    "TransactionCanceledError",
+    "UnknownAccessPatternError",
+    "UpdateRejectedError",
+    "VersionConflictError",
+    "bucket",
+    "bucket_range",
+    "epoch_seconds",
+    "escape",
+    "expiry",
+    "is_ulid",
+    "load_bundled_model",
+    "new_ulid",
+    "ulid_timestamp",
+    "unescape",
+]

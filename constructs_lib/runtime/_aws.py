@@ -1,0 +1,101 @@
+"""The one seam through which every AWS call passes.
+
+It builds the boto3 client (injectable, retry mode configurable), converts between Python
+values and DynamoDB's typed JSON, and wraps every ``ClientError`` in our own errors while
+keeping the original as ``__cause__``.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .exceptions import (
+    ConditionFailedError,
+    DynamoDBError,
+    TransactionCanceledError,
+)
+
+if TYPE_CHECKING:
+    from botocore.client import BaseClient
+
+_serializer = None
+_deserializer = None
+
+
+def make_client(
+    *,
+    retry_mode: str = "adaptive",
+    max_attempts: int = 10,
+    region_name: str | None = None,
+    endpoint_url: str | None = None,
+    service: str = "dynamodb",
+) -> BaseClient:
+    """A boto3 client with the given botocore retry mode (``adaptive`` by default)."""
+    import boto3
+    from botocore.config import Config
+
+    if retry_mode not in ("adaptive", "standard", "legacy"):
+        raise ValueError(f"retry_mode {retry_mode!r} must be 'adaptive', 'standard' or 'legacy'")
+    config = Config(retries={"mode": retry_mode, "max_attempts": max_attempts})
+    return boto3.client(service, region_name=region_name, endpoint_url=endpoint_url, config=config)
+
+
+def serialize(item: Mapping[str, Any]) -> dict[str, Any]:
+    global _serializer
+    if _serializer is None:
+        from boto3.dynamodb.types import TypeSerializer
+
+        _serializer = TypeSerializer()
+    return {k: _serializer.serialize(v) for k, v in item.items()}
+
+
+def serialize_value(value: Any) -> dict[str, Any]:
+    return serialize({"v": value})["v"]
+
+
+def deserialize(item: Mapping[str, Any]) -> dict[str, Any]:
+    global _deserializer
+    if _deserializer is None:
+        from boto3.dynamodb.types import TypeDeserializer
+
+        _deserializer = TypeDeserializer()
+    return {k: _deserializer.deserialize(v) for k, v in item.items()}
+
+
+def call(client: BaseClient, operation: str, **params: Any) -> dict[str, Any]:
+    """Call ``client.<operation>(**params)``, translating AWS errors into ours."""
+    from botocore.exceptions import ClientError
+
+    method: Callable[..., dict[str, Any]] = getattr(client, operation)
+    try:
+        return method(**params)
+    except ClientError as exc:
+        raise translate(exc, operation) from exc
+
+
+def translate(exc: Any, operation: str) -> DynamoDBError:
+    error = exc.response.get("Error", {})
+    code = error.get("Code", "Unknown")
+    message = error.get("Message", str(exc))
+    text = f"{operation} failed with {code}: {message}"
+    if code == "ConditionalCheckFailedException":
+        err: DynamoDBError = ConditionFailedError(text, code=code, operation=operation)
+        item = exc.response.get("Item")
+        err.old_item = deserialize(item) if item else None  # type: ignore[attr-defined]
+        return err
+    if code == "TransactionCanceledException":
+        reasons = exc.response.get("CancellationReasons") or []
+        return TransactionCanceledError(text, reasons=reasons, code=code, operation=operation)
+    return DynamoDBError(text, code=code, operation=operation)
+
+
+def backoff(attempt: int, *, base: float = 0.05, cap: float = 2.0) -> float:
+    """Full-jitter exponential backoff delay for retry ``attempt`` (0-based)."""
+    return random.uniform(0, min(cap, base * (2**attempt)))
+
+
+def sleep(seconds: float) -> None:
+    time.sleep(seconds)

@@ -1,0 +1,542 @@
+"""``TableClient``: entity operations on one single table, driven by the model.
+
+Reading top to bottom: construction (model + table name + injectable boto3 client), keys,
+single-item writes/reads, queries by access-pattern name (with cursor pagination), batch
+operations, transactions.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import _aws, keys, requests
+from .exceptions import (
+    BatchIncompleteError,
+    ConditionFailedError,
+    CursorError,
+    ItemValidationError,
+    KeyValueError,
+    TransactionCanceledError,
+    UnknownAccessPatternError,
+)
+from .items import ItemCodec, require_fields
+
+if TYPE_CHECKING:
+    from botocore.client import BaseClient
+
+    from ..model import Entity, Model, ResolvedPattern
+
+#: Environment variables a generated Lambda function receives.
+ENV_TABLE_NAME = "TABLE_NAME"
+ENV_MODEL_PATH = "CONSTRUCTS_LIB_MODEL_PATH"
+#: File name of the model JSON at the root of a bundled asset.
+MODEL_FILE = "model.json"
+
+BATCH_GET_LIMIT = 100
+BATCH_WRITE_LIMIT = 25
+TRANSACTION_LIMIT = 100
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of query results; ``cursor`` is None on the last page."""
+
+    items: list[dict[str, Any]]
+    cursor: str | None
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+def load_bundled_model(path: str | os.PathLike[str] | None = None) -> Model:
+    """Load the model JSON shipped in a Lambda asset.
+
+    Parameters
+    ----------
+    path
+        Explicit path. Default: ``$CONSTRUCTS_LIB_MODEL_PATH`` if set, else ``model.json`` at the
+        root of the asset (the directory holding the ``constructs_lib`` package in use).
+    """
+    from ..model import Model
+
+    if path is None:
+        path = os.environ.get(ENV_MODEL_PATH) or Path(__file__).resolve().parents[2] / MODEL_FILE
+    return Model.from_json(Path(path).read_text(encoding="utf-8"))
+
+
+class TableClient:
+    """Entity operations on one table, with keys built from the model.
+
+    Parameters
+    ----------
+    model
+        The data model (the same one the table was synthesized from).
+    table_name
+        The physical table name.
+    client
+        A boto3 DynamoDB client. Default: a new one with ``retry_mode``/``max_attempts``.
+    retry_mode
+        botocore retry mode for the default client: ``"adaptive"`` (default; client-side rate
+        limiting on throttles), ``"standard"`` or ``"legacy"``.
+    max_attempts
+        botocore max attempts for the default client. Default 10.
+    batch_retries
+        How many times batch calls retry unprocessed keys/items (with jittered exponential
+        backoff) before raising :class:`BatchIncompleteError`. Default 8.
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        table_name: str,
+        *,
+        client: BaseClient | None = None,
+        retry_mode: str = "adaptive",
+        max_attempts: int = 10,
+        region_name: str | None = None,
+        endpoint_url: str | None = None,
+        batch_retries: int = 8,
+    ) -> None:
+        if not isinstance(table_name, str) or not table_name:
+            raise ValueError(f"table_name {table_name!r} must be a non-empty string")
+        self.model = model
+        self.table_name = table_name
+        self.client = client or _aws.make_client(
+            retry_mode=retry_mode, max_attempts=max_attempts, region_name=region_name, endpoint_url=endpoint_url
+        )
+        self.codec = ItemCodec(model)
+        self.batch_retries = batch_retries
+
+    @classmethod
+    def from_environment(cls, *, table_env: str = ENV_TABLE_NAME, **kwargs: Any) -> TableClient:
+        """Build the client inside a generated Lambda: model from the bundle, table from env."""
+        name = os.environ.get(table_env)
+        if not name:
+            raise ValueError(f"environment variable {table_env!r} is not set; it should hold the table name")
+        return cls(load_bundled_model(), name, **kwargs)
+
+    def entity(self, name: str) -> Entity:
+        if name not in self.model.entities:
+            raise KeyValueError(
+                f"entity {name!r} is not in model {self.model.name!r}; entities: {', '.join(self.model.entities)}"
+            )
+        return self.model.entities[name]
+
+    # Keys ------------------------------------------------------------------------------------
+    def keys(self, entity: str, **values: Any) -> dict[str, str]:
+        """The table key (``{"PK": ..., "SK": ...}``) of an item of ``entity``."""
+        return self.codec.table_key(self.entity(entity), values)
+
+    def all_keys(self, entity: str, **values: Any) -> dict[str, str]:
+        """Every key attribute (table + indexes the item belongs to) an item with ``values`` gets."""
+        ent = self.entity(entity)
+        item = self.codec.build_item(ent, values)
+        return {k: item[k] for k in self.model.key_attributes() if k in item}
+
+    def parse_keys(self, item: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+        """Entity name and field values parsed back from a stored item's table key."""
+        ent = self.codec.entity_of(item)
+        if ent is None:
+            raise KeyValueError(f"item has no known {self.model.entity_attribute!r}: {dict(item)!r:.80}")
+        values = keys.parse(ent, ent.pk_template, item[self.model.pk_attribute])
+        if ent.sk_template is not None:
+            values.update(keys.parse(ent, ent.sk_template, item[self.model.sk_attribute]))
+        return ent.name, values
+
+    # Single-item operations -----------------------------------------------------------------------
+    def put(
+        self,
+        entity: str,
+        item: Mapping[str, Any],
+        *,
+        create_only: bool = False,
+        expected_version: int | None = None,
+        expires_in: timedelta | None = None,
+        expires_at: datetime | None = None,
+    ) -> dict[str, Any]:
+        """Write a whole item; derived keys are computed. Returns the item as stored (decoded).
+
+        ``create_only`` adds ``attribute_not_exists`` (raises :class:`ItemExistsError`);
+        ``expected_version`` guards an overwrite (raises :class:`VersionConflictError`);
+        ``expires_in``/``expires_at`` set the model's TTL attribute.
+        """
+        req = requests.put(
+            self.codec, self.table_name, self.entity(entity), item, create_only=create_only,
+            expected_version=expected_version, expires_in=expires_in, expires_at=expires_at,
+        )
+        self._write(req, "put_item")
+        return self.codec.decode(_aws.deserialize(req.params["Item"]))
+
+    def get(self, entity: str, *, consistent: bool = False, raw: bool = False, **key_values: Any) -> dict[str, Any] | None:
+        """Read one item by its table-key fields; None if absent."""
+        ent = self.entity(entity)
+        resp = _aws.call(
+            self.client, "get_item", TableName=self.table_name,
+            Key=_aws.serialize(self.codec.table_key(ent, key_values)), ConsistentRead=consistent,
+        )
+        item = resp.get("Item")
+        return self.codec.decode(_aws.deserialize(item), raw=raw) if item else None
+
+    def update(
+        self,
+        entity: str,
+        key: Mapping[str, Any],
+        *,
+        set: Mapping[str, Any] | None = None,  # noqa: A002
+        remove: Sequence[str] = (),
+        add: Mapping[str, Any] | None = None,
+        expected_version: int | None = None,
+        must_exist: bool = True,
+        expires_in: timedelta | None = None,
+        expires_at: datetime | None = None,
+    ) -> dict[str, Any]:
+        """Partially update an item, recomputing derived index keys in the same UpdateItem.
+
+        ``set`` values of None remove the attribute. Returns the updated item (decoded).
+        Raises :class:`UpdateRejectedError` when a template input is set without the other
+        inputs its key needs, :class:`ItemNotFoundError` if the item does not exist (unless
+        ``must_exist=False``), :class:`VersionConflictError` on a stale ``expected_version``.
+        """
+        req = requests.update(
+            self.codec, self.table_name, self.entity(entity), key, set=set, remove=remove, add=add,
+            expected_version=expected_version, must_exist=must_exist, expires_in=expires_in, expires_at=expires_at,
+        )
+        resp = self._write(req, "update_item", ReturnValues="ALL_NEW")
+        return self.codec.decode(_aws.deserialize(resp.get("Attributes", {})))
+
+    def delete(
+        self, entity: str, key: Mapping[str, Any], *, expected_version: int | None = None, must_exist: bool = False
+    ) -> dict[str, Any] | None:
+        """Delete an item; returns the deleted item (decoded) or None if there was none."""
+        req = requests.delete(
+            self.codec, self.table_name, self.entity(entity), key, expected_version=expected_version, must_exist=must_exist
+        )
+        resp = self._write(req, "delete_item", ReturnValues="ALL_OLD")
+        old = resp.get("Attributes")
+        return self.codec.decode(_aws.deserialize(old)) if old else None
+
+    def _write(self, req: requests.Request, operation: str, **extra: Any) -> dict[str, Any]:
+        params = dict(req.params, **extra)
+        if "ConditionExpression" in params:
+            params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+        try:
+            return _aws.call(self.client, operation, **params)
+        except ConditionFailedError as exc:
+            raise req.condition_error(exc, getattr(exc, "old_item", None)) from exc
+
+    # Queries ----------------------------------------------------------------------------------------
+    def pattern(self, name: str) -> ResolvedPattern:
+        try:
+            return self.model.resolved_patterns[name]
+        except KeyError:
+            raise UnknownAccessPatternError(
+                f"access pattern {name!r} is not declared in model {self.model.name!r}; declared: "
+                f"{', '.join(repr(p) for p in self.model.resolved_patterns) or 'none'}"
+            ) from None
+
+    def query(
+        self,
+        pattern: str,
+        values: Mapping[str, Any] | None = None,
+        /,
+        *,
+        limit: int | None = None,
+        cursor: str | None = None,
+        descending: bool | None = None,
+        consistent: bool = False,
+        raw: bool = False,
+        **kw: Any,
+    ) -> Page:
+        """Run a declared access pattern; returns one :class:`Page` of at most ``limit`` items.
+
+        Field values come as a mapping and/or keyword arguments: every partition-key field
+        of the pattern, then its sort-key fields; the last sort-key field carries the
+        condition (a ``(low, high)`` pair for ``between``). Pass the returned ``cursor`` back
+        to get the next page.
+        """
+        resolved = self.pattern(pattern)
+        vals = {**(values or {}), **kw}
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise KeyValueError(f"limit {limit!r} must be a positive int")
+        if resolved.operation == "GetItem":
+            entity = self.entity(resolved.pattern.entities[0])
+            require_fields(entity, vals, resolved.pk_fields + resolved.sk_fields, what=f"pattern {pattern!r}")
+            item = self.get(entity.name, consistent=consistent, raw=raw, **vals)
+            return Page([item] if item else [], None)
+        if consistent and resolved.index is not None and resolved.index.kind == "GSI":
+            raise KeyValueError(f"pattern {pattern!r} reads GSI {resolved.index.name!r}; GSIs do not support consistent reads")
+        params = self._query_params(resolved, vals)
+        params["ScanIndexForward"] = not (resolved.pattern.descending if descending is None else descending)
+        params["ConsistentRead"] = consistent
+        fingerprint = _fingerprint(pattern, params)
+        if cursor is not None:
+            params["ExclusiveStartKey"] = _decode_cursor(cursor, fingerprint)
+        items: list[dict[str, Any]] = []
+        while True:
+            if limit is not None:
+                params["Limit"] = limit - len(items)
+            resp = _aws.call(self.client, "query", **params)
+            items += [self.codec.decode(_aws.deserialize(i), raw=raw) for i in resp.get("Items", [])]
+            last = resp.get("LastEvaluatedKey")
+            if not last or (limit is not None and len(items) >= limit):
+                break
+            params["ExclusiveStartKey"] = last
+        return Page(items, _encode_cursor(last, fingerprint) if last else None)
+
+    def query_all(self, pattern: str, values: Mapping[str, Any] | None = None, /, **kw: Any) -> Iterator[dict[str, Any]]:
+        """Iterate over every item of a pattern, following cursors."""
+        cursor = kw.pop("cursor", None)
+        while True:
+            page = self.query(pattern, values, cursor=cursor, **kw)
+            yield from page.items
+            if page.cursor is None:
+                return
+            cursor = page.cursor
+
+    def _query_params(self, resolved: ResolvedPattern, vals: Mapping[str, Any]) -> dict[str, Any]:
+        p = resolved.pattern
+        entity = self.entity(p.entities[0])
+        index = resolved.index
+        if index is None or index.kind == "LSI":
+            pk_t, pk_attr = entity.pk_template, self.model.pk_attribute
+        else:
+            pk_t, pk_attr = entity.index_templates(index.name)[0], index.pk_attribute
+        if index is None:
+            sk_t, sk_attr = entity.sk_template, self.model.sk_attribute
+        else:
+            sk_t, sk_attr = entity.index_templates(index.name)[1], index.sk_attribute
+        require_fields(entity, vals, resolved.pk_fields, what=f"pattern {p.name!r} partition key")
+        expr = requests.Expression()
+        condition = f"{expr.name(pk_attr)} = {expr.value(keys.build(entity, pk_t, vals, where='partition key'))}"  # type: ignore[arg-type]
+        if p.sk is not None:
+            assert sk_t is not None and sk_attr is not None
+            condition += " AND " + self._sk_condition(entity, sk_t, sk_attr, p.sk, resolved.sk_fields, vals, expr)
+        params: dict[str, Any] = {"TableName": self.table_name, "KeyConditionExpression": condition}
+        if index is not None:
+            params["IndexName"] = index.name
+        if p.sk in (None, "<", "<=", ">", ">="):
+            # Not bounded to the entity's own sort-key prefix: other entities may share the range.
+            names = ", ".join(expr.value(e) for e in p.entities)
+            params["FilterExpression"] = f"{expr.name(self.model.entity_attribute)} IN ({names})"
+        return expr.apply(params)
+
+    @staticmethod
+    def _sk_condition(
+        entity: Entity, template: Any, attr: str, op: str, fields: tuple[str, ...], vals: Mapping[str, Any],
+        expr: requests.Expression,
+    ) -> str:
+        name = expr.name(attr)
+        require_fields(entity, vals, fields, what="sort-key condition")
+        if op == "=":
+            return f"{name} = {expr.value(keys.build(entity, template, vals, where='sort key'))}"
+        if op == "begins_with":
+            text, complete = keys.prefix(entity, template, vals, fields)
+            if complete:  # the key itself and everything under it: [key, key + "$"]
+                return f"{name} BETWEEN {expr.value(text)} AND {expr.value(text + keys.UPPER)}"
+            return f"begins_with({name}, {expr.value(text)})"
+        if op == "between":
+            last = fields[-1]
+            pair = vals[last]
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise KeyValueError(f"between on {entity.name}.{last} needs a (low, high) pair, got {pair!r}")
+            low, _ = keys.partial(entity, template, {**vals, last: pair[0]}, fields)
+            high, complete = keys.partial(entity, template, {**vals, last: pair[1]}, fields)
+            if low > high:
+                raise KeyValueError(f"between on {entity.name}.{last}: low {pair[0]!r} is above high {pair[1]!r}")
+            return f"{name} BETWEEN {expr.value(low)} AND {expr.value(high if complete else high + keys.UPPER)}"
+        text, complete = keys.partial(entity, template, vals, fields)
+        if op in ("<", ">="):  # compare against the smallest key carrying this value
+            return f"{name} {op} {expr.value(text)}"
+        # "<=" and ">": compare against the largest key carrying this value
+        return f"{name} {op} {expr.value(text if complete else text + keys.UPPER)}"
+
+    # Batch operations ------------------------------------------------------------------------------
+    def batch_get(
+        self, requests_: Sequence[tuple[str, Mapping[str, Any]]], *, consistent: bool = False
+    ) -> list[dict[str, Any] | None]:
+        """Read many items by key, in chunks of 100, retrying unprocessed keys with backoff.
+
+        Returns one entry per request, in order (None where the item does not exist).
+        """
+        keyed = [self.codec.table_key(self.entity(e), v) for e, v in requests_]
+        unique: dict[tuple[tuple[str, str], ...], dict[str, str]] = {tuple(sorted(k.items())): k for k in keyed}
+        found: dict[tuple[tuple[str, str], ...], dict[str, Any]] = {}
+        pending = list(unique.values())
+        for start in range(0, len(pending), BATCH_GET_LIMIT):
+            chunk = [_aws.serialize(k) for k in pending[start:start + BATCH_GET_LIMIT]]
+            request = {self.table_name: {"Keys": chunk, "ConsistentRead": consistent}}
+            for attempt in range(self.batch_retries + 1):
+                resp = _aws.call(self.client, "batch_get_item", RequestItems=request)
+                for raw in resp.get("Responses", {}).get(self.table_name, []):
+                    item = _aws.deserialize(raw)
+                    ident = tuple(sorted((a, item[a]) for a in keyed[0]))
+                    found[ident] = self.codec.decode(item)
+                request = resp.get("UnprocessedKeys") or {}
+                if not request:
+                    break
+                if attempt == self.batch_retries:
+                    left = [_aws.deserialize(k) for k in request[self.table_name]["Keys"]]
+                    raise BatchIncompleteError(
+                        f"batch_get: {len(left)} key(s) still unprocessed after {self.batch_retries} retries "
+                        "(throttling?); they are in .unprocessed", unprocessed=left, operation="BatchGetItem",
+                    )
+                _aws.sleep(_aws.backoff(attempt))
+        return [found.get(tuple(sorted(k.items()))) for k in keyed]
+
+    def batch_write(
+        self,
+        puts: Sequence[tuple[str, Mapping[str, Any]]] = (),
+        deletes: Sequence[tuple[str, Mapping[str, Any]]] = (),
+    ) -> int:
+        """Put and delete many items in chunks of 25, retrying unprocessed items with backoff.
+
+        Items get their derived keys like :meth:`put` (no conditions: BatchWriteItem has none).
+        Returns the number of requests done; raises :class:`BatchIncompleteError` with the
+        leftovers if some could not be written after every retry.
+        """
+        writes: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        for entity, item in puts:
+            ent = self.entity(entity)
+            if ent.version_attribute:
+                item = {**item, ent.version_attribute: 1}
+            built = self.codec.build_item(ent, item)
+            writes.append((self.codec.table_key(ent, built), {"PutRequest": {"Item": _aws.serialize(built)}}))
+        for entity, key in deletes:
+            k = self.codec.table_key(self.entity(entity), key)
+            writes.append((k, {"DeleteRequest": {"Key": _aws.serialize(k)}}))
+        seen: set[tuple[tuple[str, str], ...]] = set()
+        for k, _ in writes:
+            ident = tuple(sorted(k.items()))
+            if ident in seen:
+                raise ItemValidationError(
+                    f"batch_write: key {k!r} appears more than once; a batch may touch each item once "
+                    "(their order would be undefined)"
+                )
+            seen.add(ident)
+        for start in range(0, len(writes), BATCH_WRITE_LIMIT):
+            request = {self.table_name: [w for _, w in writes[start:start + BATCH_WRITE_LIMIT]]}
+            for attempt in range(self.batch_retries + 1):
+                resp = _aws.call(self.client, "batch_write_item", RequestItems=request)
+                request = resp.get("UnprocessedItems") or {}
+                if not request:
+                    break
+                if attempt == self.batch_retries:
+                    left = request[self.table_name]
+                    done = start + BATCH_WRITE_LIMIT - len(left)
+                    raise BatchIncompleteError(
+                        f"batch_write: {len(left)} request(s) still unprocessed after {self.batch_retries} retries; "
+                        f"{done} of {len(writes)} were written, the rest are in .unprocessed (later chunks were not sent)",
+                        unprocessed=left + [w for _, w in writes[start + BATCH_WRITE_LIMIT:]],
+                        operation="BatchWriteItem",
+                    )
+                _aws.sleep(_aws.backoff(attempt))
+        return len(writes)
+
+    # Transactions ----------------------------------------------------------------------------------------
+    def transaction(self, *, client_request_token: str | None = None) -> Transaction:
+        """Collect writes and commit them atomically (use as a context manager or call ``commit``)."""
+        return Transaction(self, client_request_token)
+
+
+class Transaction:
+    """Up to 100 writes committed with one TransactWriteItems.
+
+    Each ``put``/``update``/``delete``/``condition_check`` takes the same arguments as the
+    single-item call. ``client_request_token`` makes the commit idempotent for 10 minutes:
+    a retried commit with the same token is applied once.
+    """
+
+    def __init__(self, table: TableClient, client_request_token: str | None) -> None:
+        self._table = table
+        self._token = client_request_token
+        self._requests: list[requests.Request] = []
+        self.committed = False
+
+    def _add(self, req: requests.Request) -> Transaction:
+        if self.committed:
+            raise ItemValidationError("transaction already committed; start a new one")
+        ident = (req.entity, tuple(sorted(req.key.items())))
+        if any((r.entity, tuple(sorted(r.key.items()))) == ident for r in self._requests):
+            raise ItemValidationError(f"transaction already has an action on {req.entity} {req.key!r}; one per item")
+        if len(self._requests) >= TRANSACTION_LIMIT:
+            raise ItemValidationError(f"a transaction holds at most {TRANSACTION_LIMIT} actions")
+        self._requests.append(req)
+        return self
+
+    def put(self, entity: str, item: Mapping[str, Any], **kw: Any) -> Transaction:
+        t = self._table
+        return self._add(requests.put(t.codec, t.table_name, t.entity(entity), item, **kw))
+
+    def update(self, entity: str, key: Mapping[str, Any], **kw: Any) -> Transaction:
+        t = self._table
+        return self._add(requests.update(t.codec, t.table_name, t.entity(entity), key, **kw))
+
+    def delete(self, entity: str, key: Mapping[str, Any], **kw: Any) -> Transaction:
+        t = self._table
+        return self._add(requests.delete(t.codec, t.table_name, t.entity(entity), key, **kw))
+
+    def condition_check(self, entity: str, key: Mapping[str, Any], **kw: Any) -> Transaction:
+        t = self._table
+        return self._add(requests.condition_check(t.codec, t.table_name, t.entity(entity), key, **kw))
+
+    def commit(self) -> None:
+        if not self._requests:
+            raise ItemValidationError("transaction has no actions")
+        items = []
+        for req in self._requests:
+            params = dict(req.params)
+            if "ConditionExpression" in params:
+                params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+            items.append({req.operation: params})
+        extra = {"ClientRequestToken": self._token} if self._token else {}
+        try:
+            _aws.call(self._table.client, "transact_write_items", TransactItems=items, **extra)
+        except TransactionCanceledError as exc:
+            details = []
+            for req, reason in zip(self._requests, exc.reasons):
+                if reason.get("Code") not in (None, "None"):
+                    details.append(f"{req.operation} {req.entity} {req.key!r}: {reason.get('Code')}")
+            exc.args = (f"{exc.args[0]} [{'; '.join(details)}]",)
+            raise
+        self.committed = True
+
+    def __enter__(self) -> Transaction:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is None:
+            self.commit()
+
+
+# Cursors -------------------------------------------------------------------------------------------------
+def _fingerprint(pattern: str, params: Mapping[str, Any]) -> str:
+    basis = json.dumps([pattern, params.get("IndexName"), params["KeyConditionExpression"],
+                        params.get("ExpressionAttributeValues")], sort_keys=True, default=str)
+    return hashlib.sha256(basis.encode()).hexdigest()[:16]
+
+
+def _encode_cursor(last_key: Mapping[str, Any], fingerprint: str) -> str:
+    blob = json.dumps({"q": fingerprint, "k": last_key}, sort_keys=True, separators=(",", ":"))
+    return base64.urlsafe_b64encode(blob.encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str, fingerprint: str) -> dict[str, Any]:
+    try:
+        data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        key, q = data["k"], data["q"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise CursorError(f"cursor {cursor[:40]!r} is malformed; pass back a cursor returned by query()") from exc
+    if q != fingerprint:
+        raise CursorError(f"cursor {cursor[:40]!r} belongs to a different query (pattern or key values changed)")
+    return key

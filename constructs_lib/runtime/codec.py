@@ -1,0 +1,888 @@
+"""Value-level key codec: how one value becomes one component of a DynamoDB key.
+
+Template-level building (``"TENANT#{tenant}#ORDER#{order_id}"``) lives elsewhere and calls
+the functions here for each value. This module owns the rules that make keys safe to parse,
+impossible to forge and correct to sort.
+
+Escaping
+--------
+:func:`escape` replaces every character whose code point is ``<= 0x24`` (all control
+characters, space, ``!``, ``"``, the separator ``#`` and the bound marker ``$``) and ``%`` itself with ``%XX``, the
+uppercase hex of its (single) UTF-8 byte. Every other character passes through unchanged,
+so ordinary values (``acme``, ``user@example.com``, ``Zoë``) are stored as they are.
+
+After escaping, every character of an escaped value has a code point ``>= 0x26``, so the
+separator ``#`` (0x23) and the bound marker ``$`` (0x24) sort strictly below every character
+that can appear in a value.
+DynamoDB compares string keys by their UTF-8 bytes, and UTF-8 byte order equals code point
+order, so the same holds byte-wise. Consequences, each tested in ``tests/unit/test_codec.py``:
+
+(a) No value can forge a separator: an escaped value never contains ``#``, so splitting a
+    key on ``#`` returns exactly the escaped components, and :func:`unescape` returns the
+    original values (``unescape(escape(v)) == v``; distinct values give distinct keys).
+(b) For composite keys, ``escape(a) + "#" + x`` compares to ``escape(b) + "#" + y`` exactly
+    as ``escape(a)`` compares to ``escape(b)`` whenever ``a != b`` (when one escaped value is
+    a proper prefix of the other, the shorter one sorts first, because ``#`` sorts below the
+    character that continues the longer one), and as ``x`` compares to ``y`` when
+    ``a == b``. So the order of keys is the lexicographic tuple order of their escaped
+    components, shorter-prefix-first. Escaping preserves the order of values that contain
+    no escaped character (there it is the identity); values containing characters
+    ``<= 0x24`` or ``%`` sort by their escaped form.
+(c) ``prefix + "#"`` used with ``begins_with`` can never match a longer value: tenant
+    ``acme`` (prefix ``acme#``) never matches ``acme#x`` (stored as ``acme%23x``) nor
+    ``acmecorp``.
+(d) ``prefix + "$"`` (``chr(0x24)``) is a tight exclusive upper bound of everything under
+    ``prefix + "#"``: a string ``k`` satisfies ``prefix + "#" <= k < prefix + "$"`` if and
+    only if ``k`` starts with ``prefix + "#"``.
+(e) Escaped values never contain ``$``, so for a complete key ``k`` the closed range
+    ``[k, k + "$"]`` holds exactly ``k`` and the keys under ``k + "#"`` (a collection read
+    such as "the order and its lines" that cannot match ``k`` followed by more value text).
+
+:func:`unescape` accepts exactly the strings :func:`escape` can produce (uppercase, canonical
+escapes only, no raw character that should have been escaped), so ``escape`` is a bijection
+between valid Unicode strings and canonical escaped strings.
+
+Field kinds
+-----------
+``string``  non-empty ``str``, escaped.
+``number``  non-negative ``int`` zero-padded to a fixed ``width`` (1..38) so text order is
+            numeric order. Floats and ``Decimal`` are rejected: keys that sort need integers
+            (store cents, not dollars).
+``timestamp`` timezone-aware ``datetime`` or ISO-8601 string with an offset or ``Z``; stored
+            as fixed-width UTC with microseconds, ``2024-06-01T12:00:00.000000Z``.
+``date``    ``date`` (not a ``datetime``) or ``YYYY-MM-DD`` string; stored as ``YYYY-MM-DD``.
+
+The module also holds time-bucket helpers (:func:`bucket`, :func:`bucket_range`) and TTL
+helpers (:func:`epoch_seconds`, :func:`expiry`, :func:`validate_ttl_value`).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, timedelta, timezone
+from decimal import Decimal
+from typing import Any, Literal, get_args
+
+from constructs_lib.runtime.exceptions import KeyValueError
+
+__all__ = [
+    "SEPARATOR",
+    "UPPER_BOUND",
+    "FieldKind",
+    "FIELD_KINDS",
+    "Granularity",
+    "GRANULARITIES",
+    "MAX_NUMBER_WIDTH",
+    "MAX_BUCKETS",
+    "MAX_TTL_AGE",
+    "escape",
+    "unescape",
+    "encode",
+    "decode",
+    "normalize",
+    "bucket",
+    "bucket_range",
+    "now_utc",
+    "epoch_seconds",
+    "expiry",
+    "validate_ttl_value",
+]
+
+SEPARATOR = "#"
+"""Separator between key components (code point 0x23)."""
+
+UPPER_BOUND = "$"
+"""``chr(ord(SEPARATOR) + 1)``: ``prefix + UPPER_BOUND`` is an exclusive upper bound of every
+key starting with ``prefix + SEPARATOR``."""
+
+FieldKind = Literal["string", "number", "timestamp", "date"]
+FIELD_KINDS: tuple[str, ...] = get_args(FieldKind)
+
+Granularity = Literal["year", "month", "day", "hour", "minute", "week"]
+GRANULARITIES: tuple[str, ...] = get_args(Granularity)
+
+MAX_NUMBER_WIDTH = 38
+"""Widest zero-padded number: DynamoDB numbers carry at most 38 significant digits."""
+
+MAX_BUCKETS = 10_000
+"""Most buckets :func:`bucket_range` returns before refusing (a fan-out that large is a bug)."""
+
+MAX_TTL_AGE = timedelta(days=5 * 365)
+"""DynamoDB TTL ignores expiry times more than five years in the past."""
+
+_MS_THRESHOLD = 10**11
+"""Epoch seconds above this (year 5138) almost certainly are epoch milliseconds."""
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_SHOW_LIMIT = 60
+
+# Characters escaped: code points 0x00..0x24 and "%" (0x25). All are ASCII, one UTF-8 byte.
+_ESCAPED_CODEPOINTS = tuple(range(0x26))
+_ESCAPE_TABLE = {cp: f"%{cp:02X}" for cp in _ESCAPED_CODEPOINTS}
+# A canonical escaped string: raw characters >= 0x26, or a canonical escape.
+_CANONICAL_ESCAPED = re.compile(r"(?:[^\x00-\x25]|%(?:[01][0-9A-F]|2[0-5]))*")
+_ESCAPE_SEQ = re.compile(r"%([0-9A-F]{2})")
+_BAD_RAW = re.compile(r"[\x00-\x24]")
+_ANY_PERCENT = re.compile(r"%(.{0,2})", re.DOTALL)
+
+_TIMESTAMP_TEXT = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})\.([0-9]{6})Z"
+)
+_DATE_TEXT = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _show(value: Any) -> str:
+    """Return ``repr(value)`` truncated to about 60 characters for error messages."""
+    text = repr(value)
+    if len(text) > _SHOW_LIMIT:
+        text = text[: _SHOW_LIMIT - 3] + "..."
+    return text
+
+
+def _where(field: str) -> str:
+    """Message prefix naming the field, or nothing when no field name was given."""
+    return "" if field == "?" else f"field {field!r}: "
+
+
+def _fail(field: str, value: Any, rule: str) -> KeyValueError:
+    return KeyValueError(f"{_where(field)}{_show(value)} {rule}")
+
+
+def _type_name(value: Any) -> str:
+    return type(value).__name__
+
+
+def _check_utf8(value: str, field: str) -> None:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise _fail(
+            field,
+            value,
+            f"cannot be UTF-8 encoded (lone surrogate {value[exc.start]!r} at index "
+            f"{exc.start}); key values must be valid Unicode text",
+        ) from None
+
+
+# --------------------------------------------------------------------------- escaping
+
+
+def escape(value: str, *, field: str = "?") -> str:
+    """Percent-escape a value so it can be one component of a ``#``-separated key.
+
+    Parameters
+    ----------
+    value : str
+        Any valid Unicode text (may be empty; field kinds decide whether empty is allowed).
+    field : str, optional
+        Field name used in error messages. Default ``"?"``.
+
+    Returns
+    -------
+    str
+        ``value`` with every character of code point ``<= 0x24`` and ``%`` replaced by
+        ``%XX`` (uppercase hex). The result never contains ``#`` nor any character below it.
+
+    Raises
+    ------
+    KeyValueError
+        If ``value`` is not a ``str`` or cannot be UTF-8 encoded (lone surrogates).
+    """
+    if not isinstance(value, str):
+        raise _fail(field, value, f"is a {_type_name(value)}; only str values can be escaped")
+    _check_utf8(value, field)
+    return value.translate(_ESCAPE_TABLE)
+
+
+def unescape(text: str, *, field: str = "?") -> str:
+    """Invert :func:`escape`, accepting only text that :func:`escape` could have produced.
+
+    Parameters
+    ----------
+    text : str
+        A canonical escaped value.
+    field : str, optional
+        Field name used in error messages. Default ``"?"``.
+
+    Returns
+    -------
+    str
+        The original value.
+
+    Raises
+    ------
+    KeyValueError
+        If ``text`` is not a ``str``, contains a raw character that must be escaped
+        (code point ``<= 0x24``), has a ``%`` not followed by two uppercase hex digits, has a
+        non-canonical escape of a character that is never escaped (e.g. ``%41``), or cannot
+        be UTF-8 encoded.
+    """
+    if not isinstance(text, str):
+        raise _fail(field, text, f"is a {_type_name(text)}; only str text can be unescaped")
+    _check_utf8(text, field)
+    if _CANONICAL_ESCAPED.fullmatch(text) is None:
+        raise _fail(field, text, _explain_bad_escape(text))
+    if "%" not in text:
+        return text
+    return _ESCAPE_SEQ.sub(lambda m: chr(int(m.group(1), 16)), text)
+
+
+def _explain_bad_escape(text: str) -> str:
+    raw = _BAD_RAW.search(text)
+    for match in _ANY_PERCENT.finditer(text):
+        if raw is not None and raw.start() < match.start():
+            break
+        digits = match.group(1)
+        if len(digits) < 2 or any(c not in "0123456789abcdefABCDEF" for c in digits):
+            return (
+                f"is not a valid escaped value: '%' at index {match.start()} must be "
+                "followed by two uppercase hex digits"
+            )
+        if digits != digits.upper():
+            return (
+                f"is not a canonical escaped value: escape '%{digits}' at index "
+                f"{match.start()} uses lowercase hex; escapes are uppercase"
+            )
+        if int(digits, 16) not in _ESCAPE_TABLE:
+            return (
+                f"is not a canonical escaped value: escape '%{digits}' at index "
+                f"{match.start()} encodes {chr(int(digits, 16))!r}, which is never escaped "
+                "(only code points <= 0x24 and '%' are)"
+            )
+    assert raw is not None  # the regex failed, so one of the two problems exists
+    return (
+        f"is not a valid escaped value: raw character {raw.group()!r} at index {raw.start()} "
+        "must be escaped (code points <= 0x24, including the separator '#' and '$')"
+    )
+
+
+# --------------------------------------------------------------------------- field kinds
+
+
+def _check_kind(kind: Any, width: Any, field: str) -> None:
+    if kind not in FIELD_KINDS:
+        raise KeyValueError(
+            f"{_where(field)}unknown field kind {_show(kind)}; kind must be one of "
+            f"{', '.join(FIELD_KINDS)}"
+        )
+    if kind == "number":
+        if isinstance(width, bool) or not isinstance(width, int):
+            raise KeyValueError(
+                f"{_where(field)}width {_show(width)} is invalid; number fields need an int "
+                f"width between 1 and {MAX_NUMBER_WIDTH} (zero padding keeps numeric order)"
+            )
+        if not 1 <= width <= MAX_NUMBER_WIDTH:
+            raise KeyValueError(
+                f"{_where(field)}width {_show(width)} is out of range; width must be "
+                f"between 1 and {MAX_NUMBER_WIDTH}"
+            )
+    elif width is not None:
+        raise KeyValueError(
+            f"{_where(field)}width {_show(width)} was given for kind {kind!r}; width only "
+            "applies to number fields"
+        )
+
+
+def _number(value: Any, width: int, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, (float, Decimal)):
+            rule = (
+                f"is a {_type_name(value)}; keys that sort need integers "
+                "(e.g. store cents, not dollars)"
+            )
+        else:
+            rule = f"is a {_type_name(value)}; number fields need a non-negative int"
+        raise _fail(field, value, rule)
+    if value < 0:
+        raise _fail(
+            field,
+            value,
+            "is negative; number fields need a non-negative int (negative numbers do not "
+            "sort as zero-padded text)",
+        )
+    if len(str(value)) > width:
+        raise _fail(
+            field,
+            value,
+            f"has more than {width} digits; it does not fit the field width {width} and "
+            "would sort wrongly",
+        )
+    return value
+
+
+def _timestamp(value: Any, field: str) -> datetime:
+    if isinstance(value, datetime):
+        dt = value
+        if dt.tzinfo is None or dt.utcoffset() is None:
+            raise _fail(
+                field,
+                value,
+                "is a naive datetime; timestamps must be timezone-aware (naive is ambiguous)",
+            )
+    elif isinstance(value, date):
+        raise _fail(
+            field,
+            value,
+            "is a date; timestamp fields need a timezone-aware datetime (use kind 'date' "
+            "for dates)",
+        )
+    elif isinstance(value, str):
+        text = value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value
+        try:
+            dt = datetime.fromisoformat(text)
+        except ValueError:
+            raise _fail(
+                field,
+                value,
+                "is not an ISO-8601 timestamp; expected e.g. '2024-06-01T12:00:00Z' or "
+                "'2024-06-01T14:00:00+02:00'",
+            ) from None
+        if dt.tzinfo is None or dt.utcoffset() is None:
+            raise _fail(
+                field,
+                value,
+                "has no UTC offset; timestamp strings must end in 'Z' or an offset such as "
+                "'+02:00' (naive is ambiguous)",
+            )
+    else:
+        raise _fail(
+            field,
+            value,
+            f"is a {_type_name(value)}; timestamp fields need a timezone-aware datetime or "
+            "an ISO-8601 string with an offset",
+        )
+    try:
+        return dt.astimezone(timezone.utc)
+    except OverflowError:
+        raise _fail(
+            field, value, "is out of range once converted to UTC; years must be 1..9999"
+        ) from None
+
+
+def _format_timestamp(dt: datetime) -> str:
+    # Built by hand: strftime("%Y") does not zero-pad years below 1000 on every platform.
+    return (
+        f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:"
+        f"{dt.second:02d}.{dt.microsecond:06d}Z"
+    )
+
+
+def _date(value: Any, field: str) -> date:
+    if isinstance(value, datetime):
+        raise _fail(
+            field,
+            value,
+            "is a datetime; date fields need a date (converting would silently drop the "
+            "time of day — pass value.date() or use kind 'timestamp')",
+        )
+    if isinstance(value, date):
+        return value
+    if isinstance(value, str):
+        match = _DATE_TEXT.fullmatch(value)
+        if match is not None:
+            try:
+                return date(*(int(g) for g in match.groups()))
+            except ValueError:
+                pass
+        raise _fail(field, value, "is not a valid date; date strings must be 'YYYY-MM-DD'")
+    raise _fail(
+        field,
+        value,
+        f"is a {_type_name(value)}; date fields need a date or a 'YYYY-MM-DD' string",
+    )
+
+
+def _string(value: Any, field: str) -> str:
+    if not isinstance(value, str):
+        raise _fail(
+            field,
+            value,
+            f"is a {_type_name(value)}; string fields need a str (no implicit conversion)",
+        )
+    if not value:
+        raise _fail(field, value, "is empty; string fields need a non-empty str")
+    _check_utf8(value, field)
+    return value
+
+
+def encode(value: Any, kind: FieldKind, *, width: int | None = None, field: str = "?") -> str:
+    """Encode one value as a key component.
+
+    Parameters
+    ----------
+    value : Any
+        ``str`` for ``"string"``; non-negative ``int`` for ``"number"``; aware ``datetime``
+        or ISO-8601 string with offset for ``"timestamp"``; ``date`` or ``"YYYY-MM-DD"`` for
+        ``"date"``.
+    kind : {"string", "number", "timestamp", "date"}
+        The field kind.
+    width : int, optional
+        Digits of zero padding. Required for ``"number"`` (1..38); must be ``None`` for the
+        other kinds. Default ``None``.
+    field : str, optional
+        Field name used in error messages. Default ``"?"``.
+
+    Returns
+    -------
+    str
+        The key component: escaped text, zero-padded digits, ``YYYY-MM-DDTHH:MM:SS.ffffffZ``
+        or ``YYYY-MM-DD``. Never contains ``#``.
+
+    Raises
+    ------
+    KeyValueError
+        If the value breaks a rule of its kind (see the module docstring).
+    """
+    _check_kind(kind, width, field)
+    if kind == "string":
+        return escape(_string(value, field), field=field)
+    if kind == "number":
+        assert width is not None
+        return f"{_number(value, width, field):0{width}d}"
+    if kind == "timestamp":
+        return _format_timestamp(_timestamp(value, field))
+    return _date(value, field).isoformat()
+
+
+def decode(text: str, kind: FieldKind, *, width: int | None = None, field: str = "?") -> Any:
+    """Decode a key component produced by :func:`encode`.
+
+    Parameters
+    ----------
+    text : str
+        The key component.
+    kind : {"string", "number", "timestamp", "date"}
+        The field kind.
+    width : int, optional
+        Required for ``"number"``; the component must have exactly this many digits.
+    field : str, optional
+        Field name used in error messages. Default ``"?"``.
+
+    Returns
+    -------
+    str | int | datetime | date
+        The unescaped ``str``, the ``int``, an aware UTC ``datetime`` or a ``date``.
+
+    Raises
+    ------
+    KeyValueError
+        If ``text`` is not exactly what :func:`encode` produces for some value, so that
+        ``decode(encode(v))`` and ``encode(decode(t))`` round-trip.
+    """
+    _check_kind(kind, width, field)
+    if not isinstance(text, str):
+        raise _fail(field, text, f"is a {_type_name(text)}; key components are str")
+    if kind == "string":
+        value = unescape(text, field=field)
+        if not value:
+            raise _fail(field, text, "is empty; string fields need a non-empty str")
+        return value
+    if kind == "number":
+        if len(text) != width or not (text.isascii() and text.isdigit()):
+            raise _fail(
+                field,
+                text,
+                f"is not a {width}-digit zero-padded number; number components have exactly "
+                f"{width} ASCII digits",
+            )
+        return int(text)
+    if kind == "timestamp":
+        match = _TIMESTAMP_TEXT.fullmatch(text)
+        if match is not None:
+            # Fixed-width fields + datetime's range checks make a match canonical.
+            try:
+                return datetime(*(int(g) for g in match.groups()), tzinfo=timezone.utc)
+            except ValueError:
+                pass
+        raise _fail(
+            field,
+            text,
+            "is not a canonical timestamp; timestamp components are UTC "
+            "'YYYY-MM-DDTHH:MM:SS.ffffffZ'",
+        )
+    return _date(text, field)
+
+
+def normalize(value: Any, kind: FieldKind, *, width: int | None = None, field: str = "?") -> Any:
+    """Return the value as it should be stored as an item attribute.
+
+    Items carry the same canonical text their keys were built from, so a stored attribute
+    can always rebuild its key.
+
+    Parameters
+    ----------
+    value : Any
+        As for :func:`encode`.
+    kind : {"string", "number", "timestamp", "date"}
+        The field kind.
+    width : int, optional
+        As for :func:`encode`.
+    field : str, optional
+        Field name used in error messages. Default ``"?"``.
+
+    Returns
+    -------
+    str | int
+        ``"string"``: the (unescaped) ``str``; ``"number"``: the ``int``; ``"timestamp"``:
+        canonical UTC text; ``"date"``: ``YYYY-MM-DD``.
+
+    Raises
+    ------
+    KeyValueError
+        Exactly when :func:`encode` would.
+    """
+    _check_kind(kind, width, field)
+    if kind == "string":
+        return _string(value, field)
+    if kind == "number":
+        assert width is not None
+        return _number(value, width, field)
+    return encode(value, kind, field=field)
+
+
+# --------------------------------------------------------------------------- time buckets
+
+
+def _check_granularity(granularity: Any, field: str) -> None:
+    if granularity not in GRANULARITIES:
+        raise KeyValueError(
+            f"{_where(field)}unknown bucket granularity {_show(granularity)}; granularity "
+            f"must be one of {', '.join(GRANULARITIES)}"
+        )
+
+
+def _instant(value: Any, field: str) -> datetime | date:
+    """An aware UTC datetime for timestamps, a date for dates and 'YYYY-MM-DD' strings."""
+    if isinstance(value, datetime):
+        return _timestamp(value, field)
+    if isinstance(value, date):
+        return value
+    if isinstance(value, str) and _DATE_TEXT.fullmatch(value):
+        return _date(value, field)
+    if isinstance(value, str):
+        return _timestamp(value, field)
+    raise _fail(
+        field,
+        value,
+        f"is a {_type_name(value)}; buckets need a timezone-aware datetime, an ISO-8601 "
+        "timestamp string, a date or a 'YYYY-MM-DD' string",
+    )
+
+
+def _format_bucket(value: datetime | date, granularity: str) -> str:
+    if granularity == "year":
+        return f"{value.year:04d}"
+    if granularity == "month":
+        return f"{value.year:04d}-{value.month:02d}"
+    if granularity == "day":
+        return f"{value.year:04d}-{value.month:02d}-{value.day:02d}"
+    if granularity == "week":
+        iso_year, week, _ = value.isocalendar()
+        return f"{iso_year:04d}-W{week:02d}"
+    assert isinstance(value, datetime)
+    hour = f"{value.year:04d}-{value.month:02d}-{value.day:02d}T{value.hour:02d}"
+    if granularity == "hour":
+        return hour
+    return f"{hour}:{value.minute:02d}"
+
+
+def _require_time(value: datetime | date, original: Any, granularity: str, field: str) -> None:
+    if not isinstance(value, datetime):
+        raise _fail(
+            field,
+            original,
+            f"is a date; {granularity!r} buckets need a timestamp (a date has no time of day)",
+        )
+
+
+def bucket(value: Any, granularity: Granularity, *, field: str = "?") -> str:
+    """Return the time bucket a timestamp or date falls in.
+
+    Parameters
+    ----------
+    value : datetime | date | str
+        A timezone-aware ``datetime``, an ISO-8601 timestamp string with offset, a ``date`` or
+        a ``"YYYY-MM-DD"`` string. Timestamps are bucketed in UTC.
+    granularity : {"year", "month", "day", "hour", "minute", "week"}
+        Bucket size. ``"week"`` is the ISO week (weeks start on Monday; the ISO year may
+        differ from the calendar year around New Year).
+    field : str, optional
+        Field name used in error messages. Default ``"?"``.
+
+    Returns
+    -------
+    str
+        ``2024``, ``2024-06``, ``2024-06-01``, ``2024-06-01T13``, ``2024-06-01T13:05`` or
+        ``2024-W23``. Buckets of one granularity sort in time order.
+
+    Raises
+    ------
+    KeyValueError
+        For an unknown granularity, a value that is not a valid timestamp/date, or a date
+        with ``"hour"``/``"minute"``.
+    """
+    _check_granularity(granularity, field)
+    instant = _instant(value, field)
+    if granularity in ("hour", "minute"):
+        _require_time(instant, value, granularity, field)
+    return _format_bucket(instant, granularity)
+
+
+def bucket_range(
+    start: Any,
+    end: Any,
+    granularity: Granularity,
+    *,
+    field: str = "?",
+    max_buckets: int = MAX_BUCKETS,
+) -> list[str]:
+    """List the buckets covering ``[start, end]`` inclusive, in time order.
+
+    Use it to fan a time-bucketed query out over every partition a period touches.
+
+    Parameters
+    ----------
+    start, end : datetime | date | str
+        As for :func:`bucket`. ``start`` must not be after ``end``.
+    granularity : {"year", "month", "day", "hour", "minute", "week"}
+        Bucket size.
+    field : str, optional
+        Field name used in error messages. Default ``"?"``.
+    max_buckets : int, optional
+        Refuse ranges needing more buckets than this. Default ``MAX_BUCKETS`` (10,000).
+
+    Returns
+    -------
+    list[str]
+        ``[bucket(start), ..., bucket(end)]`` with every bucket in between, no duplicates.
+
+    Raises
+    ------
+    KeyValueError
+        For invalid values, ``start`` after ``end``, or more than ``max_buckets`` buckets.
+    """
+    _check_granularity(granularity, field)
+    lo, hi = _instant(start, field), _instant(end, field)
+    if granularity in ("hour", "minute"):
+        _require_time(lo, start, granularity, field)
+        _require_time(hi, end, granularity, field)
+    if type(lo) is type(hi) or (isinstance(lo, datetime) and isinstance(hi, datetime)):
+        after = lo > hi  # type: ignore[operator]
+    else:  # one date, one timestamp: compare by UTC day
+        lo_day = lo.date() if isinstance(lo, datetime) else lo
+        hi_day = hi.date() if isinstance(hi, datetime) else hi
+        after = lo_day > hi_day
+    if after:
+        raise KeyValueError(
+            f"{_where(field)}start {_show(start)} is after end {_show(end)}; a bucket range "
+            "needs start <= end"
+        )
+
+    count, first = _bucket_count_and_first(lo, hi, granularity)
+    if count > max_buckets:
+        raise KeyValueError(
+            f"{_where(field)}range {_show(start)} .. {_show(end)} spans {count} "
+            f"{granularity} buckets; at most {max_buckets} buckets are allowed (use a coarser "
+            "granularity or a shorter range)"
+        )
+    return [_format_bucket(item, granularity) for item in _bucket_steps(first, count, granularity)]
+
+
+def _day(value: datetime | date) -> date:
+    return value.date() if isinstance(value, datetime) else value
+
+
+def _bucket_count_and_first(
+    lo: datetime | date, hi: datetime | date, granularity: str
+) -> tuple[int, datetime | date]:
+    if granularity == "year":
+        return hi.year - lo.year + 1, date(lo.year, 1, 1)
+    if granularity == "month":
+        return (hi.year - lo.year) * 12 + hi.month - lo.month + 1, date(lo.year, lo.month, 1)
+    if granularity == "day":
+        return (_day(hi) - _day(lo)).days + 1, _day(lo)
+    if granularity == "week":
+        lo_monday = _day(lo) - timedelta(days=_day(lo).weekday())
+        hi_monday = _day(hi) - timedelta(days=_day(hi).weekday())
+        return (hi_monday - lo_monday).days // 7 + 1, lo_monday
+    assert isinstance(lo, datetime) and isinstance(hi, datetime)
+    if granularity == "hour":
+        lo_t, hi_t, step = lo.replace(minute=0, second=0, microsecond=0), hi, timedelta(hours=1)
+    else:
+        lo_t, hi_t, step = lo.replace(second=0, microsecond=0), hi, timedelta(minutes=1)
+    return (hi_t - lo_t) // step + 1, lo_t
+
+
+def _bucket_steps(first: datetime | date, count: int, granularity: str) -> list[datetime | date]:
+    if granularity in ("year", "month"):
+        months = 12 if granularity == "year" else 1
+        out: list[datetime | date] = []
+        index = first.year * 12 + first.month - 1
+        for _ in range(count):
+            out.append(date(index // 12, index % 12 + 1, 1))
+            index += months
+        return out
+    step = {
+        "day": timedelta(days=1),
+        "week": timedelta(days=7),
+        "hour": timedelta(hours=1),
+        "minute": timedelta(minutes=1),
+    }[granularity]
+    return [first + step * i for i in range(count)]
+
+
+# --------------------------------------------------------------------------- TTL
+
+
+def now_utc() -> datetime:
+    """Return the current time as a timezone-aware UTC ``datetime``."""
+    return datetime.now(timezone.utc)
+
+
+def _aware(value: Any, name: str) -> datetime:
+    if not isinstance(value, datetime):
+        raise KeyValueError(
+            f"{name} {_show(value)} is a {_type_name(value)}; it must be a timezone-aware "
+            "datetime"
+        )
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise KeyValueError(
+            f"{name} {_show(value)} is a naive datetime; it must be timezone-aware (naive is "
+            "ambiguous)"
+        )
+    return value
+
+
+def epoch_seconds(dt: datetime) -> int:
+    """Return whole seconds since the Unix epoch (floored) for an aware ``datetime``.
+
+    Parameters
+    ----------
+    dt : datetime
+        A timezone-aware datetime.
+
+    Returns
+    -------
+    int
+        ``floor((dt - 1970-01-01T00:00Z).total_seconds())``, computed exactly.
+
+    Raises
+    ------
+    KeyValueError
+        If ``dt`` is not a timezone-aware ``datetime``.
+    """
+    dt = _aware(dt, "datetime")
+    return (dt - _EPOCH) // timedelta(seconds=1)
+
+
+def expiry(
+    expires_in: timedelta | None = None,
+    expires_at: datetime | None = None,
+    *,
+    now: datetime | None = None,
+) -> int:
+    """Return a TTL attribute value (epoch seconds) for an item.
+
+    Give exactly one of ``expires_in`` and ``expires_at``. The result is rounded up to the
+    next whole second, so an item never becomes eligible for deletion before the requested
+    moment (DynamoDB deletes expired items some time after expiry, not exactly at it).
+
+    Parameters
+    ----------
+    expires_in : timedelta, optional
+        Positive time from ``now`` until expiry. Default ``None``.
+    expires_at : datetime, optional
+        Timezone-aware moment of expiry, after ``now``. Default ``None``.
+    now : datetime, optional
+        Timezone-aware current time. Default :func:`now_utc()`.
+
+    Returns
+    -------
+    int
+        Epoch seconds.
+
+    Raises
+    ------
+    KeyValueError
+        If both or neither are given, ``expires_in`` is not a positive ``timedelta``,
+        ``expires_at`` / ``now`` are naive or not datetimes, or ``expires_at`` is not in the
+        future.
+    """
+    if (expires_in is None) == (expires_at is None):
+        raise KeyValueError(
+            f"expires_in={_show(expires_in)} and expires_at={_show(expires_at)}: give exactly "
+            "one of expires_in and expires_at"
+        )
+    current = now_utc() if now is None else _aware(now, "now")
+    if expires_in is not None:
+        if not isinstance(expires_in, timedelta):
+            raise KeyValueError(
+                f"expires_in {_show(expires_in)} is a {_type_name(expires_in)}; it must be a "
+                "positive timedelta"
+            )
+        if expires_in <= timedelta(0):
+            raise KeyValueError(
+                f"expires_in {_show(expires_in)} is not positive; an expiry must be in the future"
+            )
+        target = current + expires_in
+    else:
+        target = _aware(expires_at, "expires_at")
+        if target <= current:
+            raise KeyValueError(
+                f"expires_at {_show(expires_at)} is not after now ({current.isoformat()}); an "
+                "expiry must be in the future"
+            )
+    # Ceiling division, exact (no float rounding): -floor(-x) == ceil(x).
+    return -((_EPOCH - target) // timedelta(seconds=1))
+
+
+def validate_ttl_value(value: Any, *, attribute: str, now: datetime | None = None) -> int:
+    """Check a value about to be written to a TTL attribute.
+
+    Parameters
+    ----------
+    value : int
+        Epoch seconds. An integral ``Decimal`` (what boto3 returns when reading a number) is
+        accepted and converted to ``int``; ``bool``, ``float``, ``str`` and the rest are not.
+    attribute : str
+        Name of the TTL attribute, used in error messages.
+    now : datetime, optional
+        Timezone-aware current time. Default :func:`now_utc()`.
+
+    Returns
+    -------
+    int
+        ``value`` as an ``int``.
+
+    Raises
+    ------
+    KeyValueError
+        If the value is not an integer, looks like epoch milliseconds (``> 10**11``), or is
+        more than five years in the past (DynamoDB TTL ignores such items, so they would
+        never expire).
+    """
+    if isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
+        number = int(value)
+    elif isinstance(value, bool) or not isinstance(value, int):
+        raise KeyValueError(
+            f"TTL attribute {attribute!r}: {_show(value)} is a {_type_name(value)}; TTL values "
+            "must be an int of epoch seconds"
+        )
+    else:
+        number = value
+    if number > _MS_THRESHOLD:
+        raise KeyValueError(
+            f"TTL attribute {attribute!r}: {_show(value)} looks like epoch milliseconds; TTL "
+            "values must be epoch seconds (divide by 1000)"
+        )
+    current = now_utc() if now is None else _aware(now, "now")
+    oldest = epoch_seconds(current - MAX_TTL_AGE)
+    if number < oldest:
+        raise KeyValueError(
+            f"TTL attribute {attribute!r}: {_show(value)} is more than five years in the past; "
+            "DynamoDB TTL ignores such values, so the item would never expire"
+        )
+    return number

@@ -1,0 +1,91 @@
+"""Errors raised by the runtime client.
+
+Every error names the offending value and the rule it broke. Errors that wrap an AWS
+``ClientError`` keep it as ``__cause__`` and expose the AWS error code as ``code``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class RuntimeClientError(Exception):
+    """Base class of every error raised by :mod:`constructs_lib.runtime`."""
+
+
+class KeyValueError(RuntimeClientError, ValueError):
+    """A value cannot be encoded into (or decoded from) a key.
+
+    Raised for empty strings, wrong types, numbers that would not sort, naive datetimes,
+    strings that are not valid UTF-8, and keys that do not match their template.
+    """
+
+
+class ItemValidationError(RuntimeClientError, ValueError):
+    """An item or attribute update breaks a rule of the data model."""
+
+
+class UpdateRejectedError(ItemValidationError):
+    """A partial update cannot keep the derived keys consistent (e.g. a template input is
+    changed without the other inputs that template needs)."""
+
+
+class UnknownAccessPatternError(RuntimeClientError, LookupError):
+    """A query named an access pattern the model does not declare."""
+
+
+class CursorError(RuntimeClientError, ValueError):
+    """A pagination cursor is malformed or belongs to another query."""
+
+
+class DynamoDBError(RuntimeClientError):
+    """An AWS call failed. ``code`` is the AWS error code; ``__cause__`` the original error."""
+
+    def __init__(self, message: str, *, code: str | None = None, operation: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.operation = operation
+
+
+class ConditionFailedError(DynamoDBError):
+    """A condition expression was not met (e.g. create-only put of an existing item)."""
+
+    def __init__(self, message: str, *, key: dict[str, Any] | None = None, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.key = key
+
+
+class ItemExistsError(ConditionFailedError):
+    """``put(..., create_only=True)`` found an item with the same key."""
+
+
+class VersionConflictError(ConditionFailedError):
+    """Optimistic locking failed: the stored version is not the expected one."""
+
+    def __init__(self, message: str, *, expected: int | None = None, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.expected = expected
+
+
+class TransactionCanceledError(DynamoDBError):
+    """A transaction was cancelled; ``reasons`` lists one cancellation reason per action."""
+
+    def __init__(self, message: str, *, reasons: list[dict[str, Any]] | None = None, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.reasons = reasons or []
+
+
+class BatchIncompleteError(DynamoDBError):
+    """A batch call still had unprocessed keys/items after every retry.
+
+    ``unprocessed`` holds what was not done, so the caller can decide; nothing is dropped
+    silently.
+    """
+
+    def __init__(self, message: str, *, unprocessed: list[Any] | None = None, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.unprocessed = unprocessed or []
+
+
+class ItemNotFoundError(ConditionFailedError):
+    """An update or delete that requires the item to exist found none."""

@@ -1,0 +1,300 @@
+"""Entity items: from application attributes to stored items and back.
+
+This is where the model's derived-key rule is enforced. Every key attribute — the table's
+and every secondary index's — is a function of the item's own attributes:
+
+* on ``put`` all of them are computed; an index whose inputs are not all present (or whose
+  sparse condition is not met) gets no key attributes, so the item is not in it;
+* on ``update`` every index key whose inputs are touched is recomputed *in the same
+  UpdateItem*; setting one input without the others the template needs is rejected
+  (:class:`UpdateRejectedError`), unless the others are table-key fields (known from the key);
+  removing an input, or failing a sparse condition, removes the index key attributes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from . import codec, keys
+from .exceptions import ItemValidationError, KeyValueError, UpdateRejectedError
+
+if TYPE_CHECKING:
+    from ..model import Entity, Index, Model
+
+#: DynamoDB's item size limit.
+MAX_ITEM_BYTES = 400 * 1024
+
+
+@dataclass
+class UpdatePlan:
+    """Attribute changes for one UpdateItem, derived keys included."""
+
+    set: dict[str, Any] = field(default_factory=dict)
+    remove: list[str] = field(default_factory=list)
+    increment: dict[str, Any] = field(default_factory=dict)
+
+
+class ItemCodec:
+    """Builds stored items and update plans for the entities of one model."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self.reserved = set(model.key_attributes()) | {model.entity_attribute}
+
+    # Keys ------------------------------------------------------------------------------------
+    def table_key(self, entity: Entity, values: Mapping[str, Any]) -> dict[str, str]:
+        """The table key attributes (``PK``/``SK``) built from ``values``."""
+        out = {self.model.pk_attribute: keys.build(entity, entity.pk_template, values, where="pk")}
+        if entity.sk_template is not None:
+            out[self.model.sk_attribute] = keys.build(entity, entity.sk_template, values, where="sk")
+        return out
+
+    def index_inputs(self, entity: Entity, index_name: str) -> set[str]:
+        """Every attribute an index key of ``entity`` depends on (templates + sparse conditions)."""
+        key = entity.indexes[index_name]  # type: ignore[index]
+        pk_t, sk_t = entity.index_templates(index_name)
+        inputs = {f for t in (pk_t, sk_t) if t for f in t.fields}
+        if key.when_present:
+            inputs.add(key.when_present)
+        if key.when_equals:
+            inputs.update(key.when_equals)
+        return inputs
+
+    def index_key(self, entity: Entity, index_name: str, values: Mapping[str, Any]) -> dict[str, str] | None:
+        """The index key attributes, or None if the item does not belong in the index."""
+        key = entity.indexes[index_name]  # type: ignore[index]
+        index: Index = self.model.indexes[index_name]
+        if any(values.get(f) is None for f in self.index_inputs(entity, index_name)):
+            return None
+        if key.when_equals and any(values.get(a) not in allowed for a, allowed in key.when_equals.items()):
+            return None
+        pk_t, sk_t = entity.index_templates(index_name)
+        out: dict[str, str] = {}
+        if pk_t is not None:
+            out[index.pk_attribute] = keys.build(entity, pk_t, values, where=f"{index_name} pk")  # type: ignore[index]
+        if sk_t is not None:
+            out[index.sk_attribute] = keys.build(entity, sk_t, values, where=f"{index_name} sk")  # type: ignore[index]
+        return out
+
+    def index_attributes(self, index_name: str) -> list[str]:
+        """The attributes a (possibly sparse) index key occupies on an item (not the LSI's PK)."""
+        return list(self.model.indexes[index_name].key_attributes)
+
+    # Put -------------------------------------------------------------------------------------
+    def normalize(self, entity: Entity, attrs: Mapping[str, Any]) -> dict[str, Any]:
+        """Canonicalize declared fields (timestamps → ISO UTC text, numbers → int) and
+        plain values (floats → Decimal); reject reserved attribute names."""
+        out: dict[str, Any] = {}
+        for name, value in attrs.items():
+            if not isinstance(name, str) or not name:
+                raise ItemValidationError(f"{entity.name}: attribute name {name!r} must be a non-empty string")
+            if name in self.reserved:
+                if name == self.model.entity_attribute and value == entity.name:
+                    continue
+                raise ItemValidationError(
+                    f"{entity.name}: attribute {name!r} is managed by the model (key or entity attribute) and "
+                    "is computed from the item's fields; do not set it"
+                )
+            if value is None:
+                continue
+            spec = entity.fields.get(name)  # type: ignore[union-attr]
+            if spec is not None:
+                value = codec.normalize(value, spec.kind, width=spec.width, field=f"{entity.name}.{name}")
+            out[name] = to_dynamo(value, where=f"{entity.name}.{name}")
+        return out
+
+    def build_item(self, entity: Entity, attrs: Mapping[str, Any]) -> dict[str, Any]:
+        """The full stored item: attributes + entity attribute + table and index keys."""
+        item = self.normalize(entity, attrs)
+        missing = [f for f in (*entity.table_key_fields, *entity.required) if item.get(f) is None]
+        if missing:
+            raise ItemValidationError(
+                f"{entity.name} item is missing required attribute(s) {missing!r} (table-key fields and "
+                f"declared required attributes must be present); given: {sorted(item)!r}"
+            )
+        item[self.model.entity_attribute] = entity.name
+        item.update(self.table_key(entity, item))
+        for index_name in entity.indexes:  # type: ignore[union-attr]
+            derived = self.index_key(entity, index_name, item)
+            if derived:
+                item.update(derived)
+        check_size(item, where=entity.name)
+        return item
+
+    # Update ----------------------------------------------------------------------------------
+    def plan_update(
+        self,
+        entity: Entity,
+        key_values: Mapping[str, Any],
+        set_values: Mapping[str, Any],
+        remove: Iterable[str],
+    ) -> UpdatePlan:
+        """Plan a partial update, recomputing every affected derived key."""
+        remove = list(remove)
+        set_values = dict(set_values)
+        # ``None`` in set means remove.
+        for name, value in list(set_values.items()):
+            if value is None:
+                remove.append(name)
+                del set_values[name]
+        key_fields = set(entity.table_key_fields)
+        for name in [*set_values, *remove]:
+            if name in key_fields:
+                raise UpdateRejectedError(
+                    f"{entity.name}: {name!r} is part of the table key {entity.pk!r}/{entity.sk!r} and cannot be "
+                    "updated in place; delete the item and put it under the new key (e.g. in a transaction)"
+                )
+            if name == entity.version_attribute:
+                raise UpdateRejectedError(
+                    f"{entity.name}: {name!r} is the version attribute and is bumped automatically; pass "
+                    "expected_version instead"
+                )
+            if name == self.model.ttl_attribute and name in set_values:
+                set_values[name] = codec.validate_ttl_value(set_values[name], attribute=name)
+        if set(set_values) & set(remove):
+            raise UpdateRejectedError(
+                f"{entity.name}: attribute(s) {sorted(set(set_values) & set(remove))!r} are both set and removed"
+            )
+        plan = UpdatePlan(set=self.normalize(entity, set_values), remove=[])
+        for name in remove:
+            if name in self.reserved:
+                raise UpdateRejectedError(f"{entity.name}: attribute {name!r} is managed by the model; do not remove it")
+            plan.remove.append(name)
+        known = {**self.normalize(entity, key_values), **plan.set}
+        for index_name in entity.indexes:  # type: ignore[union-attr]
+            inputs = self.index_inputs(entity, index_name)
+            touched_set = inputs & set(plan.set)
+            touched_remove = inputs & set(plan.remove)
+            if not touched_set and not touched_remove:
+                continue
+            attrs = self.index_attributes(index_name)
+            if touched_remove:
+                plan.remove += [a for a in attrs if a not in plan.remove]
+                continue
+            missing = sorted(f for f in inputs if known.get(f) is None)
+            if missing:
+                raise UpdateRejectedError(
+                    f"{entity.name}: update sets {sorted(touched_set)!r}, an input of index {index_name!r}'s key, "
+                    f"but not {missing!r}, which that key also needs; supply them in the same update so the "
+                    "index key can be recomputed"
+                )
+            derived = self.index_key(entity, index_name, known)
+            if derived is None:  # sparse condition not met: leave the index
+                plan.remove += [a for a in attrs if a not in plan.remove]
+            else:
+                plan.set.update(derived)
+        return plan
+
+    # Read ------------------------------------------------------------------------------------
+    def entity_of(self, item: Mapping[str, Any]) -> Entity | None:
+        name = item.get(self.model.entity_attribute)
+        return self.model.entities.get(name) if isinstance(name, str) else None
+
+    def decode(self, item: Mapping[str, Any], *, raw: bool = False) -> dict[str, Any]:
+        """An application item from a stored one: key attributes dropped (unless ``raw``),
+        integral numbers as int, and fields missing from a projection parsed back from the
+        table key."""
+        out = {k: from_dynamo(v) for k, v in item.items()}
+        if raw:
+            return out
+        entity = self.entity_of(out)
+        if entity is not None:
+            pk = out.get(self.model.pk_attribute)
+            if isinstance(pk, str):
+                for name, value in keys.parse(entity, entity.pk_template, pk).items():
+                    out.setdefault(name, _stored_form(entity, name, value))
+            sk = out.get(self.model.sk_attribute)
+            if isinstance(sk, str) and entity.sk_template is not None:
+                for name, value in keys.parse(entity, entity.sk_template, sk).items():
+                    out.setdefault(name, _stored_form(entity, name, value))
+        for attr in self.model.key_attributes():
+            out.pop(attr, None)
+        return {k: v for k, v in out.items() if ":" not in k}
+
+
+def _stored_form(entity: Entity, name: str, value: Any) -> Any:
+    if ":" in name:
+        return value
+    spec = entity.field(name)
+    return codec.normalize(value, spec.kind, width=spec.width, field=f"{entity.name}.{name}")
+
+
+# Plain value conversion --------------------------------------------------------------------------
+def to_dynamo(value: Any, *, where: str) -> Any:
+    """Make a Python value storable: floats → Decimal (exact repr), datetimes rejected unless
+    declared as fields, sets and nested containers converted recursively."""
+    if isinstance(value, bool) or value is None or isinstance(value, (str, bytes, int, Decimal)):
+        return value
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ItemValidationError(f"{where}: {value!r} cannot be stored (DynamoDB numbers are finite)")
+        return Decimal(repr(value))
+    if isinstance(value, Mapping):
+        return {str(k): to_dynamo(v, where=f"{where}.{k}") for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_dynamo(v, where=f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, (set, frozenset)):
+        if not value:
+            raise ItemValidationError(f"{where}: empty set cannot be stored (DynamoDB sets are non-empty)")
+        return {to_dynamo(v, where=where) for v in value}
+    raise ItemValidationError(
+        f"{where}: value {value!r} of type {type(value).__name__} cannot be stored; declare it as a "
+        "timestamp/date field or convert it (str, int, Decimal, bool, bytes, list, dict, set)"
+    )
+
+
+def from_dynamo(value: Any) -> Any:
+    """Integral Decimals become int; containers are converted recursively."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else value
+    if isinstance(value, dict):
+        return {k: from_dynamo(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [from_dynamo(v) for v in value]
+    if isinstance(value, set):
+        return {from_dynamo(v) for v in value}
+    return value
+
+
+def item_size(item: Mapping[str, Any]) -> int:
+    """DynamoDB's item size: attribute names plus values, per the documented rules."""
+    return sum(len(k.encode("utf-8")) + _value_size(v) for k, v in item.items())
+
+
+def _value_size(value: Any) -> int:
+    if isinstance(value, str):
+        return len(value.encode("utf-8", "surrogatepass"))
+    if isinstance(value, (bytes, bytearray)):
+        return len(value)
+    if isinstance(value, bool) or value is None:
+        return 1
+    if isinstance(value, (int, Decimal)):
+        digits = len(str(abs(value)).replace(".", "").lstrip("0")) or 1
+        return (digits + 1) // 2 + 1
+    if isinstance(value, Mapping):
+        return 3 + sum(len(str(k).encode("utf-8")) + _value_size(v) + 1 for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return 3 + sum(_value_size(v) + 1 for v in value)
+    if isinstance(value, (set, frozenset)):
+        return sum(_value_size(v) for v in value)
+    return len(repr(value))
+
+
+def check_size(item: Mapping[str, Any], *, where: str) -> None:
+    size = item_size(item)
+    if size > MAX_ITEM_BYTES:
+        raise ItemValidationError(
+            f"{where} item is {size} bytes; DynamoDB items are limited to {MAX_ITEM_BYTES} bytes (400 KB) — "
+            "store large payloads in S3 and keep a pointer"
+        )
+
+
+def require_fields(entity: Entity, values: Mapping[str, Any], fields: Iterable[str], *, what: str) -> None:
+    missing = [f for f in fields if values.get(f) is None]
+    if missing:
+        raise KeyValueError(
+            f"{entity.name} {what} needs field(s) {missing!r}; given: {sorted(values) or 'nothing'}"
+        )

@@ -1,0 +1,130 @@
+"""Template-level keys: build, bound and parse keys of a model's key templates.
+
+Values are encoded by :mod:`constructs_lib.runtime.codec` (escaping, zero padding, ISO-8601
+UTC); this module joins them with the literals of a :class:`~constructs_lib.model.KeyTemplate`.
+
+Prefix rules (what makes tenant/collection reads safe):
+
+* a *prefix* built from the leading fields of a template always ends on the separator, so
+  ``USER#acme#`` can never match ``USER#acme%23x#...`` or ``USER#acmecorp#...``;
+* when every field is given, "this key and everything under it" is the closed range
+  ``[key, key + "$"]``: escaped values never contain ``$``, so nothing else falls in it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from . import codec
+from .exceptions import KeyValueError
+
+if TYPE_CHECKING:
+    from ..model import Entity, KeyTemplate
+
+SEPARATOR = codec.SEPARATOR
+UPPER = codec.UPPER_BOUND
+
+_MISSING = object()
+
+
+def segment_value(entity: Entity, placeholder: Any, value: Any) -> str:
+    """Encode one placeholder's value (applying its time bucket, if any)."""
+    name = f"{entity.name}.{placeholder.field}"
+    spec = entity.field(placeholder.field)
+    if placeholder.bucket:
+        return codec.escape(codec.bucket(value, placeholder.bucket, field=name), field=name)
+    return codec.encode(value, spec.kind, width=spec.width, field=name)
+
+
+def build(entity: Entity, template: KeyTemplate, values: Mapping[str, Any], *, where: str = "key") -> str:
+    """Build a complete key; every field of ``template`` must be in ``values``.
+
+    Raises
+    ------
+    KeyValueError
+        Naming the missing field or the bad value.
+    """
+    parts: list[str] = []
+    for seg in template.segments:
+        if isinstance(seg, str):
+            parts.append(seg)
+            continue
+        value = values.get(seg.field, _MISSING)
+        if value is _MISSING or value is None:
+            raise KeyValueError(
+                f"{entity.name} {where} {template.source!r} needs field {seg.field!r}, which is missing "
+                f"(given: {', '.join(sorted(values)) or 'nothing'})"
+            )
+        parts.append(segment_value(entity, seg, value))
+    return SEPARATOR.join(parts)
+
+
+def partial(entity: Entity, template: KeyTemplate, values: Mapping[str, Any], fields: tuple[str, ...]) -> tuple[str, bool]:
+    """Build the key from the leading ``fields`` (which must all be in ``values``).
+
+    Returns ``(text, complete)``. When incomplete, ``text`` holds the literals and values up
+    to the next missing placeholder *without* a trailing separator (callers add ``#`` for a
+    prefix or ``$`` for an upper bound).
+    """
+    parts: list[str] = []
+    given = set(fields)
+    for seg in template.segments:
+        if isinstance(seg, str):
+            parts.append(seg)
+            continue
+        if seg.field not in given:
+            return SEPARATOR.join(parts), False
+        value = values.get(seg.field, _MISSING)
+        if value is _MISSING or value is None:
+            raise KeyValueError(f"{entity.name} key {template.source!r} needs field {seg.field!r}, which is missing")
+        parts.append(segment_value(entity, seg, value))
+    return SEPARATOR.join(parts), True
+
+
+def prefix(entity: Entity, template: KeyTemplate, values: Mapping[str, Any], fields: tuple[str, ...]) -> tuple[str, bool]:
+    """A begins_with prefix from the leading ``fields``: ends with ``#`` unless complete."""
+    text, complete = partial(entity, template, values, fields)
+    if complete:
+        return text, True
+    return (text + SEPARATOR if text else ""), False
+
+
+def parse(entity: Entity, template: KeyTemplate, key: str) -> dict[str, Any]:
+    """Parse a key built from ``template`` back into its field values.
+
+    Bucketed placeholders are returned under ``"field:bucket"`` as their text. A repeated
+    field must carry the same value everywhere.
+
+    Raises
+    ------
+    KeyValueError
+        If ``key`` was not built from ``template`` (literal mismatch, segment count, bad escape).
+    """
+    if not isinstance(key, str):
+        raise KeyValueError(f"{entity.name} key {key!r} must be a string to parse with {template.source!r}")
+    parts = key.split(SEPARATOR)
+    if len(parts) != len(template.segments):
+        raise KeyValueError(
+            f"key {key!r} does not match template {template.source!r} of entity {entity.name!r}: "
+            f"{len(parts)} segments, expected {len(template.segments)}"
+        )
+    out: dict[str, Any] = {}
+    for seg, text in zip(template.segments, parts):
+        if isinstance(seg, str):
+            if seg != text:
+                raise KeyValueError(
+                    f"key {key!r} does not match template {template.source!r} of entity {entity.name!r}: "
+                    f"literal {text!r} should be {seg!r}"
+                )
+            continue
+        name = f"{entity.name}.{seg.field}"
+        if seg.bucket:
+            out[f"{seg.field}:{seg.bucket}"] = codec.unescape(text, field=name)
+            continue
+        spec = entity.field(seg.field)
+        value = codec.decode(text, spec.kind, width=spec.width, field=name)
+        if seg.field in out and out[seg.field] != value:
+            raise KeyValueError(f"key {key!r}: field {seg.field!r} appears twice with different values")
+        out[seg.field] = value
+    return out

@@ -1,0 +1,59 @@
+"""Orders API: a Lambda handler that uses only the bundled runtime client.
+
+Events (direct invocation)::
+
+    {"op": "place_order", "user_id": "u1", "lines": [{"sku": "SKU-1", "quantity": 2}]}
+    {"op": "list_orders", "user_id": "u1", "limit": 10, "cursor": null}
+    {"op": "get_order", "order_id": "01J..."}
+    {"op": "mark_paid", "user_id": "u1", "created_at": "...", "order_id": "01J..."}
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from constructs_lib.runtime import TableClient, new_ulid
+
+_table: TableClient | None = None
+
+
+def _client() -> TableClient:
+    global _table
+    if _table is None:  # built once per container, reused across invocations
+        _table = TableClient.from_environment()
+    return _table
+
+
+def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
+    op = event.get("op")
+    table = _client()
+    if op == "place_order":
+        lines = event.get("lines") or []
+        if not lines:
+            return {"ok": False, "error": "an order needs at least one line"}
+        order_id = new_ulid()
+        created_at = datetime.now(timezone.utc)
+        token = event.get("request_id")  # retries with the same request_id are applied once
+        with table.transaction(client_request_token=token) as tx:
+            tx.put("Order", {"user_id": event["user_id"], "order_id": order_id, "created_at": created_at,
+                             "status": "PENDING", "line_count": len(lines)}, create_only=True)
+            for n, line in enumerate(lines, start=1):
+                tx.put("OrderItem", {"order_id": order_id, "line": n, "sku": line["sku"],
+                                     "quantity": int(line["quantity"])}, create_only=True)
+        return {"ok": True, "order_id": order_id, "created_at": created_at.isoformat()}
+    if op == "list_orders":
+        page = table.query("user's orders newest first", user_id=event["user_id"],
+                           limit=event.get("limit", 20), cursor=event.get("cursor"))
+        return {"ok": True, "orders": page.items, "cursor": page.cursor}
+    if op == "get_order":
+        orders = table.query("order by id", order_id=event["order_id"]).items
+        if not orders:
+            return {"ok": False, "error": f"order {event['order_id']!r} not found"}
+        items = table.query("items of an order", order_id=event["order_id"]).items
+        return {"ok": True, "order": orders[0], "items": items}
+    if op == "mark_paid":
+        key = {k: event[k] for k in ("user_id", "created_at", "order_id")}
+        order = table.update("Order", key, set={"status": "PAID"})
+        return {"ok": True, "order": order}
+    return {"ok": False, "error": f"unknown op {op!r}"}

@@ -1,0 +1,91 @@
+"""The e-commerce data model used by ``app.py`` and the demo.
+
+Item collections on the table:
+
+* ``USER#{user_id}``: the user's profile (``PROFILE``) and orders (``ORDER#{created_at}#{order_id}``,
+  newest first with a descending Query, date ranges with BETWEEN).
+* ``ORDER#{order_id}``: the order's line items (``ITEM#{line}``, zero-padded).
+* ``PRODUCT#{sku}`` and ``SESSION#{session_id}`` (sessions expire via TTL).
+
+``GSI1`` is overloaded: users by email (``EMAIL#{email}``) and orders by id (the inverted
+index, ``ORDER#{order_id}``). ``GSI2`` is sparse: only orders whose status is ``PENDING``
+carry its keys, so "pending orders by date" reads nothing else.
+"""
+
+from __future__ import annotations
+
+from constructs_lib.model import AccessPattern, Entity, Field, Index, IndexKey, Model
+
+ORDER_STATUS = ("PENDING", "PAID", "SHIPPED", "CANCELLED")
+
+shop_model = Model(
+    "shop",
+    entities=[
+        Entity(
+            "User",
+            pk="USER#{user_id}",
+            sk="PROFILE",
+            fields={"user_id": "string", "email": "string"},
+            indexes={"GSI1": IndexKey(pk="EMAIL#{email}", sk="USER")},
+            required=("email",),
+            version_attribute="version",
+            description="A customer account; email is unique per user and looked up via GSI1.",
+        ),
+        Entity(
+            "Order",
+            pk="USER#{user_id}",
+            sk="ORDER#{created_at}#{order_id}",
+            fields={
+                "user_id": "string",
+                "order_id": "string",
+                "created_at": Field.timestamp(),
+                "status": Field.enum(*ORDER_STATUS),
+            },
+            indexes={
+                "GSI1": IndexKey(pk="ORDER#{order_id}", sk="ORDER"),
+                "GSI2": IndexKey(
+                    pk="STATUS#{status}", sk="{created_at}#{order_id}", when_equals={"status": ("PENDING",)}
+                ),
+            },
+            required=("status",),
+            description="An order, stored in its user's collection; pending orders are in sparse GSI2.",
+        ),
+        Entity(
+            "OrderItem",
+            pk="ORDER#{order_id}",
+            sk="ITEM#{line}",
+            fields={"order_id": "string", "line": Field.number(width=4)},
+            required=("sku", "quantity"),
+            description="One line of an order.",
+        ),
+        Entity(
+            "Product",
+            pk="PRODUCT#{sku}",
+            sk="PRODUCT",
+            fields={"sku": "string"},
+            required=("name", "price_cents"),
+        ),
+        Entity(
+            "Session",
+            pk="SESSION#{session_id}",
+            sk="SESSION",
+            fields={"session_id": "string"},
+            required=("user_id",),
+            description="A login session; expires through the table's TTL attribute.",
+        ),
+    ],
+    indexes=[Index("GSI1"), Index("GSI2", projection="KEYS_ONLY")],
+    access_patterns=[
+        AccessPattern("user profile", entity="User", sk="="),
+        AccessPattern("user by email", entity="User", index="GSI1"),
+        AccessPattern("user's orders newest first", entity="Order", sk="begins_with", descending=True),
+        AccessPattern("orders in a date range", entity="Order", sk="between", sk_fields=("created_at",)),
+        AccessPattern("user with orders", entity=("User", "Order")),
+        AccessPattern("order by id", entity="Order", index="GSI1"),
+        AccessPattern("items of an order", entity="OrderItem", sk="begins_with"),
+        AccessPattern("pending orders by date", entity="Order", index="GSI2", sk="between"),
+        AccessPattern("product by sku", entity="Product", sk="="),
+        AccessPattern("session by id", entity="Session", sk="="),
+    ],
+    ttl_attribute="expires_at",
+)
