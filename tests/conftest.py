@@ -1,0 +1,86 @@
+"""Shared fixtures: the showcase app synthesized once per session, its tables deployed
+from the synthesized template into DynamoDB Local (fixtures from constructs_lib.testing)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from constructs_lib.model import Model
+from constructs_lib.runtime import TableClient
+from constructs_lib.testing import LocalDeployment, asset_dir
+
+STACK = "ShopStack"
+
+# Quiet the jsii/Node notices in test output (same settings as the Makefile).
+os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+os.environ.setdefault("CDK_DISABLE_CLI_TELEMETRY", "true")
+
+
+@pytest.fixture(scope="session")
+def shop_cdk_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``app.py`` synthesized into a temporary cloud assembly (once per session)."""
+    from app import build_app
+
+    out = tmp_path_factory.mktemp("cdk.out")
+    build_app(str(out)).synth()
+    return out
+
+
+@pytest.fixture(scope="session")
+def shop_template(shop_cdk_out: Path) -> dict[str, Any]:
+    return json.loads((shop_cdk_out / f"{STACK}.template.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="session")
+def orders_api_logical_id(shop_template: dict[str, Any]) -> str:
+    functions = [lid for lid, r in shop_template["Resources"].items() if r["Type"] == "AWS::Lambda::Function"]
+    assert len(functions) == 1, functions
+    return functions[0]
+
+
+@pytest.fixture(scope="session")
+def orders_api_asset(shop_cdk_out: Path, shop_template: dict[str, Any], orders_api_logical_id: str) -> Path:
+    """The orders API function's asset directory inside the synthesized cloud assembly."""
+    return asset_dir(shop_cdk_out, shop_template, orders_api_logical_id)
+
+
+@pytest.fixture(scope="session")
+def bundled_model(orders_api_asset: Path) -> Model:
+    """The model exactly as shipped to the Lambda function (``model.json`` in the asset)."""
+    return Model.from_json((orders_api_asset / "model.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def shop_deployment(local_deploy: Callable[..., LocalDeployment], shop_template: dict[str, Any]) -> LocalDeployment:
+    """Fresh tables created from the synthesized ShopStack template (deleted after the test)."""
+    return local_deploy(shop_template, name_prefix="shop-")
+
+
+@pytest.fixture
+def shop_table(shop_deployment: LocalDeployment, bundled_model: Model, dynamodb_client: Any) -> TableClient:
+    """A TableClient on the freshly deployed shop table, using the bundled model."""
+    (table_id,) = shop_deployment.tables
+    return TableClient(bundled_model, shop_deployment.tables[table_id], client=dynamodb_client)
+
+
+@pytest.fixture(scope="session")
+def synth_table_template() -> Callable[..., dict[str, Any]]:
+    """Factory: synthesize a stack holding one ``SingleTable(model=...)`` and return its template."""
+    import aws_cdk as cdk
+    from aws_cdk.assertions import Template
+
+    from constructs_lib import SingleTable
+
+    def synth(model: Model, **props: Any) -> dict[str, Any]:
+        app = cdk.App()
+        stack = cdk.Stack(app, "TestStack")
+        SingleTable(stack, "Data", model=model, **props)
+        return Template.from_stack(stack).to_json()
+
+    return synth
