@@ -43,9 +43,20 @@ class IndexKey:
 
     def __post_init__(self) -> None:
         if self.when_equals is not None:
+            if not isinstance(self.when_equals, Mapping):
+                raise ModelValidationError(
+                    f"when_equals {self.when_equals!r} must be a mapping of attribute name to allowed values"
+                )
             frozen = {}
             for attr, values in dict(self.when_equals).items():
-                vals = (values,) if isinstance(values, str) else tuple(values)
+                if isinstance(values, str):
+                    vals: tuple[Any, ...] = (values,)
+                elif isinstance(values, (set, frozenset)):
+                    vals = tuple(sorted(values, key=str))  # deterministic order for to_json()
+                elif isinstance(values, Sequence):
+                    vals = tuple(values)
+                else:
+                    vals = ()
                 if not vals or not all(isinstance(v, str) and v for v in vals):
                     raise ModelValidationError(
                         f"when_equals[{attr!r}] = {values!r} must be a non-empty string or tuple of strings"

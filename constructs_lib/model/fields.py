@@ -102,7 +102,7 @@ class Field:
         if isinstance(value, str):
             kind, _, width = value.partition(":")
             if kind == "number":
-                if not width.isdigit():
+                if not (width.isascii() and width.isdigit()):
                     raise ModelValidationError(f"{where}: field spec {value!r} needs a width, e.g. 'number:10'")
                 return cls("number", width=int(width))
             if width:

@@ -261,6 +261,10 @@ class Model:
         for attr in list(declared) + sparse_inputs + list(entity.required) + (  # type: ignore[operator]
             [entity.version_attribute] if entity.version_attribute else []
         ):
+            if attr == self.ttl_attribute and attr not in declared and attr not in sparse_inputs and (
+                attr != entity.version_attribute
+            ):
+                continue  # requiring the TTL attribute on every item is fine; it is no key input
             if attr in self._reserved:
                 raise ModelValidationError(
                     f"{where}: attribute {attr!r} is reserved as the model's {self._reserved[attr]}; rename the field"
@@ -427,15 +431,27 @@ class Model:
                 f"model JSON version {data.get('version')!r} is not supported; this library reads version {VERSION} "
                 "— re-synthesize with a matching constructs_lib"
             )
+        try:
+            entities = [Entity.from_dict(e) for e in data["entities"]]
+            indexes = [Index.from_dict(i) for i in data["indexes"]]
+            patterns = [AccessPattern.from_dict(p) for p in data["access_patterns"]]
+            name, ttl, pk_attr = data["name"], data["ttl_attribute"], data["pk_attribute"]
+            sk_attr, entity_attr = data["sk_attribute"] or "SK", data["entity_attribute"]
+        except KeyError as exc:
+            raise ModelFormatError(
+                f"model JSON is missing key {exc.args[0]!r}; it is not a complete {FORMAT} version {VERSION} document"
+            ) from exc
+        except (TypeError, AttributeError) as exc:
+            raise ModelFormatError(f"model JSON has an unexpected shape: {exc}") from exc
         return cls(
-            data["name"],
-            entities=[Entity.from_dict(e) for e in data["entities"]],
-            indexes=[Index.from_dict(i) for i in data["indexes"]],
-            access_patterns=[AccessPattern.from_dict(p) for p in data["access_patterns"]],
-            ttl_attribute=data["ttl_attribute"],
-            pk_attribute=data["pk_attribute"],
-            sk_attribute=data["sk_attribute"] or "SK",
-            entity_attribute=data["entity_attribute"],
+            name,
+            entities=entities,
+            indexes=indexes,
+            access_patterns=patterns,
+            ttl_attribute=ttl,
+            pk_attribute=pk_attr,
+            sk_attribute=sk_attr,
+            entity_attribute=entity_attr,
         )
 
     @classmethod

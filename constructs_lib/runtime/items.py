@@ -103,6 +103,11 @@ class ItemCodec:
             spec = entity.fields.get(name)  # type: ignore[union-attr]
             if spec is not None:
                 value = codec.normalize(value, spec.kind, width=spec.width, field=f"{entity.name}.{name}")
+                if spec.choices is not None and value not in spec.choices:
+                    raise ItemValidationError(
+                        f"{entity.name}.{name}: value {value!r} is not one of the declared choices "
+                        f"{list(spec.choices)!r}"
+                    )
             out[name] = to_dynamo(value, where=f"{entity.name}.{name}")
         return out
 

@@ -13,7 +13,9 @@ Prefix rules (what makes tenant/collection reads safe):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
 from . import codec
@@ -26,6 +28,34 @@ SEPARATOR = codec.SEPARATOR
 UPPER = codec.UPPER_BOUND
 
 _MISSING = object()
+
+# What codec.bucket() produces for each granularity (strptime format; None = ISO week).
+_BUCKET_FORMATS: dict[str, tuple[re.Pattern[str], str | None]] = {
+    "year": (re.compile(r"[0-9]{4}"), "%Y"),
+    "month": (re.compile(r"[0-9]{4}-[0-9]{2}"), "%Y-%m"),
+    "day": (re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}"), "%Y-%m-%d"),
+    "hour": (re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}"), "%Y-%m-%dT%H"),
+    "minute": (re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}"), "%Y-%m-%dT%H:%M"),
+    "week": (re.compile(r"([0-9]{4})-W([0-9]{2})"), None),
+}
+
+
+def _parse_bucket(text: str, granularity: str, *, key: str, field: str) -> str:
+    """Return a bucket component as text, rejecting anything :func:`codec.bucket` cannot produce."""
+    pattern, fmt = _BUCKET_FORMATS[granularity]
+    match = pattern.fullmatch(text)
+    try:
+        if match is None:
+            raise ValueError
+        if fmt is None:
+            date.fromisocalendar(int(match.group(1)), int(match.group(2)), 1)
+        else:
+            datetime.strptime(text, fmt)
+    except ValueError:
+        raise KeyValueError(
+            f"key {key!r}: component {text!r} of field {field!r} is not a canonical {granularity!r} bucket"
+        ) from None
+    return text
 
 
 def segment_value(entity: Entity, placeholder: Any, value: Any) -> str:
@@ -99,7 +129,8 @@ def parse(entity: Entity, template: KeyTemplate, key: str) -> dict[str, Any]:
     Raises
     ------
     KeyValueError
-        If ``key`` was not built from ``template`` (literal mismatch, segment count, bad escape).
+        If ``key`` was not built from ``template`` (literal mismatch, segment count, bad escape,
+        a bucket component :func:`codec.bucket` cannot produce).
     """
     if not isinstance(key, str):
         raise KeyValueError(f"{entity.name} key {key!r} must be a string to parse with {template.source!r}")
@@ -120,7 +151,7 @@ def parse(entity: Entity, template: KeyTemplate, key: str) -> dict[str, Any]:
             continue
         name = f"{entity.name}.{seg.field}"
         if seg.bucket:
-            out[f"{seg.field}:{seg.bucket}"] = codec.unescape(text, field=name)
+            out[f"{seg.field}:{seg.bucket}"] = _parse_bucket(text, seg.bucket, key=key, field=name)
             continue
         spec = entity.field(seg.field)
         value = codec.decode(text, spec.kind, width=spec.width, field=name)
