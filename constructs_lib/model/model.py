@@ -122,6 +122,7 @@ class Model:
         for entity in self.entities.values():
             self._validate_entity(entity)
         self._validate_index_usage()
+        self._validate_key_overlap()
         self.resolved_patterns: dict[str, ResolvedPattern] = {
             p.name: self._resolve_pattern(p) for p in self.access_patterns.values()
         }
@@ -276,6 +277,25 @@ class Model:
                 "change on every write"
             )
 
+    def _validate_key_overlap(self) -> None:
+        """Two entities must never be able to build the same table key: an item of one would
+        overwrite (and parse back as) an item of the other. Templates may meet when, segment by
+        segment, their literals agree or a placeholder faces anything (a value can equal a literal)."""
+        entities = list(self.entities.values())
+        for i, a in enumerate(entities):
+            for b in entities[i + 1:]:
+                pairs = [(a.pk_template, b.pk_template)]
+                if self.has_sort_key:
+                    pairs.append((a.sk_template, b.sk_template))  # type: ignore[arg-type]
+                if all(_may_meet(x, y) for x, y in pairs):
+                    keys_a = " / ".join(t.source for t, _ in pairs)
+                    keys_b = " / ".join(t.source for _, t in pairs)
+                    raise ModelValidationError(
+                        f"entities {a.name!r} ({keys_a}) and {b.name!r} ({keys_b}) can build the same table key "
+                        "(a value may equal the other's literal); give each entity a distinct literal in the "
+                        "same segment, e.g. 'ORDER#{order_id}' vs 'ITEM#{line}'"
+                    )
+
     def _validate_index_usage(self) -> None:
         used = {name for e in self.entities.values() for name in e.indexes}  # type: ignore[union-attr]
         for name in self.indexes:
@@ -360,6 +380,8 @@ class Model:
                     )
             if pattern.sk == "=" and index is None and len(pattern.entities) == 1:
                 operation = "GetItem"
+        elif index is None and not self.has_sort_key and len(pattern.entities) == 1:
+            operation = "GetItem"  # the partition key alone is the whole primary key
         return ResolvedPattern(
             pattern=pattern, index=index, pk_fields=first_pk.fields, sk_fields=sk_fields, operation=operation
         )
@@ -470,6 +492,15 @@ class Model:
 
     def __repr__(self) -> str:
         return f"Model({self.name!r}, entities={list(self.entities)}, indexes={list(self.indexes)})"
+
+
+def _may_meet(a: KeyTemplate, b: KeyTemplate) -> bool:
+    """True if some values could make templates ``a`` and ``b`` build the same key."""
+    if len(a.segments) != len(b.segments):
+        return False
+    return all(
+        not isinstance(x, str) or not isinstance(y, str) or x == y for x, y in zip(a.segments, b.segments)
+    )
 
 
 def _unique(items: Sequence[Any], cls: type, what: str) -> dict[str, Any]:

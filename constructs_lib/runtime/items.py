@@ -22,7 +22,7 @@ from . import codec, keys
 from .exceptions import ItemValidationError, KeyValueError, UpdateRejectedError
 
 if TYPE_CHECKING:
-    from ..model import Entity, Index, Model
+    from ..model import Entity, Index, KeyTemplate, Model
 
 #: DynamoDB's item size limit.
 MAX_ITEM_BYTES = 400 * 1024
@@ -152,6 +152,10 @@ class ItemCodec:
                     f"{entity.name}: {name!r} is part of the table key {entity.pk!r}/{entity.sk!r} and cannot be "
                     "updated in place; delete the item and put it under the new key (e.g. in a transaction)"
                 )
+            if name in remove and name in entity.required:
+                raise UpdateRejectedError(
+                    f"{entity.name}: {name!r} is a required attribute of the entity and cannot be removed"
+                )
             if name == entity.version_attribute:
                 raise UpdateRejectedError(
                     f"{entity.name}: {name!r} is the version attribute and is bumped automatically; pass "
@@ -198,23 +202,32 @@ class ItemCodec:
         name = item.get(self.model.entity_attribute)
         return self.model.entities.get(name) if isinstance(name, str) else None
 
+    def _key_templates(self, entity: Entity) -> list[tuple[str, KeyTemplate]]:
+        """(key attribute, template) pairs of every key the entity's items can carry."""
+        pairs: list[tuple[str, KeyTemplate | None]] = [
+            (self.model.pk_attribute, entity.pk_template),
+            (self.model.sk_attribute, entity.sk_template),
+        ]
+        for index_name in entity.indexes:  # type: ignore[union-attr]
+            index = self.model.indexes[index_name]
+            pk_t, sk_t = entity.index_templates(index_name)
+            pairs += [(index.pk_attribute, pk_t), (index.sk_attribute, sk_t)]  # type: ignore[list-item]
+        return [(attr, t) for attr, t in pairs if attr and t is not None]
+
     def decode(self, item: Mapping[str, Any], *, raw: bool = False) -> dict[str, Any]:
         """An application item from a stored one: key attributes dropped (unless ``raw``),
-        integral numbers as int, and fields missing from a projection parsed back from the
-        table key."""
+        integral numbers as int, and fields missing from a projection (``KEYS_ONLY``) parsed
+        back from the table and index keys the item carries."""
         out = {k: from_dynamo(v) for k, v in item.items()}
         if raw:
             return out
         entity = self.entity_of(out)
         if entity is not None:
-            pk = out.get(self.model.pk_attribute)
-            if isinstance(pk, str):
-                for name, value in keys.parse(entity, entity.pk_template, pk).items():
-                    out.setdefault(name, _stored_form(entity, name, value))
-            sk = out.get(self.model.sk_attribute)
-            if isinstance(sk, str) and entity.sk_template is not None:
-                for name, value in keys.parse(entity, entity.sk_template, sk).items():
-                    out.setdefault(name, _stored_form(entity, name, value))
+            for attr, template in self._key_templates(entity):
+                text = out.get(attr)
+                if isinstance(text, str):
+                    for name, value in keys.parse(entity, template, text).items():
+                        out.setdefault(name, _stored_form(entity, name, value))
         for attr in self.model.key_attributes():
             out.pop(attr, None)
         return {k: v for k, v in out.items() if ":" not in k}

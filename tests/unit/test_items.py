@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Any
@@ -215,11 +217,22 @@ def test_setting_email_recomputes_gsi1() -> None:
 
 
 @pytest.mark.parametrize("how", ["remove", "set None"])
-def test_removing_email_removes_gsi1_keys(how: str) -> None:
-    # GIVEN an update removing the email (explicitly, or by setting None)
+def test_removing_a_required_gsi_input_is_rejected(how: str) -> None:
+    # GIVEN an update removing the user's required email (explicitly, or by setting None)
     set_values, remove = ({}, ["email"]) if how == "remove" else ({"email": None}, [])
-    # WHEN planned
-    plan = CODEC.plan_update(USER, {"user_id": "u1"}, set_values, remove)
+    # WHEN planned THEN it is rejected naming the attribute and the rule
+    with pytest.raises(UpdateRejectedError, match=r"'email' is a required attribute"):
+        CODEC.plan_update(USER, {"user_id": "u1"}, set_values, remove)
+
+
+@pytest.mark.parametrize("how", ["remove", "set None"])
+def test_removing_an_optional_gsi_input_removes_its_index_keys(how: str) -> None:
+    # GIVEN a model where the user's email (GSI1 input) is optional
+    user = dataclasses.replace(USER, required=())
+    codec_ = ItemCodec(Model("m", entities=[user], indexes=[Index("GSI1")]))
+    set_values, remove = ({}, ["email"]) if how == "remove" else ({"email": None}, [])
+    # WHEN an update removes it
+    plan = codec_.plan_update(user, {"user_id": "u1"}, set_values, remove)
     # THEN the email and both GSI1 key attributes are removed
     assert plan.set == {}
     assert sorted(plan.remove) == ["GSI1PK", "GSI1SK", "email"]
@@ -340,7 +353,7 @@ def test_put_without_all_gsi_inputs_skips_index() -> None:
 # --------------------------------------------------------------------------- decode
 
 
-def test_decode_keys_only_projection_parses_fields_from_table_key() -> None:
+def test_decode_keys_only_projection_parses_fields_from_table_and_index_keys() -> None:
     # GIVEN a GSI2 (KEYS_ONLY, synthesized as INCLUDE [_type]) item: keys and entity only
     stored = {
         "PK": "USER#u%231",
@@ -351,8 +364,9 @@ def test_decode_keys_only_projection_parses_fields_from_table_key() -> None:
     }
     # WHEN decoded
     item = CODEC.decode(stored)
-    # THEN key attributes are dropped and the table-key fields are parsed back in stored form
-    assert item == {"_type": "Order", "user_id": "u#1", "created_at": CREATED, "order_id": "o1"}
+    # THEN key attributes are dropped and the fields of table and index keys are parsed back
+    # in stored form (status comes from GSI2PK)
+    assert item == {"_type": "Order", "user_id": "u#1", "created_at": CREATED, "order_id": "o1", "status": "PENDING"}
 
 
 def test_decode_full_item_round_trip() -> None:

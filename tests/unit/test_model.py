@@ -922,3 +922,31 @@ def test_lookups_name_the_missing_value() -> None:
     rejects(ModelValidationError, lambda: shop_model.index("GSI9"), "'GSI9'", "GSI1")
     assert shop_model.entity("User").name == "User"
     assert shop_model.index("GSI2").projection == "KEYS_ONLY"
+
+
+# --------------------------------------------------------------------------- key overlap between entities
+
+
+def test_entities_that_can_build_the_same_table_key_are_rejected() -> None:
+    # GIVEN two entities in one partition where B's sort-key value may equal A's literal
+    a = Entity("Profile", pk="USER#{user_id}", sk="PROFILE", fields=["user_id"])
+    b = Entity("Note", pk="USER#{user_id}", sk="{note_id}", fields=["user_id", "note_id"])
+    # WHEN modelled together THEN rejected, naming both entities and their templates
+    with pytest.raises(ModelValidationError, match=r"'Profile' .*PROFILE.* and 'Note' .*\{note_id\}.* same table key"):
+        Model("m", entities=[a, b])
+
+
+def test_entities_with_distinct_literals_or_lengths_do_not_overlap() -> None:
+    # GIVEN literals that differ in one segment, or templates of different lengths
+    a = Entity("Order", pk="ORDER#{order_id}", sk="ORDER#{order_id}", fields=["order_id"])
+    b = Entity("Line", pk="ORDER#{order_id}", sk="ITEM#{line}", fields=["order_id", "line"])
+    c = Entity("Note", pk="ORDER#{order_id}", sk="ORDER#{order_id}#NOTE#{n}", fields=["order_id", "n"])
+    # WHEN modelled together THEN accepted
+    assert set(Model("m", entities=[a, b, c]).entities) == {"Order", "Line", "Note"}
+
+
+def test_pk_only_table_pattern_is_a_get_item() -> None:
+    # GIVEN a table without sort key WHEN a pattern reads by partition key THEN it is a GetItem
+    m = Model("m", entities=[Entity("Doc", pk="DOC#{doc_id}", fields=["doc_id"])],
+              access_patterns=[AccessPattern("doc by id", entity="Doc")])
+    assert m.resolved_patterns["doc by id"].operation == "GetItem"
