@@ -12,7 +12,9 @@ table was synthesized from::
 from __future__ import annotations
 
 from .client import ENV_MODEL_PATH, ENV_TABLE_NAME, MODEL_FILE, Page, TableClient, Transaction, load_bundled_model
-from .codec import bucket, bucket_range, epoch_seconds, escape, expiry, unescape
+from .buckets import bucket, bucket_range
+from .codec import escape, unescape
+from .ttl import epoch_seconds, expiry
 from .exceptions import (
     BatchIncompleteError,
     ConditionFailedError,

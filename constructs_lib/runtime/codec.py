@@ -52,14 +52,14 @@ Field kinds
             as fixed-width UTC with microseconds, ``2024-06-01T12:00:00.000000Z``.
 ``date``    ``date`` (not a ``datetime``) or ``YYYY-MM-DD`` string; stored as ``YYYY-MM-DD``.
 
-The module also holds time-bucket helpers (:func:`bucket`, :func:`bucket_range`) and TTL
-helpers (:func:`epoch_seconds`, :func:`expiry`, :func:`validate_ttl_value`).
+Time buckets live in :mod:`constructs_lib.runtime.buckets`, TTL helpers in
+:mod:`constructs_lib.runtime.ttl`.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timezone
 from decimal import Decimal
 from typing import Any, Literal, get_args
 
@@ -70,22 +70,12 @@ __all__ = [
     "UPPER_BOUND",
     "FieldKind",
     "FIELD_KINDS",
-    "Granularity",
-    "GRANULARITIES",
     "MAX_NUMBER_WIDTH",
-    "MAX_BUCKETS",
-    "MAX_TTL_AGE",
     "escape",
     "unescape",
     "encode",
     "decode",
     "normalize",
-    "bucket",
-    "bucket_range",
-    "now_utc",
-    "epoch_seconds",
-    "expiry",
-    "validate_ttl_value",
 ]
 
 SEPARATOR = "#"
@@ -98,22 +88,9 @@ key starting with ``prefix + SEPARATOR``."""
 FieldKind = Literal["string", "number", "timestamp", "date"]
 FIELD_KINDS: tuple[str, ...] = get_args(FieldKind)
 
-Granularity = Literal["year", "month", "day", "hour", "minute", "week"]
-GRANULARITIES: tuple[str, ...] = get_args(Granularity)
-
 MAX_NUMBER_WIDTH = 38
 """Widest zero-padded number: DynamoDB numbers carry at most 38 significant digits."""
 
-MAX_BUCKETS = 10_000
-"""Most buckets :func:`bucket_range` returns before refusing (a fan-out that large is a bug)."""
-
-MAX_TTL_AGE = timedelta(days=5 * 365)
-"""DynamoDB TTL ignores expiry times more than five years in the past."""
-
-_MS_THRESHOLD = 10**11
-"""Epoch seconds above this (year 5138) almost certainly are epoch milliseconds."""
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _SHOW_LIMIT = 60
 
 # Characters escaped: code points 0x00..0x24 and "%" (0x25). All are ASCII, one UTF-8 byte.
@@ -541,348 +518,3 @@ def normalize(value: Any, kind: FieldKind, *, width: int | None = None, field: s
         assert width is not None
         return _number(value, width, field)
     return encode(value, kind, field=field)
-
-
-# --------------------------------------------------------------------------- time buckets
-
-
-def _check_granularity(granularity: Any, field: str) -> None:
-    if granularity not in GRANULARITIES:
-        raise KeyValueError(
-            f"{_where(field)}unknown bucket granularity {_show(granularity)}; granularity "
-            f"must be one of {', '.join(GRANULARITIES)}"
-        )
-
-
-def _instant(value: Any, field: str) -> datetime | date:
-    """An aware UTC datetime for timestamps, a date for dates and 'YYYY-MM-DD' strings."""
-    if isinstance(value, datetime):
-        return _timestamp(value, field)
-    if isinstance(value, date):
-        return value
-    if isinstance(value, str) and _DATE_TEXT.fullmatch(value):
-        return _date(value, field)
-    if isinstance(value, str):
-        return _timestamp(value, field)
-    raise _fail(
-        field,
-        value,
-        f"is a {_type_name(value)}; buckets need a timezone-aware datetime, an ISO-8601 "
-        "timestamp string, a date or a 'YYYY-MM-DD' string",
-    )
-
-
-def _format_bucket(value: datetime | date, granularity: str) -> str:
-    if granularity == "year":
-        return f"{value.year:04d}"
-    if granularity == "month":
-        return f"{value.year:04d}-{value.month:02d}"
-    if granularity == "day":
-        return f"{value.year:04d}-{value.month:02d}-{value.day:02d}"
-    if granularity == "week":
-        iso_year, week, _ = value.isocalendar()
-        return f"{iso_year:04d}-W{week:02d}"
-    assert isinstance(value, datetime)
-    hour = f"{value.year:04d}-{value.month:02d}-{value.day:02d}T{value.hour:02d}"
-    if granularity == "hour":
-        return hour
-    return f"{hour}:{value.minute:02d}"
-
-
-def _require_time(value: datetime | date, original: Any, granularity: str, field: str) -> None:
-    if not isinstance(value, datetime):
-        raise _fail(
-            field,
-            original,
-            f"is a date; {granularity!r} buckets need a timestamp (a date has no time of day)",
-        )
-
-
-def bucket(value: Any, granularity: Granularity, *, field: str = "?") -> str:
-    """Return the time bucket a timestamp or date falls in.
-
-    Parameters
-    ----------
-    value : datetime | date | str
-        A timezone-aware ``datetime``, an ISO-8601 timestamp string with offset, a ``date`` or
-        a ``"YYYY-MM-DD"`` string. Timestamps are bucketed in UTC.
-    granularity : {"year", "month", "day", "hour", "minute", "week"}
-        Bucket size. ``"week"`` is the ISO week (weeks start on Monday; the ISO year may
-        differ from the calendar year around New Year).
-    field : str, optional
-        Field name used in error messages. Default ``"?"``.
-
-    Returns
-    -------
-    str
-        ``2024``, ``2024-06``, ``2024-06-01``, ``2024-06-01T13``, ``2024-06-01T13:05`` or
-        ``2024-W23``. Buckets of one granularity sort in time order.
-
-    Raises
-    ------
-    KeyValueError
-        For an unknown granularity, a value that is not a valid timestamp/date, or a date
-        with ``"hour"``/``"minute"``.
-    """
-    _check_granularity(granularity, field)
-    instant = _instant(value, field)
-    if granularity in ("hour", "minute"):
-        _require_time(instant, value, granularity, field)
-    return _format_bucket(instant, granularity)
-
-
-def bucket_range(
-    start: Any,
-    end: Any,
-    granularity: Granularity,
-    *,
-    field: str = "?",
-    max_buckets: int = MAX_BUCKETS,
-) -> list[str]:
-    """List the buckets covering ``[start, end]`` inclusive, in time order.
-
-    Use it to fan a time-bucketed query out over every partition a period touches.
-
-    Parameters
-    ----------
-    start, end : datetime | date | str
-        As for :func:`bucket`. ``start`` must not be after ``end``.
-    granularity : {"year", "month", "day", "hour", "minute", "week"}
-        Bucket size.
-    field : str, optional
-        Field name used in error messages. Default ``"?"``.
-    max_buckets : int, optional
-        Refuse ranges needing more buckets than this. Default ``MAX_BUCKETS`` (10,000).
-
-    Returns
-    -------
-    list[str]
-        ``[bucket(start), ..., bucket(end)]`` with every bucket in between, no duplicates.
-
-    Raises
-    ------
-    KeyValueError
-        For invalid values, ``start`` after ``end``, or more than ``max_buckets`` buckets.
-    """
-    _check_granularity(granularity, field)
-    lo, hi = _instant(start, field), _instant(end, field)
-    if granularity in ("hour", "minute"):
-        _require_time(lo, start, granularity, field)
-        _require_time(hi, end, granularity, field)
-    if type(lo) is type(hi) or (isinstance(lo, datetime) and isinstance(hi, datetime)):
-        after = lo > hi  # type: ignore[operator]
-    else:  # one date, one timestamp: compare by UTC day
-        lo_day = lo.date() if isinstance(lo, datetime) else lo
-        hi_day = hi.date() if isinstance(hi, datetime) else hi
-        after = lo_day > hi_day
-    if after:
-        raise KeyValueError(
-            f"{_where(field)}start {_show(start)} is after end {_show(end)}; a bucket range "
-            "needs start <= end"
-        )
-
-    count, first = _bucket_count_and_first(lo, hi, granularity)
-    if count > max_buckets:
-        raise KeyValueError(
-            f"{_where(field)}range {_show(start)} .. {_show(end)} spans {count} "
-            f"{granularity} buckets; at most {max_buckets} buckets are allowed (use a coarser "
-            "granularity or a shorter range)"
-        )
-    return [_format_bucket(item, granularity) for item in _bucket_steps(first, count, granularity)]
-
-
-def _day(value: datetime | date) -> date:
-    return value.date() if isinstance(value, datetime) else value
-
-
-def _bucket_count_and_first(
-    lo: datetime | date, hi: datetime | date, granularity: str
-) -> tuple[int, datetime | date]:
-    if granularity == "year":
-        return hi.year - lo.year + 1, date(lo.year, 1, 1)
-    if granularity == "month":
-        return (hi.year - lo.year) * 12 + hi.month - lo.month + 1, date(lo.year, lo.month, 1)
-    if granularity == "day":
-        return (_day(hi) - _day(lo)).days + 1, _day(lo)
-    if granularity == "week":
-        lo_monday = _day(lo) - timedelta(days=_day(lo).weekday())
-        hi_monday = _day(hi) - timedelta(days=_day(hi).weekday())
-        return (hi_monday - lo_monday).days // 7 + 1, lo_monday
-    assert isinstance(lo, datetime) and isinstance(hi, datetime)
-    if granularity == "hour":
-        lo_t, hi_t, step = lo.replace(minute=0, second=0, microsecond=0), hi, timedelta(hours=1)
-    else:
-        lo_t, hi_t, step = lo.replace(second=0, microsecond=0), hi, timedelta(minutes=1)
-    return (hi_t - lo_t) // step + 1, lo_t
-
-
-def _bucket_steps(first: datetime | date, count: int, granularity: str) -> list[datetime | date]:
-    if granularity in ("year", "month"):
-        months = 12 if granularity == "year" else 1
-        out: list[datetime | date] = []
-        index = first.year * 12 + first.month - 1
-        for _ in range(count):
-            out.append(date(index // 12, index % 12 + 1, 1))
-            index += months
-        return out
-    step = {
-        "day": timedelta(days=1),
-        "week": timedelta(days=7),
-        "hour": timedelta(hours=1),
-        "minute": timedelta(minutes=1),
-    }[granularity]
-    return [first + step * i for i in range(count)]
-
-
-# --------------------------------------------------------------------------- TTL
-
-
-def now_utc() -> datetime:
-    """Return the current time as a timezone-aware UTC ``datetime``."""
-    return datetime.now(timezone.utc)
-
-
-def _aware(value: Any, name: str) -> datetime:
-    if not isinstance(value, datetime):
-        raise KeyValueError(
-            f"{name} {_show(value)} is a {_type_name(value)}; it must be a timezone-aware "
-            "datetime"
-        )
-    if value.tzinfo is None or value.utcoffset() is None:
-        raise KeyValueError(
-            f"{name} {_show(value)} is a naive datetime; it must be timezone-aware (naive is "
-            "ambiguous)"
-        )
-    return value
-
-
-def epoch_seconds(dt: datetime) -> int:
-    """Return whole seconds since the Unix epoch (floored) for an aware ``datetime``.
-
-    Parameters
-    ----------
-    dt : datetime
-        A timezone-aware datetime.
-
-    Returns
-    -------
-    int
-        ``floor((dt - 1970-01-01T00:00Z).total_seconds())``, computed exactly.
-
-    Raises
-    ------
-    KeyValueError
-        If ``dt`` is not a timezone-aware ``datetime``.
-    """
-    dt = _aware(dt, "datetime")
-    return (dt - _EPOCH) // timedelta(seconds=1)
-
-
-def expiry(
-    expires_in: timedelta | None = None,
-    expires_at: datetime | None = None,
-    *,
-    now: datetime | None = None,
-) -> int:
-    """Return a TTL attribute value (epoch seconds) for an item.
-
-    Give exactly one of ``expires_in`` and ``expires_at``. The result is rounded up to the
-    next whole second, so an item never becomes eligible for deletion before the requested
-    moment (DynamoDB deletes expired items some time after expiry, not exactly at it).
-
-    Parameters
-    ----------
-    expires_in : timedelta, optional
-        Positive time from ``now`` until expiry. Default ``None``.
-    expires_at : datetime, optional
-        Timezone-aware moment of expiry, after ``now``. Default ``None``.
-    now : datetime, optional
-        Timezone-aware current time. Default :func:`now_utc()`.
-
-    Returns
-    -------
-    int
-        Epoch seconds.
-
-    Raises
-    ------
-    KeyValueError
-        If both or neither are given, ``expires_in`` is not a positive ``timedelta``,
-        ``expires_at`` / ``now`` are naive or not datetimes, or ``expires_at`` is not in the
-        future.
-    """
-    if (expires_in is None) == (expires_at is None):
-        raise KeyValueError(
-            f"expires_in={_show(expires_in)} and expires_at={_show(expires_at)}: give exactly "
-            "one of expires_in and expires_at"
-        )
-    current = now_utc() if now is None else _aware(now, "now")
-    if expires_in is not None:
-        if not isinstance(expires_in, timedelta):
-            raise KeyValueError(
-                f"expires_in {_show(expires_in)} is a {_type_name(expires_in)}; it must be a "
-                "positive timedelta"
-            )
-        if expires_in <= timedelta(0):
-            raise KeyValueError(
-                f"expires_in {_show(expires_in)} is not positive; an expiry must be in the future"
-            )
-        target = current + expires_in
-    else:
-        target = _aware(expires_at, "expires_at")
-        if target <= current:
-            raise KeyValueError(
-                f"expires_at {_show(expires_at)} is not after now ({current.isoformat()}); an "
-                "expiry must be in the future"
-            )
-    # Ceiling division, exact (no float rounding): -floor(-x) == ceil(x).
-    return -((_EPOCH - target) // timedelta(seconds=1))
-
-
-def validate_ttl_value(value: Any, *, attribute: str, now: datetime | None = None) -> int:
-    """Check a value about to be written to a TTL attribute.
-
-    Parameters
-    ----------
-    value : int
-        Epoch seconds. An integral ``Decimal`` (what boto3 returns when reading a number) is
-        accepted and converted to ``int``; ``bool``, ``float``, ``str`` and the rest are not.
-    attribute : str
-        Name of the TTL attribute, used in error messages.
-    now : datetime, optional
-        Timezone-aware current time. Default :func:`now_utc()`.
-
-    Returns
-    -------
-    int
-        ``value`` as an ``int``.
-
-    Raises
-    ------
-    KeyValueError
-        If the value is not an integer, looks like epoch milliseconds (``> 10**11``), or is
-        more than five years in the past (DynamoDB TTL ignores such items, so they would
-        never expire).
-    """
-    if isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
-        number = int(value)
-    elif isinstance(value, bool) or not isinstance(value, int):
-        raise KeyValueError(
-            f"TTL attribute {attribute!r}: {_show(value)} is a {_type_name(value)}; TTL values "
-            "must be an int of epoch seconds"
-        )
-    else:
-        number = value
-    if number > _MS_THRESHOLD:
-        raise KeyValueError(
-            f"TTL attribute {attribute!r}: {_show(value)} looks like epoch milliseconds; TTL "
-            "values must be epoch seconds (divide by 1000)"
-        )
-    current = now_utc() if now is None else _aware(now, "now")
-    oldest = epoch_seconds(current - MAX_TTL_AGE)
-    if number < oldest:
-        raise KeyValueError(
-            f"TTL attribute {attribute!r}: {_show(value)} is more than five years in the past; "
-            "DynamoDB TTL ignores such values, so the item would never expire"
-        )
-    return number

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from . import codec, keys
+from . import codec, keys, ttl
 from .exceptions import ItemValidationError, KeyValueError, UpdateRejectedError
 
 if TYPE_CHECKING:
@@ -162,7 +162,7 @@ class ItemCodec:
                     "expected_version instead"
                 )
             if name == self.model.ttl_attribute and name in set_values:
-                set_values[name] = codec.validate_ttl_value(set_values[name], attribute=name)
+                set_values[name] = ttl.validate_ttl_value(set_values[name], attribute=name)
         if set(set_values) & set(remove):
             raise UpdateRejectedError(
                 f"{entity.name}: attribute(s) {sorted(set(set_values) & set(remove))!r} are both set and removed"

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
-from . import codec
+from . import buckets, codec
 from .exceptions import KeyValueError
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ UPPER = codec.UPPER_BOUND
 
 _MISSING = object()
 
-# What codec.bucket() produces for each granularity (strptime format; None = ISO week).
+# What buckets.bucket() produces for each granularity (strptime format; None = ISO week).
 _BUCKET_FORMATS: dict[str, tuple[re.Pattern[str], str | None]] = {
     "year": (re.compile(r"[0-9]{4}"), "%Y"),
     "month": (re.compile(r"[0-9]{4}-[0-9]{2}"), "%Y-%m"),
@@ -41,7 +41,7 @@ _BUCKET_FORMATS: dict[str, tuple[re.Pattern[str], str | None]] = {
 
 
 def _parse_bucket(text: str, granularity: str, *, key: str, field: str) -> str:
-    """Return a bucket component as text, rejecting anything :func:`codec.bucket` cannot produce."""
+    """Return a bucket component as text, rejecting anything :func:`buckets.bucket` cannot produce."""
     pattern, fmt = _BUCKET_FORMATS[granularity]
     match = pattern.fullmatch(text)
     try:
@@ -63,7 +63,7 @@ def segment_value(entity: Entity, placeholder: Any, value: Any) -> str:
     name = f"{entity.name}.{placeholder.field}"
     spec = entity.field(placeholder.field)
     if placeholder.bucket:
-        return codec.escape(codec.bucket(value, placeholder.bucket, field=name), field=name)
+        return codec.escape(buckets.bucket(value, placeholder.bucket, field=name), field=name)
     return codec.encode(value, spec.kind, width=spec.width, field=name)
 
 
@@ -130,7 +130,7 @@ def parse(entity: Entity, template: KeyTemplate, key: str) -> dict[str, Any]:
     ------
     KeyValueError
         If ``key`` was not built from ``template`` (literal mismatch, segment count, bad escape,
-        a bucket component :func:`codec.bucket` cannot produce).
+        a bucket component :func:`buckets.bucket` cannot produce).
     """
     if not isinstance(key, str):
         raise KeyValueError(f"{entity.name} key {key!r} must be a string to parse with {template.source!r}")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from . import _aws, codec
+from . import _aws, ttl
 from .exceptions import ConditionFailedError, ItemExistsError, ItemNotFoundError, UpdateRejectedError, VersionConflictError
 from .items import ItemCodec, check_size
 
@@ -89,7 +89,7 @@ def ttl_value(
         raise UpdateRejectedError(
             f"{entity.name}: expires_in/expires_at given, but model {codec_.model.name!r} has no ttl_attribute"
         )
-    return attr, codec.expiry(expires_in=expires_in, expires_at=expires_at)
+    return attr, ttl.expiry(expires_in=expires_in, expires_at=expires_at)
 
 
 def put(
@@ -109,7 +109,7 @@ def put(
         attrs[ttl[0]] = ttl[1]
     elif codec_.model.ttl_attribute and attrs.get(codec_.model.ttl_attribute) is not None:
         name = codec_.model.ttl_attribute
-        attrs[name] = codec.validate_ttl_value(attrs[name], attribute=name)
+        attrs[name] = ttl.validate_ttl_value(attrs[name], attribute=name)
     version_attr = entity.version_attribute
     if expected_version is not None and version_attr is None:
         raise UpdateRejectedError(f"{entity.name}: expected_version given, but the entity has no version_attribute")

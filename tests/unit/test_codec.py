@@ -9,23 +9,24 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from constructs_lib.runtime import codec
+from constructs_lib.runtime import buckets
+from constructs_lib.runtime.buckets import bucket, bucket_range
 from constructs_lib.runtime.codec import (
     SEPARATOR,
     UPPER_BOUND,
-    bucket,
-    bucket_range,
     decode,
     encode,
-    epoch_seconds,
     escape,
-    expiry,
     normalize,
-    now_utc,
     unescape,
-    validate_ttl_value,
 )
 from constructs_lib.runtime.exceptions import KeyValueError
+from constructs_lib.runtime.ttl import (
+    epoch_seconds,
+    expiry,
+    now_utc,
+    validate_ttl_value,
+)
 
 UTC = timezone.utc
 PROPS = settings(max_examples=500, deadline=None)
@@ -515,7 +516,7 @@ def test_bucket_range_weeks_and_minutes() -> None:
 
 
 @PROPS
-@given(aware_datetimes, st.integers(0, 3000), st.sampled_from(codec.GRANULARITIES))
+@given(aware_datetimes, st.integers(0, 3000), st.sampled_from(buckets.GRANULARITIES))
 def test_property_bucket_range_matches_bucket(start: datetime, minutes: int, granularity: str) -> None:
     # GIVEN a range WHEN expanded THEN it starts and ends with the endpoints' buckets,
     # is strictly increasing (no duplicates) and contains the bucket of every instant inside
