@@ -43,7 +43,8 @@ class SingleTable(Construct):
         ``DESTROY`` requires ``deletion_protection=False`` (the delete would fail otherwise).
     encryption
         ``TableEncryptionV2``: ``dynamo_owned_key()`` (default), ``aws_managed_key()`` or
-        ``customer_managed_key(key)``. Grants include the KMS permissions a CMK needs.
+        ``customer_managed_key(key)``. Grants include the KMS permissions a CMK needs. A
+        customer-managed key needs a stack with a concrete region (``env=``).
     billing
         ``Billing.on_demand()`` (default) or ``Billing.provisioned(...)``.
     index_read_capacity, index_write_capacity
@@ -80,6 +81,15 @@ class SingleTable(Construct):
             raise ConstructPropsError(
                 f"SingleTable {id!r}: removal_policy=DESTROY with deletion_protection=True would fail when the "
                 "stack deletes the table; set deletion_protection=False to allow destruction"
+            )
+        if (
+            encryption is not None
+            and encryption.table_key is not None
+            and cdk.Token.is_unresolved(cdk.Stack.of(self).region)
+        ):
+            raise ConstructPropsError(
+                f"SingleTable {id!r}: encryption=customer_managed_key(...) needs a stack with a concrete region "
+                "(the table's replica names its key per region); give the stack env=cdk.Environment(region=...)"
             )
         provisioned = billing is not None and billing.mode == dynamodb.BillingMode.PROVISIONED
         if provisioned and model.gsis and index_write_capacity is None:
@@ -127,8 +137,11 @@ class SingleTable(Construct):
         # into their entity (KEYS_ONLY therefore becomes INCLUDE [entity attribute]).
         if index.projection == "ALL":
             return dynamodb.ProjectionType.ALL, None
-        extra = list(index.projection) if isinstance(index.projection, tuple) else []
-        return dynamodb.ProjectionType.INCLUDE, [self.model.entity_attribute, *extra]
+        # (An INCLUDE tuple that already names it must not list it twice: CloudFormation rejects
+        # duplicate NonKeyAttributes.)
+        entity_attr = self.model.entity_attribute
+        extra = [a for a in index.projection if a != entity_attr] if isinstance(index.projection, tuple) else []
+        return dynamodb.ProjectionType.INCLUDE, [entity_attr, *extra]
 
     def _gsi(self, index: Index) -> dynamodb.GlobalSecondaryIndexPropsV2:
         projection, non_key = self._projection(index)
@@ -165,7 +178,9 @@ class SingleTable(Construct):
 
     @property
     def table_stream_arn(self) -> str | None:
-        return self.table.table_stream_arn
+        """The stream ARN, or None when the table has no stream (``TableV2.table_stream_arn``
+        is a token even then, which would fail at deploy time)."""
+        return self.table.table_stream_arn if self.stream_view_type is not None else None
 
     def index_arn(self, index: str) -> str:
         """ARN of one index of this table (for per-index least-privilege grants)."""
@@ -190,10 +205,10 @@ class SingleTable(Construct):
     def grant_stream_read(self, grantee: iam.IGrantable) -> iam.Grant:
         """Read the table's stream (DescribeStream, GetRecords, GetShardIterator on the stream ARN;
         ListStreams, which AWS only authorizes on ``*``)."""
-        if self.table.table_stream_arn is None:
+        if self.table_stream_arn is None:
             raise ConstructPropsError(f"SingleTable {self.node.id!r} has no stream; pass stream=StreamViewType...")
         iam.Grant.add_to_principal(grantee=grantee, actions=list(_perms.LIST_STREAMS), resource_arns=["*"])
-        return self._grant(grantee, _perms.STREAM_READ, resources=[self.table.table_stream_arn], kms=_perms.KMS_DECRYPT)
+        return self._grant(grantee, _perms.STREAM_READ, resources=[self.table_stream_arn], kms=_perms.KMS_DECRYPT)
 
     def _grant(
         self,

@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Literal
 
 import aws_cdk as cdk
+import jsii
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
-from constructs import Construct
+from constructs import Construct, IValidation
 
 from . import _bundling, _defaults
 from .exceptions import ConstructPropsError
@@ -104,4 +105,29 @@ class TableFunction(Construct):
         )
         grant = {"read": table.grant_read_data, "write": table.grant_write_data, "read_write": table.grant_read_write_data}
         grant[access](self.function)
+        self.node.add_validation(_DropImpliedRoleDependency(self.function))
         self.table = table
+
+
+@jsii.implements(IValidation)
+class _DropImpliedRoleDependency:
+    """Remove the function's redundant ``DependsOn`` on its own IAM role.
+
+    CDK makes a ``Function`` depend on every resource of its role construct. The role itself is
+    already implied by ``Role: Fn::GetAtt [role, Arn]``, so that entry is redundant (cfn-lint
+    W3005; the same pattern as aws/aws-cdk#24578); the dependency on the role's policy is real (the function must
+    not run before its permissions exist) and stays. CDK turns construct dependencies into
+    ``DependsOn`` entries while preparing the app, after aspects and just before validation, so
+    the removal happens here. It reports no validation error.
+    """
+
+    def __init__(self, function: lambda_.Function) -> None:
+        self._function = function
+
+    def validate(self) -> list[str]:
+        cfn_function = self._function.node.default_child
+        role = self._function.role
+        cfn_role = role.node.default_child if role is not None else None
+        if isinstance(cfn_function, cdk.CfnResource) and isinstance(cfn_role, cdk.CfnResource):
+            cfn_function.remove_resource_dependency(cfn_role)
+        return []

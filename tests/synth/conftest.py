@@ -1,0 +1,188 @@
+"""Fixtures of the synth-level tests: small models, stack factories and the showcase app
+synthesized once per session.
+
+jsii starts one Node process per Python process (~3 s); every extra stack costs 0.1-0.2 s.
+So stacks are shared through module- or session-scoped fixtures, and every stack lives in
+its own ``cdk.App`` (``Template.from_stack`` re-synthesizes the whole app each time).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from constructs_lib.model import AccessPattern, Entity, Field, Index, IndexKey, Model
+
+# Asset metadata (``Metadata["aws:asset:path"]`` on the Lambda resource) is written only when
+# the context flag ``aws:cdk:enable-asset-metadata`` is set, as the CDK CLI does. An in-process
+# ``cdk.App`` reads context from the Node process's ``CDK_CONTEXT_JSON`` when it is built, and
+# that Node process copies the environment when jsii starts it (at the first ``aws_cdk``
+# import). So set the flag for that one moment, start jsii, and restore the environment.
+os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+if "aws_cdk" not in sys.modules:
+    _saved_context = os.environ.get("CDK_CONTEXT_JSON")
+    _context = json.loads(_saved_context) if _saved_context else {}
+    _context.setdefault("aws:cdk:enable-asset-metadata", True)
+    os.environ["CDK_CONTEXT_JSON"] = json.dumps(_context)
+    try:
+        import aws_cdk  # noqa: F401  (starts the jsii kernel with the flag in its environment)
+    finally:
+        if _saved_context is None:
+            del os.environ["CDK_CONTEXT_JSON"]
+        else:
+            os.environ["CDK_CONTEXT_JSON"] = _saved_context
+
+import aws_cdk as cdk  # noqa: E402
+
+SHOP_STACK = "ShopStack"
+
+
+# Models ------------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def pk_only_model() -> Model:
+    """No entity declares a sort key, so the table has a partition key only; no indexes."""
+    return Model(
+        "pkonly",
+        entities=[Entity("Account", pk="ACCOUNT#{account_id}", fields=["account_id"])],
+        access_patterns=[AccessPattern("account by id", entity="Account")],
+    )
+
+
+@pytest.fixture(scope="session")
+def mixed_index_model() -> Model:
+    """One of each index shape: ALL GSI, KEYS_ONLY GSI without sort key, INCLUDE GSI, LSI."""
+    return Model(
+        "mixed",
+        entities=[
+            Entity(
+                "Doc",
+                pk="DOC#{doc_id}",
+                sk="V#{version}",
+                fields={"doc_id": "string", "version": Field.number(width=6), "owner": "string",
+                        "title": "string", "updated_at": Field.timestamp(), "folder_id": "string"},
+                indexes={
+                    "ByOwner": IndexKey(pk="OWNER#{owner}", sk="{updated_at}"),
+                    "ByTitle": IndexKey(pk="TITLE#{title}"),
+                    "ByFolder": IndexKey(pk="FOLDER#{folder_id}", sk="{title}"),
+                    "ByUpdated": IndexKey(sk="{updated_at}"),
+                },
+            )
+        ],
+        indexes=[
+            Index("ByOwner"),
+            Index("ByTitle", sort_key=False, projection="KEYS_ONLY"),
+            Index("ByFolder", projection=("title", "size")),
+            Index("ByUpdated", kind="LSI"),
+        ],
+        access_patterns=[
+            AccessPattern("doc versions", entity="Doc", sk="begins_with"),
+            AccessPattern("docs of owner", entity="Doc", index="ByOwner"),
+            AccessPattern("doc by title", entity="Doc", index="ByTitle"),
+            AccessPattern("docs in folder", entity="Doc", index="ByFolder", sk="begins_with"),
+            AccessPattern("doc versions by date", entity="Doc", index="ByUpdated", sk=">="),
+        ],
+        ttl_attribute="purge_at",
+    )
+
+
+@pytest.fixture(scope="session")
+def status_gsi_model() -> Model:
+    """Tickets by status: the GSI partition key ``STATUS#{status}`` has a handful of values."""
+    return Model(
+        "tickets",
+        entities=[
+            Entity(
+                "Ticket",
+                pk="TICKET#{ticket_id}",
+                sk="TICKET",
+                fields={"ticket_id": "string", "status": "string", "opened_at": Field.timestamp()},
+                indexes={"GSI1": IndexKey(pk="STATUS#{status}", sk="{opened_at}#{ticket_id}")},
+            )
+        ],
+        indexes=[Index("GSI1")],
+        access_patterns=[
+            AccessPattern("ticket by id", entity="Ticket", sk="="),
+            AccessPattern("tickets by status", entity="Ticket", index="GSI1", sk="begins_with"),
+        ],
+    )
+
+
+@pytest.fixture(scope="session")
+def shop_model() -> Model:
+    from examples.shop.model import shop_model
+
+    return shop_model
+
+
+# Stacks ------------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def new_stack() -> Callable[[str], cdk.Stack]:
+    """Factory of empty stacks, each in its own app (so synthesizing one never re-synthesizes
+    the others)."""
+
+    def make(name: str = "TestStack") -> cdk.Stack:
+        return cdk.Stack(cdk.App(), name)
+
+    return make
+
+
+@pytest.fixture(scope="module")
+def scratch_stack(new_stack: Callable[[str], cdk.Stack]) -> cdk.Stack:
+    """A stack for constructor-error tests: it is never synthesized, so constructs left
+    half-built by a raising constructor do no harm. Use a distinct construct id per test."""
+    return new_stack("Scratch")
+
+
+# The showcase app, synthesized once ----------------------------------------------------------
+@dataclass(frozen=True)
+class ShopSynth:
+    outdir: Path
+    template: dict[str, Any]
+    function_logical_id: str
+    asset_dir: Path
+    asset_metadata_path: str | None
+
+    @property
+    def function(self) -> dict[str, Any]:
+        return self.template["Resources"][self.function_logical_id]
+
+    def resources_of_type(self, cfn_type: str) -> dict[str, dict[str, Any]]:
+        return {lid: r for lid, r in self.template["Resources"].items() if r["Type"] == cfn_type}
+
+
+def _asset_path_from_manifest(outdir: Path, s3_key: str) -> Path:
+    digest = s3_key.removesuffix(".zip")
+    manifest = json.loads((outdir / f"{SHOP_STACK}.assets.json").read_text(encoding="utf-8"))
+    return outdir / manifest["files"][digest]["source"]["path"]
+
+
+@pytest.fixture(scope="session")
+def shop(tmp_path_factory: pytest.TempPathFactory) -> ShopSynth:
+    """``app.build_app(outdir).synth()``: the template and the orders API function's asset.
+
+    The asset directory comes from the function's ``Metadata["aws:asset:path"]`` (enabled
+    above); if another plugin started jsii first the metadata is missing and the cloud
+    assembly's asset manifest (what ``cdk deploy`` publishes from) names it instead.
+    """
+    from app import build_app
+
+    outdir = tmp_path_factory.mktemp("shop-cdk-out")
+    assembly = build_app(str(outdir)).synth()
+    artifact = assembly.get_stack_by_name(SHOP_STACK)
+    template = json.loads((outdir / artifact.template_file).read_text(encoding="utf-8"))
+    functions = [lid for lid, r in template["Resources"].items() if r["Type"] == "AWS::Lambda::Function"]
+    assert len(functions) == 1, f"ShopStack should have one Lambda function, found {functions}"
+    function = template["Resources"][functions[0]]
+    meta_path = function.get("Metadata", {}).get("aws:asset:path")
+    if meta_path is not None:
+        asset = outdir / meta_path
+    else:
+        asset = _asset_path_from_manifest(outdir, function["Properties"]["Code"]["S3Key"])
+    return ShopSynth(outdir, template, functions[0], asset, meta_path)

@@ -1,0 +1,94 @@
+"""cfn-lint finds neither errors nor warnings in what the constructs synthesize.
+
+Informational findings (rule ids starting with ``I``) are not checked. cfn-lint runs in-process
+through its Python API (``cfnlint.api.lint_file``), on the files written to the cloud assembly.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_kms as kms
+
+from constructs_lib import SingleTable, TableFunction
+from constructs_lib.model import Model
+
+HANDLER = Path(__file__).resolve().parents[2] / "examples" / "shop" / "handlers" / "orders_api.py"
+
+
+def lint_findings(template_file: Path) -> list[str]:
+    """Errors and warnings of cfn-lint on *template_file*, as readable lines."""
+    from cfnlint.api import lint_file
+
+    matches = lint_file(template_file)
+    return [
+        f"{m.rule.id} {m.message} ({'/'.join(map(str, getattr(m, 'path', []) or []))})"
+        for m in matches
+        if m.rule.id[:1] in ("E", "W")
+    ]
+
+
+def test_cfn_lint_flags_a_broken_template(tmp_path: Path) -> None:
+    # GIVEN a template with an unknown resource property and a redundant DependsOn
+    broken = {
+        "Resources": {
+            "Topic": {"Type": "AWS::SNS::Topic", "Properties": {"NoSuchProperty": 1}},
+            "Queue": {"Type": "AWS::SQS::Queue", "DependsOn": ["Topic"], "Properties": {
+                "QueueName": {"Fn::GetAtt": ["Topic", "TopicName"]}}},
+        }
+    }
+    path = tmp_path / "broken.template.json"
+    path.write_text(json.dumps(broken), encoding="utf-8")
+    # WHEN it is linted
+    findings = lint_findings(path)
+    # THEN the checker reports both (so a clean result below means something)
+    assert any(f.startswith("E") for f in findings), findings
+    assert any(f.startswith("W3005") for f in findings), findings
+
+
+def test_shop_stack_template_is_lint_clean(shop) -> None:  # noqa: ANN001
+    # GIVEN ShopStack.template.json from app.py (table with stream, TableFunction, outputs)
+    template_file = shop.outdir / "ShopStack.template.json"
+    # WHEN cfn-lint checks it
+    findings = lint_findings(template_file)
+    # THEN it reports no error and no warning
+    assert findings == []
+
+
+@pytest.fixture(scope="module")
+def options_template_file(tmp_path_factory: pytest.TempPathFactory, mixed_index_model: Model) -> Path:
+    """A stack using the options away from the defaults: CMK, provisioned billing, an LSI, a
+    GSI without sort key, INCLUDE projections, a stream, a read-only function."""
+    outdir = tmp_path_factory.mktemp("options-cdk-out")
+    app = cdk.App(outdir=str(outdir))
+    stack = cdk.Stack(app, "OptionsStack", env=cdk.Environment(region="eu-west-1"))
+    table = SingleTable(
+        stack,
+        "Data",
+        model=mixed_index_model,
+        stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
+        encryption=dynamodb.TableEncryptionV2.customer_managed_key(kms.Key(stack, "Key", enable_key_rotation=True)),
+        billing=dynamodb.Billing.provisioned(
+            read_capacity=dynamodb.Capacity.fixed(5),
+            write_capacity=dynamodb.Capacity.autoscaled(max_capacity=20),
+        ),
+        index_write_capacity=dynamodb.Capacity.autoscaled(max_capacity=10),
+        table_class=dynamodb.TableClass.STANDARD_INFREQUENT_ACCESS,
+        contributor_insights=True,
+    )
+    function = TableFunction(stack, "Reader", table=table, entry=HANDLER, access="read")
+    table.grant_stream_read(function.function)
+    assembly = app.synth()
+    return outdir / assembly.get_stack_by_name("OptionsStack").template_file
+
+
+def test_options_stack_template_is_lint_clean(options_template_file: Path) -> None:
+    # GIVEN a template exercising the non-default options
+    # WHEN cfn-lint checks it
+    findings = lint_findings(options_template_file)
+    # THEN it reports no error and no warning
+    assert findings == []

@@ -1,0 +1,206 @@
+"""TableFunction: the orders API Lambda of app.py, its bundled asset and its props checks.
+
+The showcase app is synthesized once per session (``shop`` fixture in conftest.py); its
+template and the asset directory in the cloud assembly are read from disk.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import aws_cdk as cdk
+import pytest
+
+import constructs_lib
+from constructs_lib import ConstructPropsError, SingleTable, TableFunction
+from constructs_lib.model import Model
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGE = Path(constructs_lib.__file__).resolve().parent
+HANDLER = REPO / "examples" / "shop" / "handlers" / "orders_api.py"
+#: DESIGN.md: a generated Lambda's asset stays small (cold start is a feature).
+ASSET_BUDGET_ZIPPED = 100 * 1024
+FORBIDDEN_IN_ASSET = ("aws_cdk", "jsii", "constructs import")
+
+
+def asset_files(asset: Path) -> set[str]:
+    return {p.relative_to(asset).as_posix() for p in asset.rglob("*") if p.is_file()}
+
+
+def zipped_size(asset: Path) -> int:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(asset.rglob("*")):
+            if path.is_file():
+                archive.write(path, path.relative_to(asset).as_posix())
+    return len(buffer.getvalue())
+
+
+def single(resources: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    assert len(resources) == 1, list(resources)
+    return next(iter(resources.items()))
+
+
+# The function resource --------------------------------------------------------------------------
+def test_function_runs_python3_and_the_handler_module(shop) -> None:  # noqa: ANN001
+    # GIVEN app.py's orders API (entry orders_api.py, handler="handler")
+    # WHEN it is synthesized
+    props = shop.function["Properties"]
+    # THEN it is a Python 3 function whose handler is <module>.<function>
+    assert re.fullmatch(r"python3\.\d+", props["Runtime"]), props["Runtime"]
+    assert props["Handler"] == "orders_api.handler"
+
+
+def test_table_name_env_is_a_ref_to_the_table(shop) -> None:  # noqa: ANN001
+    # GIVEN the function wired to the shop table
+    # WHEN it is synthesized
+    table_id, _ = single(shop.resources_of_type("AWS::DynamoDB::GlobalTable"))
+    # THEN TABLE_NAME is a Ref to that table (not a hard-coded name)
+    assert shop.function["Properties"]["Environment"]["Variables"] == {"TABLE_NAME": {"Ref": table_id}}
+
+
+def test_role_policy_is_scoped_to_table_and_index_arns(shop, shop_model: Model) -> None:  # noqa: ANN001
+    # GIVEN the function with default access ("read_write")
+    # WHEN it is synthesized
+    table_id, _ = single(shop.resources_of_type("AWS::DynamoDB::GlobalTable"))
+    role_id = shop.function["Properties"]["Role"]["Fn::GetAtt"][0]
+    policies = [
+        p for p in shop.resources_of_type("AWS::IAM::Policy").values() if {"Ref": role_id} in p["Properties"]["Roles"]
+    ]
+    statements = [s for p in policies for s in p["Properties"]["PolicyDocument"]["Statement"]]
+    # THEN its one statement reads and writes data, on the table ARN and each index ARN only
+    assert len(statements) == 1
+    (statement,) = statements
+    assert set(statement["Action"]) == {
+        "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:ConditionCheckItem",
+        "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem",
+        "dynamodb:DescribeTable",
+    }
+    table_arn = {"Fn::GetAtt": [table_id, "Arn"]}
+    expected = [table_arn] + [{"Fn::Join": ["", [table_arn, f"/index/{name}"]]} for name in shop_model.indexes]
+    assert sorted(map(repr, statement["Resource"])) == sorted(map(repr, expected))
+
+
+def test_function_waits_for_its_policy_but_has_no_redundant_role_dependency(shop) -> None:  # noqa: ANN001
+    # GIVEN the function's role (referenced by Fn::GetAtt) and the role's policy
+    # WHEN it is synthesized
+    role_id = shop.function["Properties"]["Role"]["Fn::GetAtt"][0]
+    policy_ids = [
+        lid for lid, p in shop.resources_of_type("AWS::IAM::Policy").items() if {"Ref": role_id} in p["Properties"]["Roles"]
+    ]
+    # THEN the function DependsOn the policy (no invocation before its permissions exist)
+    # AND not on the role, which the GetAtt already orders (cfn-lint W3005)
+    assert shop.function["DependsOn"] == policy_ids
+
+
+# The asset ----------------------------------------------------------------------------------------
+def test_asset_directory_is_the_one_the_function_code_names(shop) -> None:  # noqa: ANN001
+    # GIVEN the function's Code (S3Key "<hash>.zip") and the cloud assembly's asset manifest
+    digest = shop.function["Properties"]["Code"]["S3Key"].removesuffix(".zip")
+    manifest = json.loads((shop.outdir / "ShopStack.assets.json").read_text(encoding="utf-8"))
+    entry = manifest["files"][digest]
+    # WHEN locating the asset
+    # THEN the manifest packages the directory we inspect as a zip
+    assert entry["source"] == {"path": shop.asset_dir.name, "packaging": "zip"}
+    assert shop.asset_dir.is_dir()
+    # AND the function's asset metadata (enabled in conftest.py, as the CDK CLI does) agrees
+    assert shop.asset_metadata_path == shop.asset_dir.name, (
+        "Metadata['aws:asset:path'] missing or different: was jsii started before tests/synth/conftest.py "
+        "could enable aws:cdk:enable-asset-metadata?"
+    )
+
+
+def test_asset_contains_exactly_runtime_model_json_and_handler(shop) -> None:  # noqa: ANN001
+    # GIVEN the synthesized asset directory
+    # WHEN listing its files
+    files = asset_files(shop.asset_dir)
+    # THEN it holds the package stub, every model and runtime module, model.json and the handler
+    expected = (
+        {"constructs_lib/__init__.py", "model.json", "orders_api.py"}
+        | {f"constructs_lib/model/{p.name}" for p in (PACKAGE / "model").glob("*.py")}
+        | {f"constructs_lib/runtime/{p.name}" for p in (PACKAGE / "runtime").glob("*.py")}
+    )
+    assert files == expected
+    # AND no compiled file came along
+    assert not [f for f in files if "__pycache__" in f or f.endswith((".pyc", ".pyo"))]
+
+
+def test_asset_modules_are_the_source_modules(shop) -> None:  # noqa: ANN001
+    # GIVEN the bundled runtime/model modules and handler
+    # WHEN comparing them to the sources they were copied from
+    # THEN they are byte-identical
+    for sub in ("model", "runtime"):
+        for source in (PACKAGE / sub).glob("*.py"):
+            assert (shop.asset_dir / "constructs_lib" / sub / source.name).read_bytes() == source.read_bytes()
+    assert (shop.asset_dir / "orders_api.py").read_bytes() == HANDLER.read_bytes()
+
+
+def test_asset_never_mentions_the_cdk(shop) -> None:  # noqa: ANN001
+    # GIVEN every text file of the asset
+    # WHEN searching it for the CDK and jsii
+    offenders = {
+        f"{path.relative_to(shop.asset_dir)}: {word}"
+        for path in shop.asset_dir.rglob("*")
+        if path.is_file()
+        for word in FORBIDDEN_IN_ASSET
+        if word in path.read_text(encoding="utf-8")
+    }
+    # THEN nothing in the Lambda can import them
+    assert not offenders
+
+
+def test_bundled_model_json_is_the_shop_model(shop, shop_model: Model) -> None:  # noqa: ANN001
+    # GIVEN model.json at the asset root
+    # WHEN it is loaded
+    bundled = Model.from_json((shop.asset_dir / "model.json").read_text(encoding="utf-8"))
+    # THEN it is the model the table was built from
+    assert bundled == shop_model
+    assert bundled.to_json() == shop_model.to_json()
+
+
+def test_asset_zipped_size_within_budget(shop) -> None:  # noqa: ANN001
+    # GIVEN the asset directory
+    # WHEN it is zipped (deflate, in memory) as CDK would upload it
+    size = zipped_size(shop.asset_dir)
+    print(f"\norders API asset: {len(asset_files(shop.asset_dir))} files, {size} bytes zipped ({size / 1024:.1f} KiB)")
+    # THEN it stays within DESIGN.md's budget of 100 KB zipped
+    assert 0 < size <= ASSET_BUDGET_ZIPPED
+
+
+# Props errors -------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def scratch_table(scratch_stack: cdk.Stack, shop_model: Model) -> SingleTable:
+    return SingleTable(scratch_stack, "FunctionErrorsTable", model=shop_model)
+
+
+def test_missing_handler_file_is_rejected(scratch_stack: cdk.Stack, scratch_table: SingleTable, tmp_path: Path) -> None:
+    # GIVEN an entry path that does not exist
+    missing = tmp_path / "no_such_handler.py"
+    # WHEN the function is built
+    # THEN construction fails naming the file
+    with pytest.raises(ConstructPropsError, match="no_such_handler.py"):
+        TableFunction(scratch_stack, "MissingHandler", table=scratch_table, entry=missing)
+
+
+def test_table_name_in_environment_is_rejected(scratch_stack: cdk.Stack, scratch_table: SingleTable) -> None:
+    # GIVEN an environment that tries to set the reserved TABLE_NAME
+    # WHEN the function is built
+    # THEN construction fails naming the reserved key
+    with pytest.raises(ConstructPropsError, match="TABLE_NAME"):
+        TableFunction(
+            scratch_stack, "ReservedEnv", table=scratch_table, entry=HANDLER, environment={"TABLE_NAME": "other"}
+        )
+
+
+@pytest.mark.parametrize("access", ["admin", "READ", ""])
+def test_bad_access_value_is_rejected(scratch_stack: cdk.Stack, scratch_table: SingleTable, access: str) -> None:
+    # GIVEN an access level that is not read / write / read_write
+    # WHEN the function is built
+    # THEN construction fails naming the value and the allowed ones
+    with pytest.raises(ConstructPropsError, match=rf"access {access!r} must be 'read', 'write' or 'read_write'"):
+        TableFunction(scratch_stack, f"BadAccess{access}", table=scratch_table, entry=HANDLER, access=access)  # type: ignore[arg-type]
