@@ -8,6 +8,8 @@ hash only changes when the code or the model does.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -45,20 +47,32 @@ def bundle(model: Model, handler_file: str | Path, *, extra_files: dict[str, str
     handler = Path(handler_file)
     if handler.suffix != ".py" or not handler.is_file():
         raise ConstructPropsError(f"handler file {str(handler)!r} must be an existing .py file")
-    staging = Path(tempfile.mkdtemp(prefix="constructs-lib-asset-"))
-    target = staging / "constructs_lib"
-    target.mkdir()
-    (target / "__init__.py").write_text(_STUB_INIT, encoding="utf-8")
+    files: dict[str, bytes] = {"constructs_lib/__init__.py": _STUB_INIT.encode()}
     for package in BUNDLED_PACKAGES:
-        shutil.copytree(
-            PACKAGE_DIR / package, target / package, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo")
-        )
-    (staging / MODEL_FILE).write_text(model.to_json(), encoding="utf-8")
-    shutil.copyfile(handler, staging / handler.name)
+        for path in sorted((PACKAGE_DIR / package).rglob("*.py")):
+            if "__pycache__" not in path.parts:
+                files[f"constructs_lib/{path.relative_to(PACKAGE_DIR).as_posix()}"] = path.read_bytes()
+    files[MODEL_FILE] = model.to_json().encode()
+    files[handler.name] = handler.read_bytes()
     for rel, text in (extra_files or {}).items():
-        path = staging / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        files[rel] = text.encode()
+    # Stage under a name derived from the content: re-synthesizing reuses the directory
+    # instead of leaving a new temporary one behind each time.
+    digest = hashlib.sha256()
+    for rel in sorted(files):
+        digest.update(rel.encode() + b"\0" + hashlib.sha256(files[rel]).digest())
+    staging = Path(tempfile.gettempdir()) / "constructs-lib-assets" / digest.hexdigest()[:32]
+    if not staging.is_dir():
+        partial = staging.with_name(f"{staging.name}.{os.getpid()}.tmp")
+        shutil.rmtree(partial, ignore_errors=True)
+        for rel, data in files.items():
+            target = partial / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        try:
+            partial.rename(staging)
+        except OSError:  # another process staged the same content first
+            shutil.rmtree(partial, ignore_errors=True)
     return staging
 
 

@@ -175,6 +175,8 @@ class Model:
                 f"LSI {self.lsis[0].name!r} needs a table sort key, but no entity declares an sk template"
             )
         projected = {a for i in self.indexes.values() if isinstance(i.projection, tuple) for a in i.projection}
+        if any(i.projection != "ALL" for i in self.indexes.values()):
+            projected.add(self.entity_attribute)  # always projected so index items parse back
         if len(projected) > MAX_PROJECTED_ATTRIBUTES:
             raise ModelValidationError(
                 f"indexes project {len(projected)} distinct INCLUDE attributes; DynamoDB allows at most "

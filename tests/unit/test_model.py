@@ -950,3 +950,14 @@ def test_pk_only_table_pattern_is_a_get_item() -> None:
     m = Model("m", entities=[Entity("Doc", pk="DOC#{doc_id}", fields=["doc_id"])],
               access_patterns=[AccessPattern("doc by id", entity="Doc")])
     assert m.resolved_patterns["doc by id"].operation == "GetItem"
+
+
+def test_projected_attribute_limit_counts_the_entity_attribute() -> None:
+    # GIVEN an INCLUDE projection of exactly 100 attributes (SingleTable also projects `_type`)
+    attrs = tuple(f"a{i}" for i in range(100))
+    entity = Entity("Doc", pk="DOC#{doc_id}", sk="DOC", fields=["doc_id"], indexes={"GSI1": ("X#{doc_id}", "Y")})
+    # WHEN modelled THEN rejected: 101 projected attributes exceed DynamoDB's 100
+    with pytest.raises(ModelValidationError, match=r"101 distinct INCLUDE attributes.*at most 100"):
+        Model("m", entities=[entity], indexes=[Index("GSI1", projection=attrs)])
+    # AND 99 attributes (+ `_type`) are accepted
+    assert Model("m", entities=[entity], indexes=[Index("GSI1", projection=attrs[:99])]).indexes["GSI1"]
