@@ -44,6 +44,15 @@ def fmt(item: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(item.items()) if k != "_type")
 
 
+def args_text(values: dict[str, Any]) -> str:
+    def one(v: Any) -> str:
+        if isinstance(v, tuple):
+            return "(" + ", ".join(one(x) for x in v) + ")"
+        return v.strftime("%Y-%m-%d %H:%M") if isinstance(v, datetime) else repr(v)
+
+    return ", ".join(f"{k}={one(v)}" for k, v in values.items())
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cdk-out", default=str(ROOT / "cdk.out"), help="cloud assembly directory (default cdk.out)")
@@ -122,7 +131,7 @@ def main() -> int:
             resolved = model.resolved_patterns[name]
             page = table.query(name, values)
             where = resolved.index.name if resolved.index else "table"
-            print(f"[{resolved.operation} on {where}] {name!r} {values!r:.90} -> {len(page)} item(s)")
+            print(f"[{resolved.operation} on {where}] {name!r}({args_text(values)}) -> {len(page)} item(s)")
             for item in page:
                 print(f"    {item['_type']}: {fmt(item)}"[:150])
             assert page.items, f"access pattern {name!r} returned nothing"

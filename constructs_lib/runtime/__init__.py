@@ -15,6 +15,7 @@ from .client import ENV_MODEL_PATH, ENV_TABLE_NAME, MODEL_FILE, Page, TableClien
 from .buckets import bucket, bucket_range
 from .codec import escape, unescape
 from .ttl import epoch_seconds, expiry
+from .keys import composite_key, entity_key, split_composite_key
 from .exceptions import (
     BatchIncompleteError,
     ConditionFailedError,
@@ -57,6 +58,8 @@ __all__ = [
     "UpdateRejectedError",
     "VersionConflictError",
     "bucket",
+    "composite_key",
+    "entity_key",
     "bucket_range",
     "epoch_seconds",
     "escape",
@@ -64,6 +67,7 @@ __all__ = [
     "is_ulid",
     "load_bundled_model",
     "new_ulid",
+    "split_composite_key",
     "ulid_timestamp",
     "unescape",
 ]

@@ -159,3 +159,45 @@ def parse(entity: Entity, template: KeyTemplate, key: str) -> dict[str, Any]:
             raise KeyValueError(f"key {key!r}: field {seg.field!r} appears twice with different values")
         out[seg.field] = value
     return out
+
+
+# Ad-hoc keys (no template) ------------------------------------------------------------------------
+def composite_key(*values: str) -> str:
+    """Join string values into one key, each escaped: ``composite_key("a#b", "c") == "a%23b#c"``.
+
+    For keys outside the model (e.g. a cache key or an external id). Parse back with
+    :func:`split_composite_key`.
+
+    Raises
+    ------
+    KeyValueError
+        If no value is given, or a value is empty or not a string.
+    """
+    if not values:
+        raise KeyValueError("composite_key needs at least one value")
+    return SEPARATOR.join(codec.encode(v, "string", field=f"part {i}") for i, v in enumerate(values))
+
+
+def split_composite_key(key: str) -> tuple[str, ...]:
+    """The values a :func:`composite_key` was built from."""
+    if not isinstance(key, str) or not key:
+        raise KeyValueError(f"composite key {key!r} must be a non-empty string")
+    return tuple(codec.unescape(part, field=f"part {i}") for i, part in enumerate(key.split(SEPARATOR)))
+
+
+def entity_key(entity_type: str, *ids: str) -> str:
+    """``ENTITY#id...`` — a literal type prefix followed by escaped ids:
+    ``entity_key("USER", "42") == "USER#42"``.
+
+    Raises
+    ------
+    KeyValueError
+        If the type is not a valid literal (letters, digits, ``_``, ``-``, ``.``) or no id is given.
+    """
+    if not isinstance(entity_type, str) or not re.fullmatch(r"[A-Za-z0-9_.\-]+", entity_type):
+        raise KeyValueError(
+            f"entity type {entity_type!r} must be a non-empty literal of letters, digits, '_', '-' or '.'"
+        )
+    if not ids:
+        raise KeyValueError(f"entity_key({entity_type!r}) needs at least one id")
+    return entity_type + SEPARATOR + composite_key(*ids)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from constructs_lib.model import Entity, KeyTemplate, Model
 from constructs_lib.runtime import keys
 from constructs_lib.runtime.exceptions import KeyValueError
+from constructs_lib.runtime.keys import composite_key, entity_key, split_composite_key
 from examples.shop.model import shop_model
 
 UTC = timezone.utc
@@ -391,3 +392,29 @@ def test_parse_accepts_edge_buckets(granularity: str, text: str) -> None:
     e = GRANULARITY_ENTITIES[granularity]
     # WHEN parsed / THEN it is returned as text
     assert keys.parse(e, e.pk_template, f"S#x#{text}")[f"at:{granularity}"] == text
+
+
+# --------------------------------------------------------------------------- ad-hoc keys
+
+
+def test_composite_and_entity_keys_escape_and_round_trip() -> None:
+    # GIVEN values containing the separator WHEN joined THEN escaped and parsed back
+    assert composite_key("a#b", "c") == "a%23b#c"
+    assert split_composite_key(composite_key("a#b", "c", "100%")) == ("a#b", "c", "100%")
+    assert entity_key("USER", "42") == "USER#42"
+    assert entity_key("SENSOR", "1", "2024-06") == "SENSOR#1#2024-06"
+
+
+@pytest.mark.parametrize(
+    ("call", "needle"),
+    [
+        (lambda: composite_key(), "at least one value"),
+        (lambda: composite_key("a", ""), "''"),
+        (lambda: entity_key("US ER", "1"), "'US ER'"),
+        (lambda: entity_key("USER"), "at least one id"),
+    ],
+)
+def test_ad_hoc_key_errors_name_the_value(call: Any, needle: str) -> None:
+    with pytest.raises(KeyValueError) as err:
+        call()
+    assert needle in str(err.value)
