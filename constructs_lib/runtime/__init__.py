@@ -11,11 +11,17 @@ table was synthesized from::
 
 from __future__ import annotations
 
-from .client import ENV_MODEL_PATH, ENV_TABLE_NAME, MODEL_FILE, Page, TableClient, Transaction, load_bundled_model
 from .buckets import bucket, bucket_range
+from .client import (
+    ENV_MODEL_PATH,
+    ENV_TABLE_NAME,
+    MODEL_FILE,
+    Page,
+    TableClient,
+    Transaction,
+    load_bundled_model,
+)
 from .codec import escape, unescape
-from .ttl import epoch_seconds, expiry
-from .keys import composite_key, entity_key, split_composite_key
 from .exceptions import (
     BatchIncompleteError,
     ConditionFailedError,
@@ -31,6 +37,8 @@ from .exceptions import (
     UpdateRejectedError,
     VersionConflictError,
 )
+from .keys import composite_key, entity_key, split_composite_key
+from .ttl import epoch_seconds, expiry
 from .ulid import is_ulid, new_ulid, ulid_timestamp
 from .versions import AT, HASH_V, SortKeyVersions
 

@@ -518,3 +518,17 @@ def normalize(value: Any, kind: FieldKind, *, width: int | None = None, field: s
         assert width is not None
         return _number(value, width, field)
     return encode(value, kind, field=field)
+
+
+def require_aware(value: Any, name: str) -> datetime:
+    """``value`` if it is a timezone-aware datetime; else KeyValueError naming it (``name``
+    says what it is, e.g. ``"expires_at"``). Naive datetimes are ambiguous and rejected."""
+    if not isinstance(value, datetime):
+        raise KeyValueError(
+            f"{name} {_show(value)} is a {_type_name(value)}; it must be a timezone-aware datetime"
+        )
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise KeyValueError(
+            f"{name} {_show(value)} is a naive datetime; it must be timezone-aware (naive is ambiguous)"
+        )
+    return value

@@ -12,7 +12,13 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from . import _aws, ttl
-from .exceptions import ConditionFailedError, ItemExistsError, ItemNotFoundError, UpdateRejectedError, VersionConflictError
+from .exceptions import (
+    ConditionFailedError,
+    ItemExistsError,
+    ItemNotFoundError,
+    UpdateRejectedError,
+    VersionConflictError,
+)
 from .items import ItemCodec, check_size
 
 if TYPE_CHECKING:

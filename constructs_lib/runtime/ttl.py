@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Any
 
-from .codec import _show, _type_name
+from .codec import _show, _type_name, require_aware
 from .exceptions import KeyValueError
 
 __all__ = ["MAX_TTL_AGE", "epoch_seconds", "expiry", "now_utc", "validate_ttl_value"]
@@ -28,18 +28,6 @@ def now_utc() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def _aware(value: Any, name: str) -> datetime:
-    if not isinstance(value, datetime):
-        raise KeyValueError(
-            f"{name} {_show(value)} is a {_type_name(value)}; it must be a timezone-aware "
-            "datetime"
-        )
-    if value.tzinfo is None or value.utcoffset() is None:
-        raise KeyValueError(
-            f"{name} {_show(value)} is a naive datetime; it must be timezone-aware (naive is "
-            "ambiguous)"
-        )
-    return value
 
 
 def epoch_seconds(dt: datetime) -> int:
@@ -60,7 +48,7 @@ def epoch_seconds(dt: datetime) -> int:
     KeyValueError
         If ``dt`` is not a timezone-aware ``datetime``.
     """
-    dt = _aware(dt, "datetime")
+    dt = require_aware(dt, "datetime")
     return (dt - _EPOCH) // timedelta(seconds=1)
 
 
@@ -102,7 +90,7 @@ def expiry(
             f"expires_in={_show(expires_in)} and expires_at={_show(expires_at)}: give exactly "
             "one of expires_in and expires_at"
         )
-    current = now_utc() if now is None else _aware(now, "now")
+    current = now_utc() if now is None else require_aware(now, "now")
     if expires_in is not None:
         if not isinstance(expires_in, timedelta):
             raise KeyValueError(
@@ -115,7 +103,7 @@ def expiry(
             )
         target = current + expires_in
     else:
-        target = _aware(expires_at, "expires_at")
+        target = require_aware(expires_at, "expires_at")
         if target <= current:
             raise KeyValueError(
                 f"expires_at {_show(expires_at)} is not after now ({current.isoformat()}); an "
@@ -164,7 +152,7 @@ def validate_ttl_value(value: Any, *, attribute: str, now: datetime | None = Non
             f"TTL attribute {attribute!r}: {_show(value)} looks like epoch milliseconds; TTL "
             "values must be epoch seconds (divide by 1000)"
         )
-    current = now_utc() if now is None else _aware(now, "now")
+    current = now_utc() if now is None else require_aware(now, "now")
     oldest = epoch_seconds(current - MAX_TTL_AGE)
     if number < oldest:
         raise KeyValueError(

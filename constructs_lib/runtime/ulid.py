@@ -26,7 +26,8 @@ import re
 import threading
 from datetime import datetime, timedelta, timezone
 
-from constructs_lib.runtime.exceptions import KeyValueError
+from .codec import require_aware
+from .exceptions import KeyValueError
 
 __all__ = ["ULID_LENGTH", "CROCKFORD_ALPHABET", "new_ulid", "ulid_timestamp", "is_ulid"]
 
@@ -107,16 +108,7 @@ def _encode(number: int) -> str:
 
 
 def _timestamp_ms(timestamp: datetime) -> int:
-    if not isinstance(timestamp, datetime):
-        raise KeyValueError(
-            f"timestamp {_show(timestamp)} is a {type(timestamp).__name__}; ULID timestamps must "
-            "be timezone-aware datetimes"
-        )
-    if timestamp.tzinfo is None or timestamp.utcoffset() is None:
-        raise KeyValueError(
-            f"timestamp {_show(timestamp)} is a naive datetime; ULID timestamps must be "
-            "timezone-aware (naive is ambiguous)"
-        )
+    require_aware(timestamp, "ULID timestamp")
     ms = (timestamp - _EPOCH) // timedelta(milliseconds=1)
     if ms < 0:
         raise KeyValueError(

@@ -6,6 +6,7 @@ from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
 
 import pytest
+from assertions import assert_rejected
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -54,14 +55,6 @@ def cmp(x: object, y: object) -> int:
     return (x > y) - (x < y)  # type: ignore[operator]
 
 
-def assert_rejected(call, offending: str, rule_word: str) -> KeyValueError:
-    with pytest.raises(KeyValueError) as info:
-        call()
-    message = str(info.value)
-    # Messages show repr(value) truncated to ~60 characters.
-    assert offending[:57] in message, message
-    assert rule_word in message, message
-    return info.value
 
 
 # --------------------------------------------------------------------------- escape

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Any
@@ -12,7 +11,11 @@ import pytest
 
 from constructs_lib.model import Entity, Index, IndexKey, Model
 from constructs_lib.runtime import TableClient
-from constructs_lib.runtime.exceptions import ItemValidationError, KeyValueError, UpdateRejectedError
+from constructs_lib.runtime.exceptions import (
+    ItemValidationError,
+    KeyValueError,
+    UpdateRejectedError,
+)
 from constructs_lib.runtime.items import MAX_ITEM_BYTES, ItemCodec, item_size
 from examples.shop.model import shop_model
 

@@ -27,7 +27,6 @@ from constructs_lib.model import (
 )
 from examples.shop.model import shop_model
 
-
 # --------------------------------------------------------------------------- helpers
 
 

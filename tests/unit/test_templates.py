@@ -7,7 +7,6 @@ import pytest
 from constructs_lib.model import SEPARATOR, KeyTemplate, Placeholder, TemplateError
 from constructs_lib.model.templates import BUCKETS
 
-
 # --------------------------------------------------------------------------- good templates
 
 

@@ -7,23 +7,22 @@ import threading
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from assertions import assert_rejected
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from constructs_lib.runtime import ulid as ulid_module
-from constructs_lib.runtime.exceptions import KeyValueError
-from constructs_lib.runtime.ulid import CROCKFORD_ALPHABET, is_ulid, new_ulid, ulid_timestamp
+from constructs_lib.runtime.ulid import (
+    CROCKFORD_ALPHABET,
+    is_ulid,
+    new_ulid,
+    ulid_timestamp,
+)
 
 UTC = timezone.utc
 PROPS = settings(max_examples=500, deadline=None)
 
 
-def assert_rejected(call, offending: str, rule_word: str) -> None:
-    with pytest.raises(KeyValueError) as info:
-        call()
-    message = str(info.value)
-    assert offending in message, message
-    assert rule_word in message, message
 
 
 def test_known_vector() -> None:

@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 import pytest
+from assertions import assert_rejected
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constructs_lib.runtime.exceptions import KeyValueError
 from constructs_lib.runtime.versions import AT, HASH_V, SortKeyVersions
 
 PROPS = settings(max_examples=500, deadline=None)
 
 
-def assert_rejected(call, offending: str, rule_word: str) -> None:
-    with pytest.raises(KeyValueError) as info:
-        call()
-    message = str(info.value)
-    assert offending in message, message
-    assert rule_word in message, message
 
 
 def test_hash_v_style() -> None:
