@@ -3,7 +3,7 @@
 The handler runs in a fresh Python process whose import path is the asset directory plus the
 interpreter's own site-packages (for boto3, which the Lambda runtime provides) — never this
 repository — so a handler that imports something the asset does not contain fails here as it
-would on AWS. The return value is serialized with plain ``json.dumps``, like the Lambda
+would on AWS. It writes no ``__pycache__`` into the asset, which stays exactly what would deploy. The return value is serialized with plain ``json.dumps``, like the Lambda
 runtime does. AWS calls go to the given local endpoint only.
 """
 
@@ -102,7 +102,7 @@ def invoke_handler(
     started = time.perf_counter()
     try:
         proc = subprocess.run(
-            [sys.executable, "-I", "-c", _BOOTSTRAP, str(asset), handler, _MARK],
+            [sys.executable, "-I", "-B", "-c", _BOOTSTRAP, str(asset), handler, _MARK],
             input=json.dumps(event), capture_output=True, text=True, env=env, cwd=str(asset), timeout=timeout,
         )
     except subprocess.TimeoutExpired as exc:
