@@ -130,26 +130,34 @@ class Entity:
             index_keys[index_name] = key
         object.__setattr__(self, "indexes", index_keys)
         object.__setattr__(self, "required", tuple(self.required))
-        # Parse templates now so errors surface where the entity is declared.
-        self.pk_template  # noqa: B018
-        if self.sk is not None:
-            self.sk_template  # noqa: B018
+        # Parse every template once, now: errors surface where the entity is declared, and the
+        # runtime (which builds keys on every call) never re-parses. Not a dataclass field, so
+        # it takes no part in equality or repr.
+        where = f"entity {self.name!r}"
+        parsed: dict[object, KeyTemplate | None] = {
+            "pk": KeyTemplate.parse(self.pk, where=f"{where} pk"),
+            "sk": None if self.sk is None else KeyTemplate.parse(self.sk, where=f"{where} sk"),
+        }
+        for index_name, key in index_keys.items():
+            at = f"{where} index {index_name!r}"
+            parsed[(index_name, "pk")] = KeyTemplate.parse(key.pk, where=f"{at} pk") if key.pk is not None else None
+            parsed[(index_name, "sk")] = KeyTemplate.parse(key.sk, where=f"{at} sk") if key.sk is not None else None
+        object.__setattr__(self, "_templates", parsed)
 
     # Parsed templates ---------------------------------------------------------------------
     @property
     def pk_template(self) -> KeyTemplate:
-        return KeyTemplate.parse(self.pk, where=f"entity {self.name!r} pk")
+        return self._templates["pk"]  # type: ignore[attr-defined,no-any-return]
 
     @property
     def sk_template(self) -> KeyTemplate | None:
-        return None if self.sk is None else KeyTemplate.parse(self.sk, where=f"entity {self.name!r} sk")
+        return self._templates["sk"]  # type: ignore[attr-defined,no-any-return]
 
     def index_templates(self, index: str) -> tuple[KeyTemplate | None, KeyTemplate | None]:
-        key = self.indexes[index]  # type: ignore[index]
-        where = f"entity {self.name!r} index {index!r}"
-        pk = KeyTemplate.parse(key.pk, where=f"{where} pk") if key.pk is not None else None
-        sk = KeyTemplate.parse(key.sk, where=f"{where} sk") if key.sk is not None else None
-        return pk, sk
+        """(pk, sk) templates of the entity's key in ``index`` (pk is None for an LSI)."""
+        if index not in self.indexes:
+            raise KeyError(index)
+        return self._templates[(index, "pk")], self._templates[(index, "sk")]  # type: ignore[attr-defined]
 
     @property
     def table_key_fields(self) -> tuple[str, ...]:

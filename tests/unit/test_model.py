@@ -215,11 +215,11 @@ def test_bad_template_surfaces_at_entity_declaration() -> None:
     rejects(TemplateError, lambda: Entity("User", pk="USER{user_id}", fields=["user_id"]), "'User'", "'USER{user_id}'")
 
 
-def test_bad_index_template_surfaces_at_model_validation() -> None:
+def test_bad_index_template_surfaces_where_the_entity_is_declared() -> None:
     # GIVEN an index template with an empty segment
-    e = user(indexes={"GSI1": IndexKey(pk="EMAIL##{user_id}", sk="USER")})
-    # WHEN a model is built / THEN TemplateError names the index and the template
-    rejects(TemplateError, lambda: model([e], indexes=[Index("GSI1")]), "'GSI1'", "'EMAIL##{user_id}'")
+    # WHEN the entity is declared / THEN TemplateError names the index and the template
+    rejects(TemplateError, lambda: user(indexes={"GSI1": IndexKey(pk="EMAIL##{user_id}", sk="USER")}),
+            "'GSI1'", "'EMAIL##{user_id}'")
 
 
 def test_unknown_template_field() -> None:
