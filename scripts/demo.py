@@ -97,11 +97,10 @@ def main() -> int:
             table.put("Order", order)
             print(f"Order legacy-{i}: keys {table.all_keys('Order', **order)}")
         placed = []
-        for n, (user, lines) in enumerate((("u1", [{"sku": "SKU-1", "quantity": 1}]),
+        for user, lines in (("u1", [{"sku": "SKU-1", "quantity": 1}]),
                                            ("u1", [{"sku": "SKU-2", "quantity": 4}, {"sku": "SKU-1", "quantity": 1}]),
-                                           ("u2", [{"sku": "SKU-2", "quantity": 2}]))):
-            run = invoke_handler(asset, handler, {"op": "place_order", "user_id": user, "lines": lines,
-                                                  "request_id": f"req-{n}"},
+                                           ("u2", [{"sku": "SKU-2", "quantity": 2}])):
+            run = invoke_handler(asset, handler, {"op": "place_order", "user_id": user, "lines": lines},
                                  environment=env, endpoint=server.endpoint)
             assert run.result["ok"] and not run.cdk_modules, run
             placed.append((user, run.result))

@@ -34,8 +34,9 @@ def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
             return {"ok": False, "error": "an order needs at least one line"}
         order_id = new_ulid()
         created_at = datetime.now(timezone.utc)
-        token = event.get("request_id")  # retries with the same request_id are applied once
-        with table.transaction(client_request_token=token) as tx:
+        # The order and its lines are written atomically; create_only makes a duplicate id fail
+        # instead of overwriting.
+        with table.transaction() as tx:
             tx.put("Order", {"user_id": event["user_id"], "order_id": order_id, "created_at": created_at,
                              "status": "PENDING", "line_count": len(lines)}, create_only=True)
             for n, line in enumerate(lines, start=1):
