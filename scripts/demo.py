@@ -69,7 +69,9 @@ def main() -> int:
         for logical_id, name in deployment.tables.items():
             desc = deployment.describe(logical_id)
             gsis = [g["IndexName"] for g in desc.get("GlobalSecondaryIndexes", [])]
-            print(f"created {name} from {logical_id}: key {[k['AttributeName'] for k in desc['KeySchema']]}, GSIs {gsis}")
+            print(
+                f"created {name} from {logical_id}: key {[k['AttributeName'] for k in desc['KeySchema']]}, GSIs {gsis}"
+            )
             print(f"  not reproducible locally (recorded, not dropped): {deployment.ignored.get(logical_id, [])}")
 
         fn_id = next(lid for lid, r in template["Resources"].items() if r["Type"] == "AWS::Lambda::Function")
@@ -92,20 +94,33 @@ def main() -> int:
         show("Orders: two written directly (past dates), three placed through the bundled handler")
         base = datetime(2024, 6, 1, 9, 30, tzinfo=timezone.utc)
         for i, status in enumerate(("SHIPPED", "PAID")):
-            order = {"user_id": "u1", "order_id": f"legacy-{i}", "created_at": base + timedelta(days=10 * i),
-                     "status": status}
+            order = {
+                "user_id": "u1",
+                "order_id": f"legacy-{i}",
+                "created_at": base + timedelta(days=10 * i),
+                "status": status,
+            }
             table.put("Order", order)
             print(f"Order legacy-{i}: keys {table.all_keys('Order', **order)}")
         placed = []
-        for user, lines in (("u1", [{"sku": "SKU-1", "quantity": 1}]),
-                                           ("u1", [{"sku": "SKU-2", "quantity": 4}, {"sku": "SKU-1", "quantity": 1}]),
-                                           ("u2", [{"sku": "SKU-2", "quantity": 2}])):
-            run = invoke_handler(asset, handler, {"op": "place_order", "user_id": user, "lines": lines},
-                                 environment=env, endpoint=server.endpoint)
+        for user, lines in (
+            ("u1", [{"sku": "SKU-1", "quantity": 1}]),
+            ("u1", [{"sku": "SKU-2", "quantity": 4}, {"sku": "SKU-1", "quantity": 1}]),
+            ("u2", [{"sku": "SKU-2", "quantity": 2}]),
+        ):
+            run = invoke_handler(
+                asset,
+                handler,
+                {"op": "place_order", "user_id": user, "lines": lines},
+                environment=env,
+                endpoint=server.endpoint,
+            )
             assert run.result["ok"] and not run.cdk_modules, run
             placed.append((user, run.result))
-            print(f"handler place_order({user}) -> order {run.result['order_id']} ({run.duration_s:.2f} s, "
-                  f"no CDK modules loaded, runtime from {Path(run.package_file).parent.parent.name})")
+            print(
+                f"handler place_order({user}) -> order {run.result['order_id']} ({run.duration_s:.2f} s, "
+                f"no CDK modules loaded, runtime from {Path(run.package_file).parent.parent.name})"
+            )
         first_user, first = placed[0]
 
         show("Every declared access pattern")
@@ -152,8 +167,10 @@ def main() -> int:
         except VersionConflictError as exc:
             print(f"VersionConflictError: {exc}")
         found = table.query("user by email", email="ada@new.example.com").items
-        print(f"email changed -> GSI1 finds u1 under the new email: {bool(found)}; "
-              f"old email finds {len(table.query('user by email', email='ada@example.com'))} item(s)")
+        print(
+            f"email changed -> GSI1 finds u1 under the new email: {bool(found)}; "
+            f"old email finds {len(table.query('user by email', email='ada@example.com'))} item(s)"
+        )
         try:
             table.put("User", {"user_id": "u2", "email": "x@example.com"}, create_only=True)
         except ItemExistsError as exc:
