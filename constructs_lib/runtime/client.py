@@ -142,7 +142,7 @@ class TableClient:
         """Every key attribute (table + indexes the item belongs to) an item with ``values`` gets."""
         ent = self.entity(entity)
         item = self.codec.build_item(ent, values)
-        return {k: item[k] for k in self.model.key_attributes() if k in item}
+        return {k: item[k] for k in self.codec.key_attributes if k in item}
 
     def parse_keys(self, item: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
         """Entity name and field values parsed back from a stored item's table key."""

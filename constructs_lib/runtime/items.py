@@ -42,7 +42,10 @@ class ItemCodec:
 
     def __init__(self, model: Model) -> None:
         self.model = model
-        self.reserved = set(model.key_attributes()) | {model.entity_attribute}
+        self.key_attributes = tuple(model.key_attributes())
+        self.reserved = set(self.key_attributes) | {model.entity_attribute}
+        # Per entity, every (key attribute, template) its items can carry: decode() runs per item.
+        self._templates_by_entity = {name: self._key_templates(e) for name, e in model.entities.items()}
 
     # Keys ------------------------------------------------------------------------------------
     def table_key(self, entity: Entity, values: Mapping[str, Any]) -> dict[str, str]:
@@ -223,12 +226,12 @@ class ItemCodec:
             return out
         entity = self.entity_of(out)
         if entity is not None:
-            for attr, template in self._key_templates(entity):
+            for attr, template in self._templates_by_entity[entity.name]:
                 text = out.get(attr)
                 if isinstance(text, str):
                     for name, value in keys.parse(entity, template, text).items():
                         out.setdefault(name, _stored_form(entity, name, value))
-        for attr in self.model.key_attributes():
+        for attr in self.key_attributes:
             out.pop(attr, None)
         return {k: v for k, v in out.items() if ":" not in k}
 
