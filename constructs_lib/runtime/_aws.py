@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .exceptions import (
+    BatchIncompleteError,
     ConditionFailedError,
     DynamoDBError,
     TransactionCanceledError,
@@ -90,6 +91,45 @@ def translate(exc: Any, operation: str) -> DynamoDBError:
         reasons = exc.response.get("CancellationReasons") or []
         return TransactionCanceledError(text, reasons=reasons, code=code, operation=operation)
     return DynamoDBError(text, code=code, operation=operation)
+
+
+#: BatchGetItem reads at most this many keys per call.
+BATCH_GET_LIMIT = 100
+
+
+def batch_get(
+    client: BaseClient,
+    table_name: str,
+    keys: list[dict[str, Any]],
+    *,
+    consistent: bool = False,
+    retries: int = 8,
+) -> list[dict[str, Any]]:
+    """Read ``keys`` (plain Python key dicts) with BatchGetItem, in chunks of 100.
+
+    Unprocessed keys are retried with jittered exponential backoff, up to ``retries`` times
+    per chunk. Returns the items found (deserialized, in no particular order); raises
+    :class:`BatchIncompleteError` holding the keys still unread after the last retry.
+    """
+    found: list[dict[str, Any]] = []
+    for start in range(0, len(keys), BATCH_GET_LIMIT):
+        chunk = [serialize(k) for k in keys[start:start + BATCH_GET_LIMIT]]
+        request = {table_name: {"Keys": chunk, "ConsistentRead": consistent}}
+        for attempt in range(retries + 1):
+            resp = call(client, "batch_get_item", RequestItems=request)
+            found += [deserialize(raw) for raw in resp.get("Responses", {}).get(table_name, [])]
+            request = resp.get("UnprocessedKeys") or {}
+            if not request:
+                break
+            if attempt == retries:
+                left = [deserialize(k) for k in request[table_name]["Keys"]]
+                left += keys[start + BATCH_GET_LIMIT:]
+                raise BatchIncompleteError(
+                    f"batch_get: {len(left)} key(s) still unread after {retries} retries of unprocessed keys "
+                    "(throttling?); they are in .unprocessed", unprocessed=left, operation="BatchGetItem",
+                )
+            sleep(backoff(attempt))
+    return found
 
 
 def backoff(attempt: int, *, base: float = 0.05, cap: float = 2.0) -> float:

@@ -370,28 +370,11 @@ class TableClient:
         Returns one entry per request, in order (None where the item does not exist).
         """
         keyed = [self.codec.table_key(self.entity(e), v) for e, v in requests_]
-        unique: dict[tuple[tuple[str, str], ...], dict[str, str]] = {tuple(sorted(k.items())): k for k in keyed}
+        unique = list({tuple(sorted(k.items())): k for k in keyed}.values())
+        key_attrs = sorted(keyed[0]) if keyed else []
         found: dict[tuple[tuple[str, str], ...], dict[str, Any]] = {}
-        pending = list(unique.values())
-        for start in range(0, len(pending), BATCH_GET_LIMIT):
-            chunk = [_aws.serialize(k) for k in pending[start:start + BATCH_GET_LIMIT]]
-            request = {self.table_name: {"Keys": chunk, "ConsistentRead": consistent}}
-            for attempt in range(self.batch_retries + 1):
-                resp = _aws.call(self.client, "batch_get_item", RequestItems=request)
-                for raw in resp.get("Responses", {}).get(self.table_name, []):
-                    item = _aws.deserialize(raw)
-                    ident = tuple(sorted((a, item[a]) for a in keyed[0]))
-                    found[ident] = self.codec.decode(item)
-                request = resp.get("UnprocessedKeys") or {}
-                if not request:
-                    break
-                if attempt == self.batch_retries:
-                    left = [_aws.deserialize(k) for k in request[self.table_name]["Keys"]]
-                    raise BatchIncompleteError(
-                        f"batch_get: {len(left)} key(s) still unprocessed after {self.batch_retries} retries "
-                        "(throttling?); they are in .unprocessed", unprocessed=left, operation="BatchGetItem",
-                    )
-                _aws.sleep(_aws.backoff(attempt))
+        for item in _aws.batch_get(self.client, self.table_name, unique, consistent=consistent, retries=self.batch_retries):
+            found[tuple((a, item[a]) for a in key_attrs)] = self.codec.decode(item)
         return [found.get(tuple(sorted(k.items()))) for k in keyed]
 
     def batch_write(
