@@ -6,7 +6,7 @@ DESCRIBE = ("dynamodb:DescribeTable",)
 READ_DATA = ("dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:ConditionCheckItem")
 WRITE_DATA = ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem")
 STREAM_READ = ("dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator")
-#: ListStreams cannot be scoped to a table ARN; AWS requires Resource "*" for it.
+#: Granted on the stream ARN too, as in AWS's example policy for stream-triggered functions.
 LIST_STREAMS = ("dynamodb:ListStreams",)
 KMS_DECRYPT = ("kms:Decrypt", "kms:DescribeKey")
 KMS_ENCRYPT_DECRYPT = (
@@ -17,3 +17,11 @@ KMS_ENCRYPT_DECRYPT = (
     "kms:ReEncryptFrom",
     "kms:ReEncryptTo",
 )
+#: A counter family's shard writes (UpdateItem ADD), and what idempotent increments add:
+#: the dedup marker's Put inside TransactWriteItems (IAM authorizes each action of a
+#: transaction as its single-item action) and the GetItem that explains a reused key.
+COUNTER_INCREMENT = ("dynamodb:UpdateItem",)
+COUNTER_IDEMPOTENT = ("dynamodb:PutItem", "dynamodb:GetItem")
+COUNTER_READ = ("dynamodb:GetItem", "dynamodb:BatchGetItem")
+#: The aggregator: read every shard, write the total.
+COUNTER_AGGREGATE = ("dynamodb:BatchGetItem", "dynamodb:UpdateItem")

@@ -9,6 +9,7 @@ protection on, ``RemovalPolicy.RETAIN``, on-demand billing. Design smells the mo
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import aws_cdk as cdk
 from aws_cdk import aws_dynamodb as dynamodb
@@ -128,6 +129,7 @@ class SingleTable(Construct):
             else None,
         )
         self.stream_view_type = stream
+        self._key_prefixes: dict[str, str] = {}
         for warning in model.warnings():
             cdk.Annotations.of(self).add_warning_v2(f"{_defaults.ANNOTATION_PREFIX}:{warning.code}", warning.message)
 
@@ -182,6 +184,16 @@ class SingleTable(Construct):
         is a token even then, which would fail at deploy time)."""
         return self.table.table_stream_arn if self.stream_view_type is not None else None
 
+    def claim_key_prefix(self, prefix: str, *, owner: str) -> None:
+        """Reserve a partition-key prefix for a pattern construct's own items (e.g. a counter
+        family's ``COUNTER#views#``); a second claim of a prefix that overlaps it is refused."""
+        for taken, by in self._key_prefixes.items():
+            if prefix.startswith(taken) or taken.startswith(prefix):
+                raise ConstructPropsError(
+                    f"SingleTable {self.node.id!r}: key prefix {prefix!r} of {owner} overlaps {taken!r} of {by}"
+                )
+        self._key_prefixes[prefix] = owner
+
     def index_arn(self, index: str) -> str:
         """ARN of one index of this table (for per-index least-privilege grants)."""
         self.model.index(index)
@@ -203,12 +215,27 @@ class SingleTable(Construct):
         )
 
     def grant_stream_read(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Read the table's stream (DescribeStream, GetRecords, GetShardIterator on the stream ARN;
-        ListStreams, which AWS only authorizes on ``*``)."""
+        """Read the table's stream: DescribeStream, GetRecords, GetShardIterator and ListStreams,
+        all on the stream ARN (the scoping AWS's own example policy for stream-triggered Lambda
+        functions uses; no ``*`` resource)."""
         if self.table_stream_arn is None:
             raise ConstructPropsError(f"SingleTable {self.node.id!r} has no stream; pass stream=StreamViewType...")
-        iam.Grant.add_to_principal(grantee=grantee, actions=list(_perms.LIST_STREAMS), resource_arns=["*"])
-        return self._grant(grantee, _perms.STREAM_READ, resources=[self.table_stream_arn], kms=_perms.KMS_DECRYPT)
+        return self._grant(
+            grantee, _perms.STREAM_READ + _perms.LIST_STREAMS, resources=[self.table_stream_arn], kms=_perms.KMS_DECRYPT
+        )
+
+    def grant_items(
+        self, grantee: iam.IGrantable, actions: Sequence[str], *, leading_key_prefix: str, write: bool
+    ) -> iam.Grant:
+        """Item actions on the table ARN, limited to partition keys starting with
+        ``leading_key_prefix`` (an IAM ``dynamodb:LeadingKeys`` condition). Used by pattern
+        constructs (e.g. a counter family's keys); ``write`` selects the KMS permissions."""
+        if not leading_key_prefix or any(c in leading_key_prefix for c in "*?"):
+            raise ConstructPropsError(f"leading_key_prefix {leading_key_prefix!r} must be a non-empty literal prefix")
+        return self._grant(
+            grantee, actions, kms=_perms.KMS_ENCRYPT_DECRYPT if write else _perms.KMS_DECRYPT,
+            conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{leading_key_prefix}*"]}},
+        )
 
     def _grant(
         self,
@@ -218,6 +245,7 @@ class SingleTable(Construct):
         indexes: bool = False,
         resources: Sequence[str] | None = None,
         kms: Sequence[str] = (),
+        conditions: dict[str, Any] | None = None,
     ) -> iam.Grant:
         """The one place grants are made: table (and index) ARNs, never ``*`` actions, plus
         the customer-managed key's permissions when the table uses one."""
@@ -225,7 +253,9 @@ class SingleTable(Construct):
             resources = [self.table.table_arn]
             if indexes and self.model.indexes:
                 resources += [self.index_arn(name) for name in self.model.indexes]
-        grant = iam.Grant.add_to_principal(grantee=grantee, actions=sorted(set(actions)), resource_arns=list(resources))
+        grant = iam.Grant.add_to_principal(
+            grantee=grantee, actions=sorted(set(actions)), resource_arns=list(resources), conditions=conditions
+        )
         if self.encryption_key is not None and kms:
             iam.Grant.add_to_principal(
                 grantee=grantee, actions=sorted(set(kms)), resource_arns=[self.encryption_key.key_arn]
