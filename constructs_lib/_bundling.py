@@ -27,7 +27,7 @@ MODEL_FILE = "model.json"
 _STUB_INIT = '"""constructs_lib, as bundled into a Lambda function: model + runtime only."""\n'
 
 
-def bundle(model: Model, handler_file: str | Path, *, extra_files: dict[str, str] | None = None) -> Path:
+def bundle(model: Model, handler_file: str | Path | None, *, extra_files: dict[str, str] | None = None) -> Path:
     """Stage an asset directory and return its path.
 
     Parameters
@@ -36,6 +36,7 @@ def bundle(model: Model, handler_file: str | Path, *, extra_files: dict[str, str
         Serialized to ``model.json`` at the asset root.
     handler_file
         Path of the handler module (a ``.py`` file); copied to the asset root under its own name.
+        None when the handler lives in the bundled runtime package.
     extra_files
         Asset-relative path → text, for generated handler modules. Default none.
 
@@ -44,8 +45,8 @@ def bundle(model: Model, handler_file: str | Path, *, extra_files: dict[str, str
     ConstructPropsError
         If the handler file does not exist or is not a ``.py`` file.
     """
-    handler = Path(handler_file)
-    if handler.suffix != ".py" or not handler.is_file():
+    handler = Path(handler_file) if handler_file is not None else None
+    if handler is not None and (handler.suffix != ".py" or not handler.is_file()):
         raise ConstructPropsError(f"handler file {str(handler)!r} must be an existing .py file")
     files: dict[str, bytes] = {"constructs_lib/__init__.py": _STUB_INIT.encode()}
     for package in BUNDLED_PACKAGES:
@@ -53,7 +54,8 @@ def bundle(model: Model, handler_file: str | Path, *, extra_files: dict[str, str
             if "__pycache__" not in path.parts:
                 files[f"constructs_lib/{path.relative_to(PACKAGE_DIR).as_posix()}"] = path.read_bytes()
     files[MODEL_FILE] = model.to_json().encode()
-    files[handler.name] = handler.read_bytes()
+    if handler is not None:
+        files[handler.name] = handler.read_bytes()
     for rel, text in (extra_files or {}).items():
         files[rel] = text.encode()
     # Stage under a name derived from the content: re-synthesizing reuses the directory

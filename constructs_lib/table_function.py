@@ -11,20 +11,23 @@ and build exactly the keys the table was designed for.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import aws_cdk as cdk
-import jsii
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
-from constructs import Construct, IValidation
+from constructs import Construct
 
 from . import _bundling, _defaults
+from ._function import bundled_function
 from .exceptions import ConstructPropsError
 from .runtime.client import ENV_TABLE_NAME
 from .single_table import SingleTable
+
+if TYPE_CHECKING:
+    from .sharded_counter import ShardedCounter
 
 Access = Literal["read", "write", "read_write"]
 
@@ -56,6 +59,10 @@ class TableFunction(Construct):
         Retention of the function's log group. Default one month.
     description
         Function description. Default none.
+    counters
+        :class:`ShardedCounter` families the function increments and reads: each is bound
+        with :meth:`ShardedCounter.bind` (environment + least-privilege grants), so the
+        handler can use ``CounterClient.from_environment("<family>")``. Default none.
     """
 
     def __init__(
@@ -73,6 +80,7 @@ class TableFunction(Construct):
         architecture: lambda_.Architecture | None = None,
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
         description: str | None = None,
+        counters: Sequence[ShardedCounter] = (),
     ) -> None:
         super().__init__(scope, id)
         if not isinstance(table, SingleTable):
@@ -82,52 +90,23 @@ class TableFunction(Construct):
         env = dict(environment or {})
         if ENV_TABLE_NAME in env:
             raise ConstructPropsError(f"TableFunction {id!r}: environment key {ENV_TABLE_NAME!r} is set by the construct")
-        if not isinstance(memory_size, int) or not 128 <= memory_size <= 10240:
-            raise ConstructPropsError(f"TableFunction {id!r}: memory_size {memory_size!r} must be 128-10240 MB")
         if not handler.isidentifier():
             raise ConstructPropsError(f"TableFunction {id!r}: handler {handler!r} must be a Python function name")
-        asset = _bundling.bundle(table.model, entry)
-        self.log_group = logs.LogGroup(
-            self, "Logs", retention=log_retention, removal_policy=cdk.RemovalPolicy.RETAIN
-        )
-        self.function = lambda_.Function(
+        self.function, self.log_group = bundled_function(
             self,
-            "Function",
-            runtime=getattr(lambda_.Runtime, _defaults.LAMBDA_RUNTIME),
-            architecture=architecture or lambda_.Architecture.ARM_64,
+            model=table.model,
             handler=f"{_bundling.module_name(entry)}.{handler}",
-            code=lambda_.Code.from_asset(str(asset)),
+            entry=entry,
             environment={ENV_TABLE_NAME: table.table_name, **env},
             memory_size=memory_size,
-            timeout=timeout or cdk.Duration.seconds(_defaults.LAMBDA_TIMEOUT_SECONDS),
-            log_group=self.log_group,
+            timeout=timeout,
+            architecture=architecture,
+            log_retention=log_retention,
             description=description,
         )
         grant = {"read": table.grant_read_data, "write": table.grant_write_data, "read_write": table.grant_read_write_data}
         grant[access](self.function)
-        self.node.add_validation(_DropImpliedRoleDependency(self.function))
+        for counter in counters:
+            counter.bind(self.function)
         self.table = table
 
-
-@jsii.implements(IValidation)
-class _DropImpliedRoleDependency:
-    """Remove the function's redundant ``DependsOn`` on its own IAM role.
-
-    CDK makes a ``Function`` depend on every resource of its role construct. The role itself is
-    already implied by ``Role: Fn::GetAtt [role, Arn]``, so that entry is redundant (cfn-lint
-    W3005; the same pattern as aws/aws-cdk#24578); the dependency on the role's policy is real (the function must
-    not run before its permissions exist) and stays. CDK turns construct dependencies into
-    ``DependsOn`` entries while preparing the app, after aspects and just before validation, so
-    the removal happens here. It reports no validation error.
-    """
-
-    def __init__(self, function: lambda_.Function) -> None:
-        self._function = function
-
-    def validate(self) -> list[str]:
-        cfn_function = self._function.node.default_child
-        role = self._function.role
-        cfn_role = role.node.default_child if role is not None else None
-        if isinstance(cfn_function, cdk.CfnResource) and isinstance(cfn_role, cdk.CfnResource):
-            cfn_function.remove_resource_dependency(cfn_role)
-        return []

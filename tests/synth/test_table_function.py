@@ -61,7 +61,10 @@ def test_table_name_env_is_a_ref_to_the_table(shop) -> None:  # noqa: ANN001
     # WHEN it is synthesized
     table_id, _ = single(shop.resources_of_type("AWS::DynamoDB::GlobalTable"))
     # THEN TABLE_NAME is a Ref to that table (not a hard-coded name)
-    assert shop.function["Properties"]["Environment"]["Variables"] == {"TABLE_NAME": {"Ref": table_id}}
+    variables = shop.function["Properties"]["Environment"]["Variables"]
+    assert variables["TABLE_NAME"] == {"Ref": table_id}
+    # AND the bound counter family adds its spec and table (see test_sharded_counter.py)
+    assert set(variables) == {"TABLE_NAME", "CONSTRUCTS_LIB_COUNTER_PRODUCT_VIEWS", "CONSTRUCTS_LIB_COUNTER_PRODUCT_VIEWS_TABLE"}
 
 
 def test_role_policy_is_scoped_to_table_and_index_arns(shop, shop_model: Model) -> None:  # noqa: ANN001
@@ -73,9 +76,14 @@ def test_role_policy_is_scoped_to_table_and_index_arns(shop, shop_model: Model) 
         p for p in shop.resources_of_type("AWS::IAM::Policy").values() if {"Ref": role_id} in p["Properties"]["Roles"]
     ]
     statements = [s for p in policies for s in p["Properties"]["PolicyDocument"]["Statement"]]
-    # THEN its one statement reads and writes data, on the table ARN and each index ARN only
-    assert len(statements) == 1
-    (statement,) = statements
+    # THEN one statement writes to the function's own log group, nothing else
+    logs = [s for s in statements if any(a.startswith("logs:") for a in s["Action"])]
+    log_group_id = shop.function["Properties"]["LoggingConfig"]["LogGroup"]["Ref"]
+    assert logs == [{"Action": ["logs:CreateLogStream", "logs:PutLogEvents"], "Effect": "Allow",
+                     "Resource": {"Fn::GetAtt": [log_group_id, "Arn"]}}]
+    # AND the only other unconditional statement reads and writes data, on the table ARN and each
+    # index ARN only (the counter's grants carry a LeadingKeys condition; see test_sharded_counter.py)
+    (statement,) = [s for s in statements if s not in logs and "Condition" not in s]
     assert set(statement["Action"]) == {
         "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:ConditionCheckItem",
         "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem",
@@ -84,6 +92,16 @@ def test_role_policy_is_scoped_to_table_and_index_arns(shop, shop_model: Model) 
     table_arn = {"Fn::GetAtt": [table_id, "Arn"]}
     expected = [table_arn] + [{"Fn::Join": ["", [table_arn, f"/index/{name}"]]} for name in shop_model.indexes]
     assert sorted(map(repr, statement["Resource"])) == sorted(map(repr, expected))
+
+
+def test_role_has_no_managed_policies(shop) -> None:  # noqa: ANN001
+    # GIVEN the function's role
+    role_id = shop.function["Properties"]["Role"]["Fn::GetAtt"][0]
+    # WHEN it is synthesized
+    role = shop.resources_of_type("AWS::IAM::Role")[role_id]
+    # THEN it carries no managed policy (AWSLambdaBasicExecutionRole would grant logs:* on "*")
+    assert "ManagedPolicyArns" not in role["Properties"]
+    assert role["Properties"]["AssumeRolePolicyDocument"]["Statement"][0]["Principal"] == {"Service": "lambda.amazonaws.com"}
 
 
 def test_function_waits_for_its_policy_but_has_no_redundant_role_dependency(shop) -> None:  # noqa: ANN001
