@@ -298,6 +298,25 @@ class Model:
                         "same segment, e.g. 'ORDER#{order_id}' vs 'ITEM#{line}'"
                     )
 
+    def entities_overlapping(self, pk: str, sk: str | None = None) -> list[str]:
+        """Names of entities whose table keys could equal a key built from templates ``pk``/``sk``.
+
+        Lets other key layouts sharing the table (e.g. counter shards ``COUNTER#views#{id}#{shard}``)
+        prove they can never overwrite an entity's items. ``sk`` is required when the table has
+        a sort key.
+        """
+        pk_t = KeyTemplate.parse(pk, where="overlap check")
+        sk_t = KeyTemplate.parse(sk, where="overlap check") if sk is not None else None
+        if self.has_sort_key and sk_t is None:
+            raise ModelValidationError(f"model {self.name!r} has a sort key; the overlap check of {pk!r} needs one too")
+        hits = []
+        for entity in self.entities.values():
+            if _may_meet(pk_t, entity.pk_template) and (
+                sk_t is None or entity.sk_template is None or _may_meet(sk_t, entity.sk_template)
+            ):
+                hits.append(entity.name)
+        return hits
+
     def _validate_index_usage(self) -> None:
         used = {name for e in self.entities.values() for name in e.indexes}  # type: ignore[union-attr]
         for name in self.indexes:

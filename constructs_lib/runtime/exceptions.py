@@ -89,3 +89,7 @@ class BatchIncompleteError(DynamoDBError):
 
 class ItemNotFoundError(ConditionFailedError):
     """An update or delete that requires the item to exist found none."""
+
+
+class IdempotencyKeyReusedError(RuntimeClientError, ValueError):
+    """An idempotency key was reused for a different operation (e.g. another increment amount)."""
