@@ -13,14 +13,14 @@ import aws_cdk as cdk
 from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
-from constructs_lib import SingleTable, TableFunction
+from constructs_lib import ShardedCounter, SingleTable, TableFunction
 from examples.shop.model import shop_model
 
 HERE = Path(__file__).resolve().parent
 
 
 class ShopStack(cdk.Stack):
-    """The e-commerce single table, its stream, and an orders API function."""
+    """The e-commerce single table, its stream, a sharded product-view counter and an orders API."""
 
     def __init__(self, scope: Construct, id: str, **kwargs: object) -> None:
         super().__init__(scope, id, **kwargs)
@@ -30,6 +30,16 @@ class ShopStack(cdk.Stack):
             model=shop_model,
             stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
         )
+        # Product pages can go viral: size the view counter for 50,000 views/s of one product.
+        # Idempotent increments (a request id per view) double the WCU per write, hence 120 shards.
+        self.product_views = ShardedCounter(
+            self,
+            "ProductViews",
+            table=self.data,
+            name="product_views",
+            expected_writes_per_second=50_000,
+            idempotency_window=cdk.Duration.hours(24),
+        )
         self.orders_api = TableFunction(
             self,
             "OrdersApi",
@@ -37,9 +47,11 @@ class ShopStack(cdk.Stack):
             entry=HERE / "examples" / "shop" / "handlers" / "orders_api.py",
             handler="handler",
             description="Orders API on the shop single table",
+            counters=[self.product_views],
         )
         cdk.CfnOutput(self, "TableName", value=self.data.table_name)
         cdk.CfnOutput(self, "OrdersApiFunction", value=self.orders_api.function.function_name)
+        cdk.CfnOutput(self, "ProductViewsAggregator", value=self.product_views.aggregator_function.function_name)
 
 
 def build_app(outdir: str | None = None) -> cdk.App:

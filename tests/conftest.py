@@ -39,7 +39,10 @@ def shop_template(shop_cdk_out: Path) -> dict[str, Any]:
 
 @pytest.fixture(scope="session")
 def orders_api_logical_id(shop_template: dict[str, Any]) -> str:
-    functions = [lid for lid, r in shop_template["Resources"].items() if r["Type"] == "AWS::Lambda::Function"]
+    functions = [
+        lid for lid, r in shop_template["Resources"].items()
+        if r["Type"] == "AWS::Lambda::Function" and r["Properties"]["Handler"].startswith("orders_api.")
+    ]
     assert len(functions) == 1, functions
     return functions[0]
 

@@ -177,8 +177,11 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> ShopSynth:
     assembly = build_app(str(outdir)).synth()
     artifact = assembly.get_stack_by_name(SHOP_STACK)
     template = json.loads((outdir / artifact.template_file).read_text(encoding="utf-8"))
-    functions = [lid for lid, r in template["Resources"].items() if r["Type"] == "AWS::Lambda::Function"]
-    assert len(functions) == 1, f"ShopStack should have one Lambda function, found {functions}"
+    functions = [
+        lid for lid, r in template["Resources"].items()
+        if r["Type"] == "AWS::Lambda::Function" and r["Properties"]["Handler"].startswith("orders_api.")
+    ]
+    assert len(functions) == 1, f"ShopStack should have one orders API function, found {functions}"
     function = template["Resources"][functions[0]]
     meta_path = function.get("Metadata", {}).get("aws:asset:path")
     if meta_path is not None:

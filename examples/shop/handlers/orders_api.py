@@ -6,6 +6,8 @@ Events (direct invocation)::
     {"op": "list_orders", "user_id": "u1", "limit": 10, "cursor": null}
     {"op": "get_order", "order_id": "01J..."}
     {"op": "mark_paid", "user_id": "u1", "created_at": "...", "order_id": "01J..."}
+    {"op": "view_product", "sku": "SKU-1", "request_id": "req-123"}   (request_id optional)
+    {"op": "product_views", "sku": "SKU-1", "exact": false}
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from constructs_lib.runtime import TableClient, new_ulid
+from constructs_lib.runtime import CounterClient, TableClient, new_ulid
 
 _table: TableClient | None = None
+_views: CounterClient | None = None
 
 
 def _client() -> TableClient:
@@ -23,6 +26,13 @@ def _client() -> TableClient:
     if _table is None:  # built once per container, reused across invocations
         _table = TableClient.from_environment()
     return _table
+
+
+def _view_counter() -> CounterClient:
+    global _views
+    if _views is None:  # the ShardedCounter bound to this function put its spec in the environment
+        _views = CounterClient.from_environment("product_views")
+    return _views
 
 
 def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
@@ -57,4 +67,12 @@ def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
         key = {k: event[k] for k in ("user_id", "created_at", "order_id")}
         order = table.update("Order", key, set={"status": "PAID"})
         return {"ok": True, "order": order}
+    if op == "view_product":
+        # A retried request (same request_id) is counted once.
+        done = _view_counter().increment(event["sku"], idempotency_key=event.get("request_id"))
+        return {"ok": True, "shard": done.shard, "duplicate": done.duplicate}
+    if op == "product_views":
+        value = _view_counter().get(event["sku"], exact=bool(event.get("exact")))
+        at = value.aggregated_at.isoformat() if value.aggregated_at else None
+        return {"ok": True, "views": value.total, "aggregated_at": at, "exact": value.exact}
     return {"ok": False, "error": f"unknown op {op!r}"}

@@ -1,0 +1,351 @@
+"""``ShardedCounter``: a write-sharded counter family on a :class:`SingleTable`, with an aggregator.
+
+A single counter item takes at most ~1,000 increments/s (one partition: 1,000 WCU; a write of
+up to 1 KB costs 1 WCU). A family such as ``video_views`` — one counter per video, millions of
+them — spreads each counter over N shard items on N partition keys (N × 1,000 WCU), and a
+generated **aggregator** Lambda keeps one pre-computed total item per counter, recomputed
+from all shards whenever a shard changes. Application code uses
+:class:`~constructs_lib.runtime.counter.CounterClient`; the key layout is documented there.
+
+What the construct adds to the stack:
+
+* the aggregator function (bundled runtime, no CDK inside) with its log group and role;
+* with a table stream: an event source mapping whose **filter** lets only this family's
+  shard items invoke it, partial batch responses, bisect on error, capped retries, a maximum
+  record age and an SQS queue (KMS-encrypted, TLS-only) as on-failure destination;
+* with ``schedule=``: an EventBridge rule recomputing a fixed list of counters (for tables
+  without a stream);
+* CloudWatch alarms on the aggregator's errors, its iterator age (stream mode) and the
+  failure queue's depth.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import aws_cdk as cdk
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as sources
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from . import _defaults, _perms
+from ._function import bundled_function
+from .exceptions import ConstructPropsError
+from .runtime import aggregator, counter
+from .runtime.exceptions import KeyValueError
+from .single_table import SingleTable
+
+_COUNTER_TYPES = (counter.SHARD_TYPE, counter.TOTAL_TYPE, counter.DEDUP_TYPE)
+
+
+class ShardedCounter(Construct):
+    """A family of write-sharded counters with a generated aggregator.
+
+    Give either ``shards`` or ``expected_writes_per_second``. With the rate, the shard count
+    is derived with seed 001's arithmetic::
+
+        WCU per write  = ceil(item_size_bytes / 1024)   (× 2 when idempotent: transactional writes)
+        required WCU   = expected_writes_per_second × WCU per write × headroom
+        shards         = ceil(required WCU / 1000)      (1,000 WCU per partition)
+
+    e.g. 50,000 views/s × 1 WCU × 1.2 = 60,000 WCU → 60 shards. The derivation is stored in
+    the aggregator's environment (``COUNTER_SHARDS_DERIVATION``) and description, so it is
+    visible in the synthesized template.
+
+    Parameters
+    ----------
+    scope, id
+        The usual construct scope and id.
+    table
+        The :class:`SingleTable` holding the counters. Its model must have a sort key and no
+        entity whose keys could equal the family's (``COUNTER#<name>#...``).
+    name
+        Family name, ``[a-z][a-z0-9_]{0,47}``, unique per table. Counter ids inside it are
+        dynamic (any non-empty string, escaped into keys).
+    shards
+        Fixed shard count, 1–1,000. Growing it later is safe; shrinking it loses the removed
+        shards' counts. Default: derived from ``expected_writes_per_second``.
+    expected_writes_per_second
+        Peak increments/s of the hottest single counter. Default None.
+    item_size_bytes
+        Size assumed per shard write in the derivation. Default 1,024 (1 WCU).
+    headroom
+        Safety factor of the derivation, 1–10. Default 1.2.
+    idempotency_window
+        Enables ``increment(..., idempotency_key=...)``: dedup markers live this long (TTL;
+        the model must declare a TTL attribute), at least one minute. Default None (off: no
+        PutItem permission for incrementers).
+    batch_size
+        Stream records per aggregator invocation, 1–10,000. Default 100.
+    max_batching_window
+        How long Lambda gathers records before invoking. Default 1 second (at most one
+        recompute of a hot counter per second per stream shard).
+    retry_attempts
+        Retries of a failing batch before it goes to the failure queue, 0–10,000. Default 5
+        (never infinite: a poison record must not block its stream shard for a day).
+    max_record_age
+        Records older than this go to the failure queue unprocessed, 60 s–7 days. Default 1 hour
+        (a later increment recomputes the same counter anyway).
+    parallelization_factor
+        Concurrent batches per stream shard, 1–10. Default 1.
+    schedule
+        Also recompute ``scheduled_counters`` at this rate (EventBridge). Required when the
+        table has no stream. Default None.
+    scheduled_counters
+        Counter ids the schedule recomputes. Default none.
+    iterator_age_alarm_threshold
+        Alarm when the aggregator lags this far behind the stream. Default 1 minute.
+    memory_size, timeout, log_retention
+        Aggregator settings. Defaults 256 MB, 30 seconds, one month.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        table: SingleTable,
+        name: str,
+        shards: int | None = None,
+        expected_writes_per_second: float | None = None,
+        item_size_bytes: int = counter.WCU_BYTES,
+        headroom: float = counter.DEFAULT_HEADROOM,
+        idempotency_window: cdk.Duration | None = None,
+        batch_size: int = 100,
+        max_batching_window: cdk.Duration | None = None,
+        retry_attempts: int = 5,
+        max_record_age: cdk.Duration | None = None,
+        parallelization_factor: int = 1,
+        schedule: cdk.Duration | None = None,
+        scheduled_counters: Sequence[str] = (),
+        iterator_age_alarm_threshold: cdk.Duration | None = None,
+        memory_size: int = _defaults.LAMBDA_MEMORY_MB,
+        timeout: cdk.Duration | None = None,
+        log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
+    ) -> None:
+        super().__init__(scope, id)
+        what = f"ShardedCounter {id!r}"
+        if not isinstance(table, SingleTable):
+            raise ConstructPropsError(f"{what}: table must be a SingleTable, got {table!r}")
+        model = table.model
+        if not model.has_sort_key:
+            raise ConstructPropsError(
+                f"{what}: table model {model.name!r} has no sort key; counter items are told apart by their "
+                "sort key (SHARD/TOTAL/DEDUP)"
+            )
+        self.sizing = self._sizing(what, shards, expected_writes_per_second, item_size_bytes, headroom, idempotency_window)
+        try:
+            self.spec = counter.CounterSpec(
+                family=name,
+                shards=self.sizing.shards if self.sizing else shards,  # type: ignore[arg-type]
+                pk_attribute=model.pk_attribute,
+                sk_attribute=model.sk_attribute,  # type: ignore[arg-type]
+                entity_attribute=model.entity_attribute,
+                ttl_attribute=model.ttl_attribute,
+                idempotency_ttl_seconds=int(idempotency_window.to_seconds()) if idempotency_window else None,
+            )
+        except KeyValueError as exc:
+            raise ConstructPropsError(f"{what}: {exc}") from exc
+        self._check_table(what, table)
+        _check_range(what, "batch_size", batch_size, 1, 10_000)
+        _check_range(what, "retry_attempts", retry_attempts, 0, 10_000)
+        _check_range(what, "parallelization_factor", parallelization_factor, 1, 10)
+        if max_batching_window is not None and not 0 <= max_batching_window.to_seconds() <= 300:
+            raise ConstructPropsError(f"{what}: max_batching_window {max_batching_window.to_human_string()} must be 0-300 seconds")
+        if max_record_age is not None and not 60 <= max_record_age.to_seconds() <= 604_800:
+            raise ConstructPropsError(f"{what}: max_record_age {max_record_age.to_human_string()} must be 60 seconds to 7 days")
+        scheduled = list(scheduled_counters)
+        if table.table_stream_arn is None and schedule is None:
+            raise ConstructPropsError(
+                f"{what}: table {table.node.id!r} has no stream, so totals can only be recomputed on a schedule; "
+                "pass schedule=Duration.minutes(...) and scheduled_counters=[...] or give the table a stream"
+            )
+        if (schedule is None) != (not scheduled):
+            raise ConstructPropsError(f"{what}: schedule and scheduled_counters go together (got {schedule}, {scheduled!r})")
+        for counter_id in scheduled:
+            try:
+                self.spec.total_key(counter_id)
+            except KeyValueError as exc:
+                raise ConstructPropsError(f"{what}: scheduled counter {counter_id!r}: {exc}") from exc
+        self.table = table
+        self.family = name
+        self.derivation = self.sizing.explain() if self.sizing else f"fixed: {self.spec.shards} shard(s)"
+
+        self.aggregator_function, self.log_group = bundled_function(
+            self,
+            model=model,
+            handler="constructs_lib.runtime.aggregator.handler",
+            environment={
+                **self.environment,
+                aggregator.ENV_FAMILY: name,
+                "COUNTER_SHARDS_DERIVATION": self.derivation,
+            },
+            memory_size=memory_size,
+            timeout=timeout or cdk.Duration.seconds(30),
+            log_retention=log_retention,
+            description=f"Recomputes totals of counter family {name} ({self.spec.shards} shards: {self.derivation})"[:256],
+        )
+        table.grant_items(
+            self.aggregator_function, _perms.COUNTER_AGGREGATE, leading_key_prefix=self.spec.key_prefix, write=True
+        )
+        self.dlq = sqs.Queue(
+            self,
+            "FailedBatches",
+            encryption=sqs.QueueEncryption.KMS_MANAGED,
+            enforce_ssl=True,
+            retention_period=cdk.Duration.days(14),
+        )
+        self.event_source_mapping: lambda_.EventSourceMapping | None = None
+        if table.table_stream_arn is not None:
+            self.event_source_mapping = self._stream_mapping(
+                batch_size, max_batching_window, retry_attempts, max_record_age, parallelization_factor
+            )
+        self.schedule_rule: events.Rule | None = None
+        if schedule is not None:
+            self.schedule_rule = events.Rule(self, "Schedule", schedule=events.Schedule.rate(schedule))
+            self.schedule_rule.add_target(targets.LambdaFunction(
+                self.aggregator_function,
+                event=events.RuleTargetInput.from_object({"source": aggregator.SCHEDULE_SOURCE, "counters": scheduled}),
+                dead_letter_queue=self.dlq,
+                retry_attempts=2,
+            ))
+        self._alarms(iterator_age_alarm_threshold or cdk.Duration.minutes(1))
+
+    # Validation -------------------------------------------------------------------------------------------
+    @staticmethod
+    def _sizing(
+        what: str, shards: int | None, rate: float | None, size: int, headroom: float, idempotency: cdk.Duration | None
+    ) -> counter.ShardSizing | None:
+        if (shards is None) == (rate is None):
+            raise ConstructPropsError(f"{what}: give exactly one of shards={shards!r} and expected_writes_per_second={rate!r}")
+        if rate is None:
+            return None
+        try:
+            return counter.derive_shards(rate, item_size_bytes=size, headroom=headroom, transactional=idempotency is not None)
+        except KeyValueError as exc:
+            raise ConstructPropsError(f"{what}: {exc}") from exc
+
+    def _check_table(self, what: str, table: SingleTable) -> None:
+        model = table.model
+        clash = [t for t in _COUNTER_TYPES if t in model.entities]
+        if clash:
+            raise ConstructPropsError(f"{what}: model entity names {clash} are reserved for counter items")
+        prefix = f"{counter.PREFIX}#{self.spec.family}"
+        layouts = {
+            "shard": (prefix + "#{counter_id}#{shard}", counter.SHARD_SK),
+            "total": (prefix + "#{counter_id}", counter.TOTAL_SK),
+            "dedup": (prefix + "#{counter_id}#" + counter.DEDUP_SK + "#{key}", counter.DEDUP_SK),
+        }
+        for kind, (pk, sk) in layouts.items():
+            hits = model.entities_overlapping(pk, sk)
+            if hits:
+                raise ConstructPropsError(
+                    f"{what}: entity {hits[0]!r} could build the same key as a counter {kind} item ({pk} / {sk}); "
+                    f"give the entity a partition key literal other than {counter.PREFIX!r}"
+                )
+        table.claim_key_prefix(self.spec.key_prefix, owner=f"counter family {self.spec.family!r} ({self.node.path})")
+
+    # Aggregation triggers ---------------------------------------------------------------------------------------
+    def _stream_mapping(
+        self,
+        batch_size: int,
+        window: cdk.Duration | None,
+        retry_attempts: int,
+        max_age: cdk.Duration | None,
+        parallelization: int,
+    ) -> lambda_.EventSourceMapping:
+        table, spec = self.table, self.spec
+        table.grant_stream_read(self.aggregator_function)
+        only_shards = lambda_.FilterCriteria.filter({
+            "dynamodb": {
+                "Keys": {
+                    spec.pk_attribute: {"S": lambda_.FilterRule.begins_with(spec.key_prefix)},
+                    spec.sk_attribute: {"S": lambda_.FilterRule.is_equal(counter.SHARD_SK)},
+                }
+            }
+        })
+        return lambda_.EventSourceMapping(
+            self,
+            "StreamMapping",
+            target=self.aggregator_function,
+            event_source_arn=table.table_stream_arn,
+            starting_position=lambda_.StartingPosition.TRIM_HORIZON,
+            batch_size=batch_size,
+            max_batching_window=window or cdk.Duration.seconds(1),
+            bisect_batch_on_error=True,
+            retry_attempts=retry_attempts,
+            max_record_age=max_age or cdk.Duration.hours(1),
+            parallelization_factor=parallelization,
+            report_batch_item_failures=True,
+            on_failure=sources.SqsDlq(self.dlq),
+            filters=[only_shards],
+        )
+
+    def _alarms(self, iterator_age: cdk.Duration) -> None:
+        fn = self.aggregator_function
+        five_minutes = cdk.Duration.minutes(5)
+        self.errors_alarm = fn.metric_errors(period=five_minutes, statistic="Sum").create_alarm(
+            self, "ErrorsAlarm", threshold=1, evaluation_periods=1,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            alarm_description=f"Counter family {self.family}: the aggregator failed at least once in 5 minutes",
+        )
+        self.iterator_age_alarm: cloudwatch.Alarm | None = None
+        if self.event_source_mapping is not None:
+            self.iterator_age_alarm = fn.metric("IteratorAge", period=five_minutes, statistic="Maximum").create_alarm(
+                self, "IteratorAgeAlarm", threshold=iterator_age.to_milliseconds(), evaluation_periods=1,
+                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+                alarm_description=f"Counter family {self.family}: totals lag the stream by more than "
+                f"{iterator_age.to_human_string()}",
+            )
+        self.dlq_alarm = self.dlq.metric_approximate_number_of_messages_visible(
+            period=five_minutes, statistic="Maximum"
+        ).create_alarm(
+            self, "FailedBatchesAlarm", threshold=1, evaluation_periods=1,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            alarm_description=f"Counter family {self.family}: aggregator batches reached the failure queue",
+        )
+
+    # Using the counter from other functions -------------------------------------------------------------------------
+    @property
+    def environment(self) -> dict[str, str]:
+        """Environment variables that let ``CounterClient.from_environment(name)`` find the family."""
+        return {self.spec.env_var: self.spec.to_json(), f"{self.spec.env_var}_TABLE": self.table.table_name}
+
+    def grant_increment(self, grantee: iam.IGrantable) -> iam.Grant:
+        """UpdateItem on this family's keys only (IAM ``dynamodb:LeadingKeys`` = ``COUNTER#<name>#*``),
+        plus — when idempotent increments are enabled — PutItem/GetItem for the dedup marker
+        written in the same transaction."""
+        actions = _perms.COUNTER_INCREMENT + (_perms.COUNTER_IDEMPOTENT if self.spec.idempotent else ())
+        return self.table.grant_items(grantee, actions, leading_key_prefix=self.spec.key_prefix, write=True)
+
+    def grant_read(self, grantee: iam.IGrantable) -> iam.Grant:
+        """GetItem (aggregated total) and BatchGetItem (exact sum of shards) on this family's keys only."""
+        return self.table.grant_items(grantee, _perms.COUNTER_READ, leading_key_prefix=self.spec.key_prefix, write=False)
+
+    def bind(self, function: lambda_.Function, *, increment: bool = True, read: bool = True) -> None:
+        """Give ``function`` the environment and grants to use the family through ``CounterClient``."""
+        if not (increment or read):
+            raise ConstructPropsError(f"ShardedCounter {self.node.id!r}: bind() with neither increment nor read grants nothing")
+        for key, value in self.environment.items():
+            function.add_environment(key, value)
+        if increment:
+            self.grant_increment(function)
+        if read:
+            self.grant_read(function)
+
+
+def _check_range(what: str, name: str, value: object, low: int, high: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ConstructPropsError(f"{what}: {name} {value!r} must be an int from {low} to {high}")
+
+
+__all__ = ["ShardedCounter"]
