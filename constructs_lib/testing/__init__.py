@@ -5,8 +5,17 @@
   synthesized CloudFormation template in it and return a :class:`LocalDeployment` that resolves
   table names, ARNs, stream ARNs and Lambda environments; :func:`asset_dir` finds a Lambda's
   code in the cloud assembly.
+* :class:`StreamRunner` feeds a table's stream to a handler as a Lambda event source mapping
+  would (Lambda record shape, filters, batch size, partial batch responses, bisect, capped
+  retries, record age, on-failure records); :class:`MappingSettings` reads the mapping from a
+  synthesized template; :func:`to_lambda_record` converts one stream record.
+* :func:`matches` / :func:`matches_any` / :func:`parse_filter_criteria` implement Lambda event
+  filter patterns.
+* :func:`invoke_handler` runs a bundled handler in a fresh process; :class:`LocalFunction` keeps
+  a warm handler process (a reused Lambda execution environment).
 * :mod:`constructs_lib.testing.plugin` is the pytest plugin (fixtures ``dynamodb_local``,
-  ``dynamodb_client``, ``dynamodb_streams_client``, ``local_deploy``).
+  ``dynamodb_client``, ``dynamodb_streams_client``, ``local_deploy``, ``stream_runner``,
+  ``local_function``).
 
 Importing this package is cheap: it never imports aws_cdk, constructs, jsii or boto3, and the
 submodules are loaded on first attribute access.
@@ -21,13 +30,29 @@ from constructs_lib.testing.exceptions import (
     DynamoDBLocalError,
     DynamoDBLocalNotFoundError,
     DynamoDBLocalStartError,
+    EventFilterError,
+    HandlerError,
     LocalDeployError,
+    StreamRunnerError,
     TestingError,
     UnresolvableIntrinsicError,
 )
 
 if TYPE_CHECKING:
-    from constructs_lib.testing.dynamodb_local import DynamoDBLocal, find_dynamodb_local_dir
+    from constructs_lib.testing.dynamodb_local import (
+        DynamoDBLocal,
+        find_dynamodb_local_dir,
+    )
+    from constructs_lib.testing.event_filters import (
+        matches,
+        matches_any,
+        parse_filter_criteria,
+    )
+    from constructs_lib.testing.handlers import (
+        Invocation,
+        LocalFunction,
+        invoke_handler,
+    )
     from constructs_lib.testing.local_deploy import (
         LocalDeployment,
         asset_dir,
@@ -35,21 +60,40 @@ if TYPE_CHECKING:
         deploy_template,
         read_stack_template,
     )
+    from constructs_lib.testing.streams import (
+        MappingSettings,
+        RunReport,
+        StreamRunner,
+        to_lambda_record,
+    )
 
 __all__ = [
     "DynamoDBLocal",
-    "find_dynamodb_local_dir",
-    "LocalDeployment",
-    "deploy_template",
-    "deploy_assembly_stack",
-    "read_stack_template",
-    "asset_dir",
-    "TestingError",
     "DynamoDBLocalError",
     "DynamoDBLocalNotFoundError",
     "DynamoDBLocalStartError",
+    "EventFilterError",
+    "HandlerError",
+    "Invocation",
     "LocalDeployError",
+    "LocalDeployment",
+    "LocalFunction",
+    "MappingSettings",
+    "RunReport",
+    "StreamRunner",
+    "StreamRunnerError",
+    "TestingError",
     "UnresolvableIntrinsicError",
+    "asset_dir",
+    "deploy_assembly_stack",
+    "deploy_template",
+    "find_dynamodb_local_dir",
+    "invoke_handler",
+    "matches",
+    "matches_any",
+    "parse_filter_criteria",
+    "read_stack_template",
+    "to_lambda_record",
 ]
 
 # Lazy re-exports (PEP 562): `python -m constructs_lib.testing.dynamodb_local` must not find
@@ -62,6 +106,16 @@ _LAZY = {
     "deploy_assembly_stack": "constructs_lib.testing.local_deploy",
     "read_stack_template": "constructs_lib.testing.local_deploy",
     "asset_dir": "constructs_lib.testing.local_deploy",
+    "StreamRunner": "constructs_lib.testing.streams",
+    "MappingSettings": "constructs_lib.testing.streams",
+    "RunReport": "constructs_lib.testing.streams",
+    "to_lambda_record": "constructs_lib.testing.streams",
+    "matches": "constructs_lib.testing.event_filters",
+    "matches_any": "constructs_lib.testing.event_filters",
+    "parse_filter_criteria": "constructs_lib.testing.event_filters",
+    "LocalFunction": "constructs_lib.testing.handlers",
+    "Invocation": "constructs_lib.testing.handlers",
+    "invoke_handler": "constructs_lib.testing.handlers",
 }
 
 

@@ -7,11 +7,14 @@ do about it. Errors caused by another exception keep it as ``__cause__``.
 from __future__ import annotations
 
 __all__ = [
-    "TestingError",
     "DynamoDBLocalError",
     "DynamoDBLocalNotFoundError",
     "DynamoDBLocalStartError",
+    "EventFilterError",
+    "HandlerError",
     "LocalDeployError",
+    "StreamRunnerError",
+    "TestingError",
     "UnresolvableIntrinsicError",
 ]
 
@@ -60,3 +63,18 @@ class UnresolvableIntrinsicError(LocalDeployError):
     def __init__(self, message: str, *, intrinsic: object = None) -> None:
         super().__init__(message)
         self.intrinsic = intrinsic
+
+
+class HandlerError(TestingError):
+    """A local Lambda handler raised, crashed, timed out, could not be imported, or returned
+    something Lambda could not serialize. The message carries the handler's traceback/output."""
+
+
+class EventFilterError(TestingError):
+    """A Lambda event filter pattern is malformed or uses an operator that is not supported
+    (the message names the operator or value and the rule)."""
+
+
+class StreamRunnerError(TestingError):
+    """The local stream runner cannot be configured (bad event source mapping settings, a
+    template without a usable ``AWS::Lambda::EventSourceMapping``) or cannot read the stream."""

@@ -11,6 +11,15 @@ dynamodb_client, dynamodb_streams_client
 local_deploy
     Function scope. A factory ``local_deploy(template_dict_or_path, *, name_prefix="",
     wait=True) -> LocalDeployment``; every table it creates is deleted at test teardown.
+stream_runner
+    Function scope. A factory ``stream_runner(stream_arn, handler, *,
+    settings=MappingSettings(), region="us-east-1") -> StreamRunner`` reading through the
+    session's ``dynamodb_streams_client``.
+local_function
+    Function scope. A factory ``local_function(asset_dir, handler, *, environment=None,
+    endpoint=<session server>, timeout=60.0) -> LocalFunction`` starting warm handler processes
+    (by default pointed at the session's DynamoDB Local; pass ``endpoint=None`` for none); every
+    process it starts is closed at test teardown.
 
 Options
 -------
@@ -32,13 +41,17 @@ import pytest
 
 if TYPE_CHECKING:
     from constructs_lib.testing.dynamodb_local import DynamoDBLocal
+    from constructs_lib.testing.handlers import LocalFunction
     from constructs_lib.testing.local_deploy import LocalDeployment
+    from constructs_lib.testing.streams import MappingSettings, StreamRunner
 
 __all__ = [
-    "dynamodb_local",
     "dynamodb_client",
+    "dynamodb_local",
     "dynamodb_streams_client",
     "local_deploy",
+    "local_function",
+    "stream_runner",
 ]
 
 _OPTION = "--dynamodb-local-dir"
@@ -157,3 +170,61 @@ def local_deploy(dynamodb_client: Any) -> Iterator[Callable[..., LocalDeployment
     yield deploy
     for deployment in reversed(deployments):
         deployment.delete()
+
+
+@pytest.fixture
+def stream_runner(dynamodb_streams_client: Any) -> Callable[..., StreamRunner]:
+    """Factory of :class:`~constructs_lib.testing.streams.StreamRunner` on the session server.
+
+    Call it as ``stream_runner(stream_arn, handler, *, settings=MappingSettings(),
+    region="us-east-1")``.
+    """
+    from constructs_lib.testing.streams import MappingSettings, StreamRunner
+
+    def make(
+        stream_arn: str,
+        handler: Callable[[dict[str, Any]], Any],
+        *,
+        settings: MappingSettings | None = None,
+        region: str = "us-east-1",
+    ) -> StreamRunner:
+        return StreamRunner(
+            dynamodb_streams_client, stream_arn, handler, settings=settings or MappingSettings(), region=region
+        )
+
+    return make
+
+
+_SESSION_ENDPOINT: Any = object()
+
+
+@pytest.fixture
+def local_function(request: pytest.FixtureRequest) -> Iterator[Callable[..., LocalFunction]]:
+    """Factory of warm handler processes (:class:`~constructs_lib.testing.handlers.LocalFunction`),
+    all closed at test teardown.
+
+    Call it as ``local_function(asset_dir, handler, *, environment=None, endpoint=<session
+    server>, timeout=60.0)``. The default endpoint is the session DynamoDB Local server (started
+    on first such call); ``endpoint=None`` sets no endpoint.
+    """
+    from constructs_lib.testing.handlers import LocalFunction
+
+    started: list[LocalFunction] = []
+
+    def start(
+        asset_dir: str | os.PathLike[str],
+        handler: str,
+        *,
+        environment: Mapping[str, str] | None = None,
+        endpoint: str | None = _SESSION_ENDPOINT,
+        timeout: float = 60.0,
+    ) -> LocalFunction:
+        if endpoint is _SESSION_ENDPOINT:
+            endpoint = request.getfixturevalue("dynamodb_local").endpoint
+        function = LocalFunction(asset_dir, handler, environment=environment, endpoint=endpoint, timeout=timeout)
+        started.append(function)
+        return function
+
+    yield start
+    for function in reversed(started):
+        function.close()
