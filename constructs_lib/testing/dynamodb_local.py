@@ -543,10 +543,10 @@ class DynamoDBLocal:
         # A private session: never picks up AWS_PROFILE, ~/.aws/config or the default session.
         return boto3.session.Session().client(service, **kwargs)
 
-    def client(self) -> Any:
+    def client(self, config: Config | None = None) -> Any:
         """A boto3 ``dynamodb`` client for this server (dummy credentials, 2 s connect
-        timeout, standard retries, 3 attempts)."""
-        return self._make_client("dynamodb")
+        timeout, standard retries, 3 attempts — or the given botocore ``config``)."""
+        return self._make_client("dynamodb", config)
 
     def streams_client(self) -> Any:
         """A boto3 ``dynamodbstreams`` client for this server (same settings as
