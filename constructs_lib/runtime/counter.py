@@ -71,7 +71,10 @@ _SHARD_SEGMENT = re.compile(r"S([0-9]{3})")
 
 @dataclass(frozen=True)
 class ShardSizing:
-    """How a shard count was derived from an expected write rate (seed 001's arithmetic)."""
+    """How a shard count was derived from an expected write rate (seed 001's arithmetic).
+
+    ``wcu_per_write`` is for a plain write; ``transactional`` doubles it.
+    """
 
     shards: int
     expected_writes_per_second: float
@@ -125,8 +128,8 @@ def derive_shards(
         raise KeyValueError(f"item_size_bytes {item_size_bytes!r} must be an int from 1 to 409,600 (400 KB)")
     if isinstance(headroom, bool) or not isinstance(headroom, (int, float)) or not 1 <= headroom <= 10:
         raise KeyValueError(f"headroom {headroom!r} must be a number from 1 to 10")
-    wcu = math.ceil(item_size_bytes / WCU_BYTES) * (2 if transactional else 1)
-    required = rate * wcu * headroom
+    wcu = math.ceil(item_size_bytes / WCU_BYTES)
+    required = rate * wcu * (2 if transactional else 1) * headroom
     shards = max(1, math.ceil(round(required / PARTITION_WCU, 9)))
     if shards > MAX_SHARDS:
         raise KeyValueError(

@@ -49,6 +49,11 @@ def test_derivation_explains_itself() -> None:
         "50000 writes/s x 1 WCU (ceil(1024 B / 1024 B)) x headroom 1.2 = 60000 WCU; "
         "/ 1000 WCU per partition = 60 shard(s)"
     )
+    # AND idempotent (transactional) increments show the doubling once
+    assert derive_shards(50_000, transactional=True).explain() == (
+        "50000 writes/s x 1 WCU (ceil(1024 B / 1024 B)) x2 (transactional) x headroom 1.2 = 120000 WCU; "
+        "/ 1000 WCU per partition = 120 shard(s)"
+    )
 
 
 @pytest.mark.parametrize(
