@@ -135,8 +135,9 @@ class Invocation:
 # --------------------------------------------------------------------------------------------
 def _asset_for(asset_dir: str | os.PathLike[str], handler: str) -> Path:
     asset = Path(asset_dir).resolve()
-    if not (asset / f"{handler.rpartition('.')[0]}.py").is_file():
-        raise HandlerError(f"handler {handler!r} has no module file in asset {str(asset)!r}")
+    module = handler.rpartition(".")[0].replace(".", "/")  # "pkg.mod.fn" lives in pkg/mod.py
+    if not (asset / f"{module}.py").is_file():
+        raise HandlerError(f"handler {handler!r} has no module file {module}.py in asset {str(asset)!r}")
     return asset
 
 
