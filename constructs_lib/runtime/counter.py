@@ -8,7 +8,7 @@ reading N shards, so an aggregator keeps a pre-computed total item per counter.
 
 Item layout on the single table (``{id}`` is the escaped counter id, ``NNN`` the shard)::
 
-    shard   PK = COUNTER#<family>#{id}#S007          SK = SHARD   count (ADD)
+    shard   PK = COUNTER#<family>#{id}#S007          SK = SHARD   count (ADD), _type
     total   PK = COUNTER#<family>#{id}               SK = TOTAL   count, aggregated_at
     dedup   PK = COUNTER#<family>#{id}#DEDUP#{key}   SK = DEDUP   (TTL) one per idempotency key
 
@@ -391,13 +391,12 @@ class CounterClient:
         return self._idempotent_increment(counter_id, shard, by, idempotency_key, key, update)
 
     def _shard_update(self, counter_id: str, shard: int, by: int) -> dict[str, Any]:
-        s = self.spec
+        # The hot path: ADD the amount and keep the entity type (what stream filters and the
+        # model's readers key on). Family, id and shard are in the key; the request stays small.
         return {
-            "UpdateExpression": "ADD #c :by SET #t = :t, #f = :f, #i = :i, #s = :s",
-            "ExpressionAttributeNames": {"#c": COUNT, "#t": s.entity_attribute, "#f": FAMILY, "#i": COUNTER_ID, "#s": SHARD},
-            "ExpressionAttributeValues": _aws.serialize(
-                {":by": by, ":t": SHARD_TYPE, ":f": s.family, ":i": counter_id, ":s": shard}
-            ),
+            "UpdateExpression": "ADD #c :by SET #t = :t",
+            "ExpressionAttributeNames": {"#c": COUNT, "#t": self.spec.entity_attribute},
+            "ExpressionAttributeValues": {":by": {"N": str(by)}, ":t": {"S": SHARD_TYPE}},
         }
 
     def _idempotent_increment(
