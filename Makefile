@@ -13,7 +13,7 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_CLI_TELEMETRY := true
 export AWS_EC2_METADATA_DISABLED := true
 
-.PHONY: setup demo test synth unit lint clean
+.PHONY: setup demo test synth unit lint clean bench
 
 setup: $(STAMPS)/venv $(STAMPS)/npm $(STAMPS)/java
 
@@ -54,6 +54,14 @@ test: setup
 
 unit: setup
 	$(PY) -m pytest tests/unit -q
+
+# Benchmarks (benchmarks/README.md): writes benchmarks/results.{md,json} and PNG plots.
+bench: setup $(STAMPS)/bench
+	$(PY) -m benchmarks.run
+
+$(STAMPS)/bench: $(STAMPS)/venv pyproject.toml
+	$(PY) -m pip install --quiet -e ".[bench]"
+	@touch $@
 
 clean:
 	rm -rf cdk.out .pytest_cache .hypothesis $(STAMPS)
