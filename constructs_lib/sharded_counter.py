@@ -14,7 +14,7 @@ What the construct adds to the stack:
   shard items invoke it, partial batch responses, bisect on error, capped retries, a maximum
   record age and an SQS queue (KMS-encrypted, TLS-only) as on-failure destination;
 * with ``schedule=``: an EventBridge rule recomputing a fixed list of counters (for tables
-  without a stream);
+  without a stream); failed runs are retried twice and then sent to the same queue;
 * CloudWatch alarms on the aggregator's errors, its iterator age (stream mode) and the
   failure queue's depth.
 """
@@ -29,6 +29,7 @@ from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_destinations as destinations
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
@@ -212,9 +213,13 @@ class ShardedCounter(Construct):
             self.schedule_rule.add_target(targets.LambdaFunction(
                 self.aggregator_function,
                 event=events.RuleTargetInput.from_object({"source": aggregator.SCHEDULE_SOURCE, "counters": scheduled}),
-                dead_letter_queue=self.dlq,
-                retry_attempts=2,
             ))
+            # A failed scheduled run is retried twice by Lambda, then recorded in the failure queue
+            # (sent by the function's role; EventBridge itself cannot use the aws/sqs key). A missed
+            # run loses nothing: the next one recomputes from the shards.
+            self.aggregator_function.configure_async_invoke(
+                retry_attempts=2, on_failure=destinations.SqsDestination(self.dlq)
+            )
         self._alarms(iterator_age_alarm_threshold or cdk.Duration.minutes(1))
 
     # Validation -------------------------------------------------------------------------------------------

@@ -204,10 +204,15 @@ def test_schedule_mode_recomputes_named_counters(scheduled: CounterStack) -> Non
     # GIVEN a table without a stream and a 5-minute schedule
     _, rule = scheduled.one("AWS::Events::Rule")
     (target,) = rule["Properties"]["Targets"]
-    # THEN a rule invokes the aggregator with the fixed list, with retries and the failure queue
+    # THEN a rule invokes the aggregator with the fixed list
     assert rule["Properties"]["ScheduleExpression"] == "rate(5 minutes)"
     assert json.loads(target["Input"]) == {"source": "constructs_lib.counter.schedule", "counters": ["home", "about"]}
-    assert target["RetryPolicy"]["MaximumRetryAttempts"] == 2 and "DeadLetterConfig" in target
+    # AND a failed run is retried twice, then recorded in the failure queue
+    _, invoke_config = scheduled.one("AWS::Lambda::EventInvokeConfig")
+    queue_id, _ = scheduled.one("AWS::SQS::Queue")
+    assert invoke_config["Properties"]["MaximumRetryAttempts"] == 2
+    assert invoke_config["Properties"]["DestinationConfig"] == {
+        "OnFailure": {"Destination": {"Fn::GetAtt": [queue_id, "Arn"]}}}
     # AND there is no stream mapping (and so no iterator-age alarm)
     assert scheduled.of_type("AWS::Lambda::EventSourceMapping") == {}
     metrics = {a["Properties"]["MetricName"] for a in scheduled.of_type("AWS::CloudWatch::Alarm").values()}
