@@ -24,19 +24,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import aws_cdk as cdk
-from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_destinations as destinations
-from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_logs as logs
-from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from . import _defaults, _perms
 from ._function import bundled_function
+from ._stream_consumer import StreamSettings, consumer_alarms, failure_queue, stream_mapping
 from .exceptions import ConstructPropsError
 from .runtime import aggregator, counter
 from .runtime.exceptions import KeyValueError
@@ -154,13 +152,14 @@ class ShardedCounter(Construct):
         except KeyValueError as exc:
             raise ConstructPropsError(f"{what}: {exc}") from exc
         self._check_table(what, table)
-        _check_range(what, "batch_size", batch_size, 1, 10_000)
-        _check_range(what, "retry_attempts", retry_attempts, 0, 10_000)
-        _check_range(what, "parallelization_factor", parallelization_factor, 1, 10)
-        if max_batching_window is not None and not 0 <= max_batching_window.to_seconds() <= 300:
-            raise ConstructPropsError(f"{what}: max_batching_window {max_batching_window.to_human_string()} must be 0-300 seconds")
-        if max_record_age is not None and not 60 <= max_record_age.to_seconds() <= 604_800:
-            raise ConstructPropsError(f"{what}: max_record_age {max_record_age.to_human_string()} must be 60 seconds to 7 days")
+        settings = StreamSettings(
+            batch_size=batch_size,
+            max_batching_window=max_batching_window or cdk.Duration.seconds(1),
+            retry_attempts=retry_attempts,
+            max_record_age=max_record_age or cdk.Duration.hours(1),
+            parallelization_factor=parallelization_factor,
+        )
+        settings.check(what)
         scheduled = list(scheduled_counters)
         if table.table_stream_arn is None and schedule is None:
             raise ConstructPropsError(
@@ -195,17 +194,16 @@ class ShardedCounter(Construct):
         table.grant_items(
             self.aggregator_function, _perms.COUNTER_AGGREGATE, leading_key_prefix=self.spec.key_prefix, write=True
         )
-        self.dlq = sqs.Queue(
-            self,
-            "FailedBatches",
-            encryption=sqs.QueueEncryption.KMS_MANAGED,
-            enforce_ssl=True,
-            retention_period=cdk.Duration.days(14),
-        )
+        self.dlq = failure_queue(self)
         self.event_source_mapping: lambda_.EventSourceMapping | None = None
         if table.table_stream_arn is not None:
-            self.event_source_mapping = self._stream_mapping(
-                batch_size, max_batching_window, retry_attempts, max_record_age, parallelization_factor
+            only_shards = {"dynamodb": {"Keys": {
+                self.spec.pk_attribute: {"S": [{"prefix": self.spec.key_prefix}]},
+                self.spec.sk_attribute: {"S": [counter.SHARD_SK]},
+            }}}
+            self.event_source_mapping = stream_mapping(
+                self, function=self.aggregator_function, table=table, filters=[only_shards], settings=settings,
+                dlq=self.dlq,
             )
         self.schedule_rule: events.Rule | None = None
         if schedule is not None:
@@ -220,7 +218,10 @@ class ShardedCounter(Construct):
             self.aggregator_function.configure_async_invoke(
                 retry_attempts=2, on_failure=destinations.SqsDestination(self.dlq)
             )
-        self._alarms(iterator_age_alarm_threshold or cdk.Duration.minutes(1))
+        self.errors_alarm, self.iterator_age_alarm, self.dlq_alarm = consumer_alarms(
+            self, function=self.aggregator_function, dlq=self.dlq, what=f"Counter family {name}",
+            iterator_age=(iterator_age_alarm_threshold or cdk.Duration.minutes(1)) if self.event_source_mapping else None,
+        )
 
     # Validation -------------------------------------------------------------------------------------------
     @staticmethod
@@ -256,69 +257,6 @@ class ShardedCounter(Construct):
                 )
         table.claim_key_prefix(self.spec.key_prefix, owner=f"counter family {self.spec.family!r} ({self.node.path})")
 
-    # Aggregation triggers ---------------------------------------------------------------------------------------
-    def _stream_mapping(
-        self,
-        batch_size: int,
-        window: cdk.Duration | None,
-        retry_attempts: int,
-        max_age: cdk.Duration | None,
-        parallelization: int,
-    ) -> lambda_.EventSourceMapping:
-        table, spec = self.table, self.spec
-        table.grant_stream_read(self.aggregator_function)
-        only_shards = lambda_.FilterCriteria.filter({
-            "dynamodb": {
-                "Keys": {
-                    spec.pk_attribute: {"S": lambda_.FilterRule.begins_with(spec.key_prefix)},
-                    spec.sk_attribute: {"S": lambda_.FilterRule.is_equal(counter.SHARD_SK)},
-                }
-            }
-        })
-        return lambda_.EventSourceMapping(
-            self,
-            "StreamMapping",
-            target=self.aggregator_function,
-            event_source_arn=table.table_stream_arn,
-            starting_position=lambda_.StartingPosition.TRIM_HORIZON,
-            batch_size=batch_size,
-            max_batching_window=window or cdk.Duration.seconds(1),
-            bisect_batch_on_error=True,
-            retry_attempts=retry_attempts,
-            max_record_age=max_age or cdk.Duration.hours(1),
-            parallelization_factor=parallelization,
-            report_batch_item_failures=True,
-            on_failure=sources.SqsDlq(self.dlq),
-            filters=[only_shards],
-        )
-
-    def _alarms(self, iterator_age: cdk.Duration) -> None:
-        fn = self.aggregator_function
-        five_minutes = cdk.Duration.minutes(5)
-        self.errors_alarm = fn.metric_errors(period=five_minutes, statistic="Sum").create_alarm(
-            self, "ErrorsAlarm", threshold=1, evaluation_periods=1,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-            alarm_description=f"Counter family {self.family}: the aggregator failed at least once in 5 minutes",
-        )
-        self.iterator_age_alarm: cloudwatch.Alarm | None = None
-        if self.event_source_mapping is not None:
-            self.iterator_age_alarm = fn.metric("IteratorAge", period=five_minutes, statistic="Maximum").create_alarm(
-                self, "IteratorAgeAlarm", threshold=iterator_age.to_milliseconds(), evaluation_periods=1,
-                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-                alarm_description=f"Counter family {self.family}: totals lag the stream by more than "
-                f"{iterator_age.to_human_string()}",
-            )
-        self.dlq_alarm = self.dlq.metric_approximate_number_of_messages_visible(
-            period=five_minutes, statistic="Maximum"
-        ).create_alarm(
-            self, "FailedBatchesAlarm", threshold=1, evaluation_periods=1,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-            alarm_description=f"Counter family {self.family}: aggregator batches reached the failure queue",
-        )
-
     # Using the counter from other functions -------------------------------------------------------------------------
     @property
     def environment(self) -> dict[str, str]:
@@ -346,11 +284,6 @@ class ShardedCounter(Construct):
             self.grant_increment(function)
         if read:
             self.grant_read(function)
-
-
-def _check_range(what: str, name: str, value: object, low: int, high: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ConstructPropsError(f"{what}: {name} {value!r} must be an int from {low} to {high}")
 
 
 __all__ = ["ShardedCounter"]

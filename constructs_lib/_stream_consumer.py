@@ -1,0 +1,131 @@
+"""What every generated stream consumer shares: the failure queue, the event source mapping
+with its failure handling, and the alarms. Used by ``ShardedCounter`` and ``StreamAudit``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import aws_cdk as cdk
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as sources
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from .exceptions import ConstructPropsError
+from .single_table import SingleTable
+
+
+@dataclass(frozen=True)
+class StreamSettings:
+    """Event source mapping settings, checked against Lambda's limits.
+
+    ``retry_attempts`` is never infinite: a poison record must not block its stream shard
+    until the record expires (24 hours on a DynamoDB stream).
+    """
+
+    batch_size: int
+    max_batching_window: cdk.Duration
+    retry_attempts: int
+    max_record_age: cdk.Duration
+    parallelization_factor: int
+
+    def check(self, what: str) -> None:
+        _check_range(what, "batch_size", self.batch_size, 1, 10_000)
+        _check_range(what, "retry_attempts", self.retry_attempts, 0, 10_000)
+        _check_range(what, "parallelization_factor", self.parallelization_factor, 1, 10)
+        if not 0 <= self.max_batching_window.to_seconds() <= 300:
+            raise ConstructPropsError(
+                f"{what}: max_batching_window {self.max_batching_window.to_human_string()} must be 0-300 seconds"
+            )
+        if not 60 <= self.max_record_age.to_seconds() <= 604_800:
+            raise ConstructPropsError(
+                f"{what}: max_record_age {self.max_record_age.to_human_string()} must be 60 seconds to 7 days"
+            )
+
+
+def _check_range(what: str, name: str, value: object, low: int, high: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ConstructPropsError(f"{what}: {name} {value!r} must be an int from {low} to {high}")
+
+
+def failure_queue(scope: Construct) -> sqs.Queue:
+    """An SQS queue for failed batches: KMS-encrypted (``alias/aws/sqs``), TLS-only, 14 days."""
+    return sqs.Queue(
+        scope,
+        "FailedBatches",
+        encryption=sqs.QueueEncryption.KMS_MANAGED,
+        enforce_ssl=True,
+        retention_period=cdk.Duration.days(14),
+    )
+
+
+def stream_mapping(
+    scope: Construct,
+    *,
+    function: lambda_.Function,
+    table: SingleTable,
+    filters: Sequence[dict[str, Any]],
+    settings: StreamSettings,
+    dlq: sqs.IQueue,
+) -> lambda_.EventSourceMapping:
+    """Subscribe ``function`` to ``table``'s stream from the oldest record, behind ``filters``,
+    with partial batch responses, bisect on error, capped retries, a maximum record age and
+    ``dlq`` as on-failure destination. Grants the stream read (and the queue send)."""
+    assert table.table_stream_arn is not None
+    table.grant_stream_read(function)
+    return lambda_.EventSourceMapping(
+        scope,
+        "StreamMapping",
+        target=function,
+        event_source_arn=table.table_stream_arn,
+        starting_position=lambda_.StartingPosition.TRIM_HORIZON,
+        batch_size=settings.batch_size,
+        max_batching_window=settings.max_batching_window,
+        bisect_batch_on_error=True,
+        retry_attempts=settings.retry_attempts,
+        max_record_age=settings.max_record_age,
+        parallelization_factor=settings.parallelization_factor,
+        report_batch_item_failures=True,
+        on_failure=sources.SqsDlq(dlq),
+        filters=[lambda_.FilterCriteria.filter(f) for f in filters] or None,
+    )
+
+
+def consumer_alarms(
+    scope: Construct,
+    *,
+    function: lambda_.Function,
+    dlq: sqs.Queue,
+    what: str,
+    iterator_age: cdk.Duration | None,
+) -> tuple[cloudwatch.Alarm, cloudwatch.Alarm | None, cloudwatch.Alarm]:
+    """Errors ≥ 1 in 5 minutes; iterator age above ``iterator_age`` (when consuming a stream);
+    failure queue not empty. Missing data (no invocations) is not breaching."""
+    five_minutes = cdk.Duration.minutes(5)
+
+    def alarm(id: str, metric: cloudwatch.Metric, threshold: float, op: cloudwatch.ComparisonOperator,
+              description: str) -> cloudwatch.Alarm:
+        return metric.create_alarm(
+            scope, id, threshold=threshold, evaluation_periods=1, comparison_operator=op,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING, alarm_description=f"{what}: {description}",
+        )
+
+    at_least = cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD
+    errors = alarm("ErrorsAlarm", function.metric_errors(period=five_minutes, statistic="Sum"), 1, at_least,
+                   "the function failed at least once in 5 minutes")
+    age = None
+    if iterator_age is not None:
+        age = alarm(
+            "IteratorAgeAlarm", function.metric("IteratorAge", period=five_minutes, statistic="Maximum"),
+            iterator_age.to_milliseconds(), cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            f"the function lags its stream by more than {iterator_age.to_human_string()}",
+        )
+    depth = alarm(
+        "FailedBatchesAlarm",
+        dlq.metric_approximate_number_of_messages_visible(period=five_minutes, statistic="Maximum"), 1, at_least,
+        "failed batches reached the failure queue",
+    )
+    return errors, age, depth
