@@ -245,6 +245,8 @@ class LocalDeployment:
         self,
         function_logical_id_or_prefix: str,
         template: Mapping[str, Any] | str | os.PathLike[str] | None = None,
+        *,
+        overrides: Mapping[str, str | None] | None = None,
     ) -> dict[str, str]:
         """Resolved ``Environment.Variables`` of an ``AWS::Lambda::Function`` resource.
 
@@ -254,6 +256,10 @@ class LocalDeployment:
             Exact logical id or unique prefix of the function.
         template : Mapping or path, optional
             Template holding the function. Default ``None``: the deployed template.
+        overrides : Mapping, optional
+            Variable name -> value used instead of resolving the template's value (None leaves
+            the variable out; names not in the template are added). For values that name
+            resources DynamoDB Local does not have (a secret's ARN, a queue URL). Default none.
 
         Returns
         -------
@@ -273,7 +279,10 @@ class LocalDeployment:
         props = resources[lid].get("Properties") or {}
         variables = (props.get("Environment") or {}).get("Variables") or {}
         env: dict[str, str] = {}
+        overrides = dict(overrides or {})
         for name, raw in variables.items():
+            if name in overrides:
+                continue
             value = self.resolve(raw)
             if isinstance(value, bool):
                 value = "true" if value else "false"
@@ -282,6 +291,7 @@ class LocalDeployment:
             if not isinstance(value, str):
                 raise LocalDeployError(f"Environment variable {name!r} of {lid} resolves to non-string {value!r}.")
             env[name] = value
+        env.update({name: value for name, value in overrides.items() if value is not None})
         return env
 
     # -- teardown ---------------------------------------------------------------------------

@@ -226,6 +226,16 @@ def test_function_environment_resolves_table_references(deployed):
     assert env["LOG_LEVEL"] == "INFO"
 
 
+def test_function_environment_overrides_replace_drop_and_add_variables(deployed):
+    # GIVEN overrides for a variable, a variable to leave out, and one the template lacks
+    env = deployed.function_environment(
+        "ReaderFn", overrides={"LOG_LEVEL": "DEBUG", "STREAM_ARN": None, "EXTRA": "x"}
+    )
+    # THEN they win over the template, and the rest is still resolved
+    assert env["LOG_LEVEL"] == "DEBUG" and env["EXTRA"] == "x" and "STREAM_ARN" not in env
+    assert env["TABLE_NAME"] == deployed.table_name("DataTable")
+
+
 def test_put_and_get_through_the_resolved_table_name(deployed, dynamodb_client):
     # GIVEN the table name the Lambda would see
     table = deployed.function_environment("ReaderFn")["TABLE_NAME"]
