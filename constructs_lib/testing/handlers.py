@@ -28,7 +28,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
@@ -38,7 +38,7 @@ from .exceptions import HandlerError
 if TYPE_CHECKING:
     from types import TracebackType
 
-__all__ = ["HandlerError", "Invocation", "LocalFunction", "invoke_handler"]
+__all__ = ["Fault", "HandlerError", "Invocation", "LocalFunction", "invoke_handler"]
 
 _MARK = "\x1eCONSTRUCTS_LIB_RESULT\x1e"
 _BOOTSTRAP = r"""
@@ -63,8 +63,20 @@ sys.stdout.write(mark + json.dumps({"result": json.loads(body), "cdk_modules": c
 _END = "\x1eCONSTRUCTS_LIB_END "
 _WARM_BOOTSTRAP = r"""
 import importlib, json, os, sys, time, traceback, uuid
-asset, handler, end_mark, function_name, timeout_s = sys.argv[1:6]
+asset, handler, end_mark, function_name, timeout_s, faults_json = sys.argv[1:7]
 proto = os.fdopen(os.dup(1), "w", encoding="utf-8")
+faults = json.loads(faults_json)
+if faults:  # fault injection: fail matching AWS calls as the service would
+    import botocore.client, botocore.exceptions
+    _make_api_call = botocore.client.BaseClient._make_api_call
+    def _faulty(self, operation_name, api_params):
+        text = json.dumps(api_params, default=str)
+        for fault in faults:
+            if fault["operation"] == operation_name and fault["contains"] in text:
+                raise botocore.exceptions.ClientError(
+                    {"Error": {"Code": fault["code"], "Message": fault["message"]}}, operation_name)
+        return _make_api_call(self, operation_name, api_params)
+    botocore.client.BaseClient._make_api_call = _faulty
 os.dup2(2, 1)
 sys.stdout.reconfigure(line_buffering=True)
 sys.path.insert(0, asset)
@@ -117,6 +129,21 @@ for line in sys.stdin:
     pkg = sys.modules.get("constructs_lib")
     reply({"ok": True, "result": body, "cdk_modules": cdk, "package_file": getattr(pkg, "__file__", None)})
 """
+
+
+@dataclass(frozen=True)
+class Fault:
+    """An AWS error injected into a :class:`LocalFunction`'s process.
+
+    Every call of ``operation`` (botocore's name, e.g. ``"BatchWriteItem"``) whose parameters,
+    as JSON, contain ``contains`` fails with ``code`` — after botocore's own retries, as a
+    persistent server-side error would. Use it to make one record a poison record.
+    """
+
+    operation: str
+    contains: str
+    code: str = "ValidationException"
+    message: str = "injected by constructs_lib.testing.handlers.Fault"
 
 
 @dataclass
@@ -345,6 +372,8 @@ class LocalFunction:
     timeout : float, optional
         Seconds an invocation (and the start-up import) may take before the process is killed.
         Default 60.
+    faults : sequence of Fault, optional
+        AWS errors to inject into the handler's calls (see :class:`Fault`). Default none.
 
     Notes
     -----
@@ -363,9 +392,11 @@ class LocalFunction:
         environment: Mapping[str, str] | None = None,
         endpoint: str | None = None,
         timeout: float = 60.0,
+        faults: Sequence[Fault] = (),
     ) -> None:
         if timeout <= 0:
             raise HandlerError(f"timeout must be > 0 seconds, got {timeout!r}")
+        self.faults = tuple(faults)
         self.asset = _asset_for(asset_dir, handler)
         self.handler = handler
         self.timeout = float(timeout)
@@ -383,7 +414,8 @@ class LocalFunction:
 
     # -- lifecycle ----------------------------------------------------------------------------
     def _start(self) -> _Worker:
-        command = _command(_WARM_BOOTSTRAP, self.asset, self.handler, _END, self.handler, str(self.timeout))
+        faults = json.dumps([vars(f) for f in self.faults])
+        command = _command(_WARM_BOOTSTRAP, self.asset, self.handler, _END, self.handler, str(self.timeout), faults)
         worker = _Worker(command, self._env, str(self.asset))
         self.starts += 1
         reply, logs, status = worker.exchange(None, self.timeout)

@@ -28,6 +28,7 @@ from constructs_lib.testing import (
     TestingError,
     to_lambda_record,
 )
+from constructs_lib.testing.handlers import Fault
 
 pytestmark = pytest.mark.integration
 
@@ -767,3 +768,39 @@ def test_runner_drives_a_warm_local_function(table, tmp_path, local_function, st
     assert [_pk(r) for d in runner.dead_letters for r in d["records"]] == ["poison"]
     assert any("ValueError: poison" in e for e in report.errors)
     assert fn.starts == 1 and report.dead_lettered == 1
+
+
+FAULTY_HANDLER = textwrap.dedent(
+    """
+    import boto3
+
+    client = boto3.client("dynamodb")
+
+    def handler(event, context):
+        try:
+            client.describe_table(TableName=event["table"])
+        except client.exceptions.ClientError as exc:
+            return {"error": exc.response["Error"]["Code"], "message": exc.response["Error"]["Message"]}
+        return {"error": None}
+    """
+)
+
+
+def test_local_function_injects_faults_into_matching_calls_only(tmp_path, dynamodb_local, dynamodb_client):
+    # GIVEN a handler calling DescribeTable, with a fault for calls naming the "poison" table
+    (tmp_path / "faulty.py").write_text(FAULTY_HANDLER)
+    name = f"faults-{uuid.uuid4().hex[:8]}"
+    dynamodb_client.create_table(
+        TableName=name, BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
+    )
+    fault = Fault(operation="DescribeTable", contains="poison", code="InternalServerError", message="boom")
+    try:
+        with LocalFunction(tmp_path, "faulty.handler", endpoint=dynamodb_local.endpoint, faults=[fault]) as fn:
+            # WHEN a matching call is made THEN it fails with the injected error, as the service would answer
+            assert fn({"table": "poison-table"}) == {"error": "InternalServerError", "message": "boom"}
+            # AND other calls reach DynamoDB Local untouched
+            assert fn({"table": name}) == {"error": None}
+    finally:
+        dynamodb_client.delete_table(TableName=name)
