@@ -11,6 +11,7 @@ table was synthesized from::
 
 from __future__ import annotations
 
+from .audit import AuditClient, AuditPage, AuditRecord, AuditSpec
 from .buckets import bucket, bucket_range
 from .client import (
     ENV_MODEL_PATH,
@@ -22,17 +23,26 @@ from .client import (
     load_bundled_model,
 )
 from .codec import escape, unescape
-from .counter import CounterClient, CounterSpec, CounterValue, Increment, ShardSizing, derive_shards
+from .counter import (
+    CounterClient,
+    CounterSpec,
+    CounterValue,
+    Increment,
+    ShardSizing,
+    derive_shards,
+)
 from .exceptions import (
     BatchIncompleteError,
     ConditionFailedError,
     CursorError,
     DynamoDBError,
     IdempotencyKeyReusedError,
+    ImageOmittedError,
     ItemExistsError,
     ItemNotFoundError,
     ItemValidationError,
     KeyValueError,
+    RedactionError,
     RuntimeClientError,
     TransactionCanceledError,
     UnknownAccessPatternError,
@@ -50,6 +60,10 @@ __all__ = [
     "ENV_TABLE_NAME",
     "HASH_V",
     "MODEL_FILE",
+    "AuditClient",
+    "AuditPage",
+    "AuditRecord",
+    "AuditSpec",
     "BatchIncompleteError",
     "ConditionFailedError",
     "CounterClient",
@@ -58,12 +72,14 @@ __all__ = [
     "CursorError",
     "DynamoDBError",
     "IdempotencyKeyReusedError",
+    "ImageOmittedError",
     "Increment",
     "ItemExistsError",
     "ItemNotFoundError",
     "ItemValidationError",
     "KeyValueError",
     "Page",
+    "RedactionError",
     "RuntimeClientError",
     "ShardSizing",
     "SortKeyVersions",
@@ -74,10 +90,10 @@ __all__ = [
     "UpdateRejectedError",
     "VersionConflictError",
     "bucket",
+    "bucket_range",
     "composite_key",
     "derive_shards",
     "entity_key",
-    "bucket_range",
     "epoch_seconds",
     "escape",
     "expiry",

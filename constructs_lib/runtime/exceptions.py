@@ -93,3 +93,13 @@ class ItemNotFoundError(ConditionFailedError):
 
 class IdempotencyKeyReusedError(RuntimeClientError, ValueError):
     """An idempotency key was reused for a different operation (e.g. another increment amount)."""
+
+
+class RedactionError(RuntimeClientError, ValueError):
+    """Redacted attributes cannot be protected as configured — e.g. ``redaction="hash"`` with
+    no salt. Raised instead of hashing without a secret or storing the clear value."""
+
+
+class ImageOmittedError(RuntimeClientError, LookupError):
+    """A point-in-time read needs an audit record's ``image``, but the record was too large to
+    keep it (``image_omitted``), so the item's state at that time cannot be rebuilt."""
