@@ -13,14 +13,16 @@ import aws_cdk as cdk
 from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
-from constructs_lib import ShardedCounter, SingleTable, TableFunction
+from constructs_lib import ShardedCounter, SingleTable, StreamAudit, TableFunction
+from constructs_lib.stream_audit import COUNTER_ENTITIES
 from examples.shop.model import shop_model
 
 HERE = Path(__file__).resolve().parent
 
 
 class ShopStack(cdk.Stack):
-    """The e-commerce single table, its stream, a sharded product-view counter and an orders API."""
+    """The e-commerce single table, its stream, a sharded product-view counter, an audit trail of
+    every change (counter items excluded), and an orders API."""
 
     def __init__(self, scope: Construct, id: str, **kwargs: object) -> None:
         super().__init__(scope, id, **kwargs)
@@ -40,6 +42,16 @@ class ShopStack(cdk.Stack):
             expected_writes_per_second=50_000,
             idempotency_window=cdk.Duration.hours(24),
         )
+        # Every change to users, orders, products and sessions, answerable for a year; counter
+        # items are filtered out before they invoke anything; emails are never stored in clear.
+        self.audit = StreamAudit(
+            self,
+            "Audit",
+            source=self.data,
+            exclude_entities=COUNTER_ENTITIES,
+            redact=["email"],
+            retention=cdk.Duration.days(365),
+        )
         self.orders_api = TableFunction(
             self,
             "OrdersApi",
@@ -52,6 +64,7 @@ class ShopStack(cdk.Stack):
         cdk.CfnOutput(self, "TableName", value=self.data.table_name)
         cdk.CfnOutput(self, "OrdersApiFunction", value=self.orders_api.function.function_name)
         cdk.CfnOutput(self, "ProductViewsAggregator", value=self.product_views.aggregator_function.function_name)
+        cdk.CfnOutput(self, "AuditTableName", value=self.audit.table.table_name)
 
 
 def build_app(outdir: str | None = None) -> cdk.App:

@@ -1,6 +1,6 @@
 """constructs_lib: DynamoDB single-table design as AWS CDK constructs plus a matching runtime.
 
-The CDK constructs (:class:`SingleTable`, :class:`TableFunction`, :class:`ShardedCounter`) are imported lazily, so
+The CDK constructs (:class:`SingleTable`, :class:`TableFunction`, :class:`ShardedCounter`, :class:`StreamAudit`) are imported lazily, so
 ``import constructs_lib.model`` / ``constructs_lib.runtime`` never loads the AWS CDK.
 """
 
@@ -14,16 +14,18 @@ __version__ = "0.1.0"
 _LAZY = {
     "ShardedCounter": "constructs_lib.sharded_counter",
     "SingleTable": "constructs_lib.single_table",
+    "StreamAudit": "constructs_lib.stream_audit",
     "TableFunction": "constructs_lib.table_function",
     "ConstructPropsError": "constructs_lib.exceptions",
 }
 
-__all__ = ["ConstructPropsError", "ShardedCounter", "SingleTable", "TableFunction", "__version__"]
+__all__ = ["ConstructPropsError", "ShardedCounter", "SingleTable", "StreamAudit", "TableFunction", "__version__"]
 
 if TYPE_CHECKING:
     from .exceptions import ConstructPropsError
     from .sharded_counter import ShardedCounter
     from .single_table import SingleTable
+    from .stream_audit import StreamAudit
     from .table_function import TableFunction
 
 

@@ -25,3 +25,6 @@ COUNTER_IDEMPOTENT = ("dynamodb:PutItem", "dynamodb:GetItem")
 COUNTER_READ = ("dynamodb:GetItem", "dynamodb:BatchGetItem")
 #: The aggregator: read every shard, write the total.
 COUNTER_AGGREGATE = ("dynamodb:BatchGetItem", "dynamodb:UpdateItem")
+#: The audit function only adds records; readers query the history and the day index.
+AUDIT_WRITE = ("dynamodb:PutItem", "dynamodb:BatchWriteItem")
+AUDIT_READ = ("dynamodb:Query", "dynamodb:GetItem")

@@ -68,8 +68,7 @@ def shop_deployment(local_deploy: Callable[..., LocalDeployment], shop_template:
 @pytest.fixture
 def shop_table(shop_deployment: LocalDeployment, bundled_model: Model, dynamodb_client: Any) -> TableClient:
     """A TableClient on the freshly deployed shop table, using the bundled model."""
-    (table_id,) = shop_deployment.tables
-    return TableClient(bundled_model, shop_deployment.tables[table_id], client=dynamodb_client)
+    return TableClient(bundled_model, shop_deployment.table_name("DataTable"), client=dynamodb_client)
 
 
 @pytest.fixture(scope="session")

@@ -41,9 +41,11 @@ def zipped_size(asset: Path) -> int:
     return len(buffer.getvalue())
 
 
-def single(resources: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    assert len(resources) == 1, list(resources)
-    return next(iter(resources.items()))
+def single(resources: dict[str, Any], prefix: str = "DataTable") -> tuple[str, dict[str, Any]]:
+    """The one resource whose logical id starts with ``prefix`` (the shop's SingleTable by default)."""
+    matching = {lid: r for lid, r in resources.items() if lid.startswith(prefix)}
+    assert len(matching) == 1, list(resources)
+    return next(iter(matching.items()))
 
 
 # The function resource --------------------------------------------------------------------------

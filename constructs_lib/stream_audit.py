@@ -1,0 +1,323 @@
+"""``StreamAudit``: every change to every item of a :class:`SingleTable`, answerable afterwards.
+
+DynamoDB Streams hold an ordered log of each item's changes (deletes and TTL expiries
+included) for 24 hours. ``StreamAudit`` turns it into a permanent **audit table**, written by a
+generated Lambda function (the bundled runtime's ``audit_handler``) that Lambda invokes *at least
+once* per record — so the audit item's key is deterministic from the record and a redelivered
+record rewrites the identical item: exactly once in effect.
+
+Audit table key design (see ``constructs_lib.runtime.audit``)::
+
+    PK     = ITEM#<escaped source PK>#<escaped source SK>      one partition per audited item
+    SK     = <change time, ISO ms>#<stream sequence number, 40 digits>   history newest first
+    GSI "ByDay": GSI1PK = DAY#<yyyy-mm-dd>#<shard 000..N-1>,   GSI1SK = SK#PK
+                 "what changed on day D" reads N partitions: no hot partition per day
+
+What the construct adds: the audit table (PITR on, deletion protection on, RETAIN, optional TTL
+retention, encryption shared with the source or its own KMS key), the audit function with its
+log group and role, an event source mapping on the source stream (filters from
+``include_entities``/``exclude_entities``, partial batch responses, bisect on error, capped
+retries, maximum record age, an encrypted TLS-only SQS queue on failure) and alarms on errors,
+iterator age and the queue's depth.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import aws_cdk as cdk
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_secretsmanager as secretsmanager
+from constructs import Construct
+
+from . import _defaults, _perms
+from ._function import bundled_function
+from ._stream_consumer import StreamSettings, consumer_alarms, failure_queue, stream_mapping
+from .exceptions import ConstructPropsError
+from .runtime import audit, counter
+from .runtime.exceptions import KeyValueError
+from .single_table import SingleTable
+
+#: The audit table's index for "what changed on day D".
+DAY_INDEX = audit.DAY_INDEX
+#: Entity names of ShardedCounter items, e.g. for ``exclude_entities=COUNTER_ENTITIES``.
+COUNTER_ENTITIES = (counter.SHARD_TYPE, counter.TOTAL_TYPE, counter.DEDUP_TYPE)
+Encryption = Literal["source", "own_key"]
+
+
+class StreamAudit(Construct):
+    """An audit trail of a :class:`SingleTable`, fed by its stream.
+
+    Parameters
+    ----------
+    scope, id
+        The usual construct scope and id.
+    source
+        The audited table. Its stream must be ``NEW_AND_OLD_IMAGES`` (the diff needs both).
+    actor_attribute
+        Item attribute naming who made a change (e.g. ``updated_by``); absent → ``"unknown"``.
+        None to not record actors. Default ``"updated_by"``.
+    redact
+        Attributes never stored in clear: hashed with a secret salt (``redaction="hash"``, the
+        default: equal values stay comparable) or dropped (``"drop"``). Index key attributes
+        built from a redacted field (e.g. ``GSI1PK = EMAIL#{email}``) are redacted too. A field of
+        the table key cannot be redacted — the key identifies the audited item — so keep
+        sensitive data out of table keys. Default none.
+    redaction
+        ``"hash"`` or ``"drop"``. Default ``"hash"``: an HMAC-SHA256 keyed with a random salt
+        kept in a Secrets Manager secret the construct creates (read once per cold start; only
+        the audit function may read it), so hashes cannot be brute-forced without the secret.
+    include_entities, exclude_entities
+        Entity names (the model's entity attribute, e.g. ``_type``) to audit or to skip, applied
+        as Lambda **event filters**: skipped items never invoke the function. Give at most one of
+        the two. Items without the entity attribute are audited unless ``include_entities`` is
+        given. Default: everything.
+    retention
+        Delete audit records after this long (TTL), at least one day. Default None (keep forever).
+    encryption
+        ``"source"`` (default): the source's customer-managed key if it has one, else the
+        AWS-owned key; ``"own_key"``: a new KMS key with rotation, retained.
+    day_shards
+        Partitions per day of the ``ByDay`` index, 1–100. Default 8.
+    batch_size, max_batching_window, retry_attempts, max_record_age, parallelization_factor
+        Event source mapping. Defaults 100 records, 1 second, 5 retries (never infinite),
+        1 day, 1.
+    iterator_age_alarm_threshold
+        Alarm when the audit lags the stream by more than this. Default 5 minutes.
+    memory_size, timeout, log_retention
+        Audit function settings. Defaults 256 MB, 60 seconds, one month.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        source: SingleTable,
+        actor_attribute: str | None = "updated_by",
+        redact: Sequence[str] = (),
+        redaction: Literal["hash", "drop"] = "hash",
+        include_entities: Sequence[str] = (),
+        exclude_entities: Sequence[str] = (),
+        retention: cdk.Duration | None = None,
+        encryption: Encryption = "source",
+        day_shards: int = 8,
+        batch_size: int = 100,
+        max_batching_window: cdk.Duration | None = None,
+        retry_attempts: int = 5,
+        max_record_age: cdk.Duration | None = None,
+        parallelization_factor: int = 1,
+        iterator_age_alarm_threshold: cdk.Duration | None = None,
+        memory_size: int = _defaults.LAMBDA_MEMORY_MB,
+        timeout: cdk.Duration | None = None,
+        log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
+    ) -> None:
+        super().__init__(scope, id)
+        what = f"StreamAudit {id!r}"
+        if not isinstance(source, SingleTable):
+            raise ConstructPropsError(f"{what}: source must be a SingleTable, got {source!r}")
+        if source.stream_view_type != dynamodb.StreamViewType.NEW_AND_OLD_IMAGES:
+            view = "off" if source.stream_view_type is None else str(source.stream_view_type).rsplit(".", 1)[-1]
+            raise ConstructPropsError(
+                f"{what}: the source table {source.node.id!r} stream is {view}; auditing needs "
+                "stream=StreamViewType.NEW_AND_OLD_IMAGES (before and after images of every change)"
+            )
+        model = source.model
+        known = [*model.entities, *COUNTER_ENTITIES]
+        unknown = [e for e in (*include_entities, *exclude_entities) if e not in known]
+        if unknown:
+            raise ConstructPropsError(
+                f"{what}: entities {unknown} are neither in model {model.name!r} nor counter items "
+                f"(known: {', '.join(known)})"
+            )
+        if include_entities and exclude_entities:
+            raise ConstructPropsError(f"{what}: give include_entities or exclude_entities, not both")
+        if encryption not in ("source", "own_key"):
+            raise ConstructPropsError(f"{what}: encryption {encryption!r} must be 'source' or 'own_key'")
+        if encryption == "own_key" and cdk.Token.is_unresolved(cdk.Stack.of(self).region):
+            raise ConstructPropsError(
+                f"{what}: encryption='own_key' needs a stack with a concrete region (the audit table's replica "
+                "names its key per region); give the stack env=cdk.Environment(region=...)"
+            )
+        if retention is not None and retention.to_seconds() < 86_400:
+            raise ConstructPropsError(f"{what}: retention {retention.to_human_string()} must be at least 1 day")
+        settings = StreamSettings(
+            batch_size=batch_size,
+            max_batching_window=max_batching_window or cdk.Duration.seconds(1),
+            retry_attempts=retry_attempts,
+            max_record_age=max_record_age or cdk.Duration.days(1),
+            parallelization_factor=parallelization_factor,
+        )
+        settings.check(what)
+        redact = _redacted_attributes(what, model, redact)
+        try:
+            self.spec = audit.AuditSpec(
+                source_pk_attribute=model.pk_attribute,
+                source_sk_attribute=model.sk_attribute if model.has_sort_key else None,
+                entity_attribute=model.entity_attribute,
+                actor_attribute=actor_attribute,
+                redact=tuple(redact),
+                redaction=redaction,
+                day_shards=day_shards,
+                retention_seconds=int(retention.to_seconds()) if retention is not None else None,
+            )
+        except KeyValueError as exc:
+            raise ConstructPropsError(f"{what}: {exc}") from exc
+        self.source = source
+
+        self.encryption_key = self._key(encryption)
+        self.table = self._audit_table()
+        self.salt_secret: secretsmanager.Secret | None = None
+        if self.spec.redact and self.spec.redaction == "hash":
+            self.salt_secret = secretsmanager.Secret(
+                self, "RedactionSalt",
+                description=f"Salt of the redaction hashes in the audit trail of {source.node.path}",
+                generate_secret_string=secretsmanager.SecretStringGenerator(password_length=48, exclude_punctuation=True),
+                encryption_key=self.encryption_key,
+                removal_policy=cdk.RemovalPolicy.RETAIN,
+            )
+        self.audit_function, self.log_group = bundled_function(
+            self,
+            model=model,
+            handler="constructs_lib.runtime.audit_handler.handler",
+            environment=self.environment,
+            memory_size=memory_size,
+            timeout=timeout or cdk.Duration.seconds(60),
+            log_retention=log_retention,
+            description=f"Writes the audit trail of {source.node.path} from its stream",
+        )
+        # The audit function may only add records: no update, no delete.
+        self._grant(self.audit_function, _perms.AUDIT_WRITE, indexes=False, kms=_perms.KMS_ENCRYPT_DECRYPT)
+        if self.salt_secret is not None:
+            self.salt_secret.grant_read(self.audit_function)
+        self.dlq = failure_queue(self)
+        self.event_source_mapping = stream_mapping(
+            self, function=self.audit_function, table=source, settings=settings, dlq=self.dlq,
+            filters=self._filters(model.entity_attribute, model.pk_attribute, include_entities, exclude_entities),
+        )
+        self.errors_alarm, self.iterator_age_alarm, self.dlq_alarm = consumer_alarms(
+            self, function=self.audit_function, dlq=self.dlq, what=f"Audit of {source.node.path}",
+            iterator_age=iterator_age_alarm_threshold or cdk.Duration.minutes(5),
+        )
+
+    # The audit table --------------------------------------------------------------------------
+    def _key(self, encryption: Encryption) -> kms.IKey | None:
+        if encryption == "own_key":
+            return kms.Key(
+                self, "Key", enable_key_rotation=True, removal_policy=cdk.RemovalPolicy.RETAIN,
+                description=f"Encrypts the audit trail of {self.source.node.path}",
+            )
+        return self.source.encryption_key
+
+    def _audit_table(self) -> dynamodb.TableV2:
+        string = dynamodb.AttributeType.STRING
+        return dynamodb.TableV2(
+            self,
+            "Table",
+            partition_key=dynamodb.Attribute(name=audit.PK, type=string),
+            sort_key=dynamodb.Attribute(name=audit.SK, type=string),
+            global_secondary_indexes=[dynamodb.GlobalSecondaryIndexPropsV2(
+                index_name=DAY_INDEX,
+                partition_key=dynamodb.Attribute(name=audit.GSI1PK, type=string),
+                sort_key=dynamodb.Attribute(name=audit.GSI1SK, type=string),
+                projection_type=dynamodb.ProjectionType.ALL,
+            )],
+            time_to_live_attribute=self.spec.audit_ttl_attribute if self.spec.retention_seconds else None,
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=True
+            ),
+            deletion_protection=True,
+            removal_policy=cdk.RemovalPolicy.RETAIN,
+            encryption=dynamodb.TableEncryptionV2.customer_managed_key(self.encryption_key)
+            if self.encryption_key is not None else None,
+        )
+
+    # Event filters ----------------------------------------------------------------------------------
+    @staticmethod
+    def _filters(
+        entity_attr: str, pk_attr: str, include: Sequence[str], exclude: Sequence[str]
+    ) -> list[dict[str, Any]]:
+        """Lambda event filters (OR-ed) selecting the records to audit.
+
+        A REMOVE (or TTL expiry) carries only the old image, INSERT only the new one, so each
+        rule is stated for both images.
+        """
+        if include:
+            wanted = sorted(set(include))
+            return [{"dynamodb": {image: {entity_attr: {"S": wanted}}}} for image in ("NewImage", "OldImage")]
+        if exclude:
+            skipped = sorted(set(exclude))
+            return [
+                {"dynamodb": {"NewImage": {entity_attr: {"S": [{"anything-but": skipped}]}}}},
+                {"eventName": ["REMOVE"], "dynamodb": {"OldImage": {entity_attr: {"S": [{"anything-but": skipped}]}}}},
+                # items without an entity attribute are not excluded by name: audit them
+                {"dynamodb": {"NewImage": {pk_attr: {"S": [{"exists": True}]}, entity_attr: [{"exists": False}]}}},
+                {"eventName": ["REMOVE"],
+                 "dynamodb": {"OldImage": {pk_attr: {"S": [{"exists": True}]}, entity_attr: [{"exists": False}]}}},
+            ]
+        return []
+
+    # Access ------------------------------------------------------------------------------------------------
+    @property
+    def environment(self) -> dict[str, str]:
+        """What ``AuditClient.from_environment()`` (and the audit function) read."""
+        env = {
+            audit.ENV_SPEC: self.spec.to_json(),
+            audit.ENV_AUDIT_TABLE: self.table.table_name,
+            audit.ENV_SOURCE_TABLE: self.source.table_name,
+        }
+        if self.salt_secret is not None:
+            env[audit.ENV_SALT_SECRET] = self.salt_secret.secret_arn
+        return env
+
+    def grant_read(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Query and GetItem on the audit table and its ``ByDay`` index (``history``, ``changes``,
+        ``as_of``). Nobody but the audit function gets write access."""
+        return self._grant(grantee, _perms.AUDIT_READ, indexes=True, kms=_perms.KMS_DECRYPT)
+
+    def _grant(self, grantee: iam.IGrantable, actions: Sequence[str], *, indexes: bool, kms: Sequence[str]) -> iam.Grant:
+        resources = [self.table.table_arn] + ([f"{self.table.table_arn}/index/{DAY_INDEX}"] if indexes else [])
+        grant = iam.Grant.add_to_principal(grantee=grantee, actions=sorted(set(actions)), resource_arns=resources)
+        if self.encryption_key is not None:
+            iam.Grant.add_to_principal(grantee=grantee, actions=sorted(set(kms)),
+                                       resource_arns=[self.encryption_key.key_arn])
+        return grant
+
+
+def _redacted_attributes(what: str, model: Any, redact: Sequence[str]) -> tuple[str, ...]:
+    """``redact`` plus every index key attribute built from a redacted field; refuses table-key
+    attributes and fields (they would stay in clear in the audited item's key)."""
+    wanted = list(dict.fromkeys(redact))
+    table_keys = {model.pk_attribute, model.sk_attribute}
+    derived: list[str] = []
+    for name in wanted:
+        if not isinstance(name, str) or not name:
+            raise ConstructPropsError(f"{what}: redact entry {name!r} must be a non-empty attribute name")
+        if name in table_keys:
+            raise ConstructPropsError(
+                f"{what}: cannot redact {name!r}: it is a key attribute of the source table, which identifies "
+                "the audited item and is stored as the audit record's key"
+            )
+        for entity in model.entities.values():
+            table_templates = [entity.pk_template, entity.sk_template]
+            if any(t is not None and name in t.fields for t in table_templates):
+                raise ConstructPropsError(
+                    f"{what}: cannot redact field {name!r}: it is part of entity {entity.name!r}'s table key "
+                    f"({entity.pk_template.source}), so it would stay in clear in the audit record's key; "
+                    "keep sensitive data out of table keys"
+                )
+            for index_name in entity.indexes:
+                index = model.index(index_name)
+                pk_t, sk_t = entity.index_templates(index_name)
+                for attr, template in ((index.pk_attribute, pk_t), (index.sk_attribute, sk_t)):
+                    if template is not None and attr and name in template.fields:
+                        derived.append(attr)
+    return tuple(dict.fromkeys([*wanted, *derived]))
+
+
+__all__ = ["COUNTER_ENTITIES", "DAY_INDEX", "StreamAudit"]
