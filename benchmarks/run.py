@@ -32,6 +32,7 @@ from benchmarks._harness import (
 #: Benchmark name → module. Add new benchmarks here.
 BENCHMARKS: dict[str, str] = {
     "counter": "benchmarks.bench_counter",
+    "audit": "benchmarks.bench_audit",
 }
 
 
