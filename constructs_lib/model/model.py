@@ -17,6 +17,7 @@ from .access import AccessPattern
 from .entity import Entity
 from .exceptions import AccessPatternError, ModelFormatError, ModelValidationError
 from .fields import Field
+from . import tenancy
 from .indexes import TABLE, Index
 from .templates import KeyTemplate
 
@@ -83,6 +84,10 @@ class Model:
         any entity declares an ``sk`` template (then all must).
     entity_attribute
         Attribute naming each item's entity. Default ``"_type"``.
+    tenant_field
+        The string field identifying the tenant, e.g. ``"tenant_id"``. Every entity's partition
+        key must then start with the same literals followed by it (``TENANT#{tenant_id}#...``);
+        see :mod:`constructs_lib.model.tenancy`. Default None (single-tenant).
 
     Raises
     ------
@@ -101,6 +106,7 @@ class Model:
         pk_attribute: str = "PK",
         sk_attribute: str = "SK",
         entity_attribute: str = "_type",
+        tenant_field: str | None = None,
     ) -> None:
         if not isinstance(name, str) or not _MODEL_NAME_RE.match(name):
             raise ModelValidationError(
@@ -123,6 +129,12 @@ class Model:
             self._validate_entity(entity)
         self._validate_index_usage()
         self._validate_key_overlap()
+        self.tenant_field = tenant_field
+        self.tenant_key_prefix: str | None = None
+        self.tenant_safe_gsis: tuple[str, ...] = ()
+        if tenant_field is not None:
+            self.tenant_key_prefix = tenancy.tenant_prefix(self, tenant_field)
+            self.tenant_safe_gsis = tenancy.tenant_safe_gsis(self, tenant_field, self.tenant_key_prefix)
         self.resolved_patterns: dict[str, ResolvedPattern] = {
             p.name: self._resolve_pattern(p) for p in self.access_patterns.values()
         }
@@ -456,6 +468,7 @@ class Model:
             "sk_attribute": self.sk_attribute if self.has_sort_key else None,
             "entity_attribute": self.entity_attribute,
             "ttl_attribute": self.ttl_attribute,
+            "tenant_field": self.tenant_field,
             "indexes": [i.to_dict() for i in self.indexes.values()],
             "entities": [e.to_dict() for e in self.entities.values()],
             "access_patterns": [p.to_dict() for p in self.access_patterns.values()],
@@ -495,6 +508,7 @@ class Model:
             pk_attribute=pk_attr,
             sk_attribute=sk_attr,
             entity_attribute=entity_attr,
+            tenant_field=data.get("tenant_field"),
         )
 
     @classmethod

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from botocore.client import BaseClient
 
     from ..model import Entity, Model, ResolvedPattern
+    from .tenant import TenantTableClient
 
 #: Environment variables a generated Lambda function receives.
 ENV_TABLE_NAME = "TABLE_NAME"
@@ -125,6 +126,13 @@ class TableClient:
         if not name:
             raise ValueError(f"environment variable {table_env!r} is not set; it should hold the table name")
         return cls(load_bundled_model(), name, **kwargs)
+
+    def for_tenant(self, tenant: str) -> TenantTableClient:
+        """A client confined to ``tenant``: every key it builds must carry it, and queries on
+        GSIs that mix tenants are refused — before any call reaches AWS."""
+        from .tenant import TenantTableClient
+
+        return TenantTableClient(self, tenant)
 
     def entity(self, name: str) -> Entity:
         if name not in self.model.entities:

@@ -103,3 +103,7 @@ class RedactionError(RuntimeClientError, ValueError):
 class ImageOmittedError(RuntimeClientError, LookupError):
     """A point-in-time read needs an audit record's ``image``, but the record was too large to
     keep it (``image_omitted``), so the item's state at that time cannot be rebuilt."""
+
+
+class TenantAccessError(RuntimeClientError, PermissionError):
+    """A tenant-scoped client was asked to touch another tenant's keys (or a GSI that mixes tenants)."""

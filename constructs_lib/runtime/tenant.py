@@ -1,0 +1,124 @@
+"""Tenant-scoped access: a :class:`TableClient` that can only touch one tenant's items.
+
+``TableClient.for_tenant("acme")`` returns a :class:`TenantTableClient`. Defense in depth next
+to the IAM ``dynamodb:LeadingKeys`` condition of ``SingleTable.grant_tenant_access``: every key
+it builds — puts, gets, updates, deletes, batches, transactions, queries — must carry the
+client's tenant, and queries on GSIs whose keys are not tenant-prefixed are refused, all before
+any call reaches AWS. A missing tenant field is filled in for single-item calls and queries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..model.tenancy import TENANT_ID_RE, TENANT_ID_RULE
+from .exceptions import KeyValueError, TenantAccessError
+from .items import ItemCodec
+
+if TYPE_CHECKING:
+    from ..model import Entity, Model
+    from .client import Page, TableClient
+
+
+def check_tenant_id(value: Any, *, field: str = "tenant") -> str:
+    """Return ``value`` if it is a valid tenant id, else raise :class:`KeyValueError` naming the rule."""
+    if not isinstance(value, str) or not TENANT_ID_RE.fullmatch(value):
+        raise KeyValueError(f"tenant id {value!r} (field {field!r}) must be {TENANT_ID_RULE}")
+    return value
+
+
+class _TenantCodec(ItemCodec):
+    """An ItemCodec that refuses to build a table key of any other tenant."""
+
+    def __init__(self, model: Model, tenant: str) -> None:
+        super().__init__(model)
+        self.tenant = tenant
+
+    def table_key(self, entity: Entity, values: Mapping[str, Any]) -> dict[str, str]:
+        field = self.model.tenant_field
+        assert field is not None
+        given = values.get(field)
+        if given != self.tenant:
+            raise TenantAccessError(
+                f"{entity.name} key with {field}={given!r} is outside tenant {self.tenant!r}; a client for "
+                f"tenant {self.tenant!r} only builds keys of that tenant"
+            )
+        return super().table_key(entity, values)
+
+
+class TenantTableClient:
+    """A :class:`TableClient` confined to one tenant (see the module docstring)."""
+
+    def __init__(self, table: TableClient, tenant: str) -> None:
+        model = table.model
+        if model.tenant_field is None:
+            raise TenantAccessError(f"model {model.name!r} declares no tenant_field; for_tenant() needs one")
+        self.tenant = check_tenant_id(tenant, field=model.tenant_field)
+        self.field = model.tenant_field
+        # A shallow copy of the client sharing its boto3 client, with the tenant codec swapped in.
+        from .client import TableClient as _TableClient
+
+        self._table = _TableClient.__new__(_TableClient)
+        self._table.__dict__.update(table.__dict__)
+        self._table.codec = _TenantCodec(model, self.tenant)
+        self.model, self.table_name = model, table.table_name
+
+    def _scope(self, values: Mapping[str, Any] | None) -> dict[str, Any]:
+        out = dict(values or {})
+        out.setdefault(self.field, self.tenant)
+        return out
+
+    # Single items ------------------------------------------------------------------------------
+    def put(self, entity: str, item: Mapping[str, Any], **kw: Any) -> dict[str, Any]:
+        return self._table.put(entity, self._scope(item), **kw)
+
+    def get(self, entity: str, **key_values: Any) -> dict[str, Any] | None:
+        options = {k: key_values.pop(k) for k in ("consistent", "raw") if k in key_values}
+        return self._table.get(entity, **options, **self._scope(key_values))
+
+    def update(self, entity: str, key: Mapping[str, Any], **kw: Any) -> dict[str, Any]:
+        return self._table.update(entity, self._scope(key), **kw)
+
+    def delete(self, entity: str, key: Mapping[str, Any], **kw: Any) -> dict[str, Any] | None:
+        return self._table.delete(entity, self._scope(key), **kw)
+
+    def keys(self, entity: str, **values: Any) -> dict[str, str]:
+        return self._table.keys(entity, **self._scope(values))
+
+    # Queries -----------------------------------------------------------------------------------
+    def query(self, pattern: str, values: Mapping[str, Any] | None = None, /, **kw: Any) -> Page:
+        resolved = self._table.pattern(pattern)
+        index = resolved.index
+        if index is not None and index.kind == "GSI" and index.name not in self.model.tenant_safe_gsis:
+            raise TenantAccessError(
+                f"pattern {pattern!r} reads GSI {index.name!r}, whose partition keys do not start with the tenant; "
+                f"a tenant-scoped client may only query the table and tenant-safe GSIs "
+                f"({', '.join(self.model.tenant_safe_gsis) or 'none'})"
+            )
+        options = {k: kw.pop(k) for k in ("limit", "cursor", "descending", "consistent", "raw") if k in kw}
+        scoped = self._scope({**(values or {}), **kw})
+        if scoped[self.field] != self.tenant:
+            raise TenantAccessError(
+                f"pattern {pattern!r} with {self.field}={scoped[self.field]!r} is outside tenant {self.tenant!r}"
+            )
+        return self._table.query(pattern, scoped, **options)
+
+    def query_all(self, pattern: str, values: Mapping[str, Any] | None = None, /, **kw: Any) -> Any:
+        cursor = kw.pop("cursor", None)
+        while True:
+            page = self.query(pattern, values, cursor=cursor, **kw)
+            yield from page.items
+            if page.cursor is None:
+                return
+            cursor = page.cursor
+
+    # Batches and transactions: every key goes through the tenant codec -------------------------
+    def batch_get(self, requests: Any, **kw: Any) -> list[dict[str, Any] | None]:
+        return self._table.batch_get(requests, **kw)
+
+    def batch_write(self, puts: Any = (), deletes: Any = ()) -> int:
+        return self._table.batch_write(puts, deletes)
+
+    def transaction(self, **kw: Any) -> Any:
+        return self._table.transaction(**kw)
