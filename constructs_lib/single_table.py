@@ -8,8 +8,9 @@ protection on, ``RemovalPolicy.RETAIN``, on-demand billing. Design smells the mo
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import aws_cdk as cdk
 from aws_cdk import aws_dynamodb as dynamodb
@@ -19,6 +20,7 @@ from constructs import Construct
 from . import _defaults, _perms
 from .exceptions import ConstructPropsError
 from .model import Index, Model
+from .model.indexes import TABLE
 
 
 class SingleTable(Construct):
@@ -213,6 +215,67 @@ class SingleTable(Construct):
         return self._grant(
             grantee, _perms.READ_DATA + _perms.WRITE_DATA + _perms.DESCRIBE, indexes=True, kms=_perms.KMS_ENCRYPT_DECRYPT
         )
+
+    def grant_query(self, grantee: iam.IGrantable, *, index: str) -> iam.Grant:
+        """Query on exactly one index ARN (``index="GSI1"``), or the table itself
+        (``index="table"``) — CDK's own grants only offer ``index/*``."""
+        if index == TABLE:
+            return self._grant(grantee, ("dynamodb:Query",), kms=_perms.KMS_DECRYPT)
+        if index not in self.model.indexes:
+            raise ConstructPropsError(
+                f"SingleTable {self.node.id!r}: grant_query index {index!r} is not in model {self.model.name!r} "
+                f"(indexes: {', '.join(self.model.indexes) or 'none'}; use index='table' for the table)"
+            )
+        return self._grant(grantee, ("dynamodb:Query",), resources=[self.index_arn(index)], kms=_perms.KMS_DECRYPT)
+
+    def grant_tenant_access(
+        self,
+        grantee: iam.IGrantable,
+        *,
+        actions: Literal["read", "write", "read_write"] = "read",
+        tenant_tag: str = "tenant",
+    ) -> iam.Grant:
+        """Item access confined to the principal's own tenant.
+
+        The allow statement carries ``ForAllValues:StringLike dynamodb:LeadingKeys`` =
+        ``<prefix>${aws:PrincipalTag/<tenant_tag>}`` and ``<prefix>${aws:PrincipalTag/<tenant_tag>}#*``
+        (tenant ``acme`` reaches ``TENANT#acme`` and ``TENANT#acme#...``, never ``TENANT#acmecorp``
+        or the escaped ``TENANT#acme%23x``), requires the tag to be present, and covers the table
+        and its tenant-safe indexes. Read grants also get an explicit **Deny** of every read on the
+        indexes whose partition keys do not start with the tenant. Requires the model's
+        ``tenant_field``; tenant ids are restricted so the tag value equals the key text.
+        """
+        model = self.model
+        if model.tenant_field is None or model.tenant_key_prefix is None:
+            raise ConstructPropsError(
+                f"SingleTable {self.node.id!r}: grant_tenant_access needs a model with tenant_field=... "
+                f"(model {model.name!r} has none)"
+            )
+        if actions not in ("read", "write", "read_write"):
+            raise ConstructPropsError(f"grant_tenant_access actions {actions!r} must be 'read', 'write' or 'read_write'")
+        if not re.fullmatch(r"[A-Za-z0-9_.:/=+@-]{1,128}", tenant_tag or ""):
+            raise ConstructPropsError(f"grant_tenant_access tenant_tag {tenant_tag!r} is not a valid IAM tag key")
+        read = actions in ("read", "read_write")
+        wanted = (_perms.READ_DATA if read else ()) + (_perms.WRITE_DATA if actions != "read" else ())
+        tenant = f"${{aws:PrincipalTag/{tenant_tag}}}"
+        prefix = model.tenant_key_prefix
+        safe = [*model.tenant_safe_gsis, *(i.name for i in model.lsis)] if read else []
+        resources = [self.table.table_arn] + [self.index_arn(name) for name in safe]
+        grant = self._grant(
+            grantee, wanted, resources=resources,
+            kms=_perms.KMS_ENCRYPT_DECRYPT if actions != "read" else _perms.KMS_DECRYPT,
+            conditions={
+                "ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{prefix}{tenant}", f"{prefix}{tenant}#*"]},
+                "Null": {f"aws:PrincipalTag/{tenant_tag}": "false"},
+            },
+        )
+        unsafe = [i.name for i in model.gsis if i.name not in model.tenant_safe_gsis]
+        if read and unsafe:
+            grantee.grant_principal.add_to_principal_policy(iam.PolicyStatement(
+                effect=iam.Effect.DENY, actions=sorted(_perms.READ_DATA),
+                resources=[self.index_arn(name) for name in unsafe],
+            ))
+        return grant
 
     def grant_stream_read(self, grantee: iam.IGrantable) -> iam.Grant:
         """Read the table's stream: DescribeStream, GetRecords, GetShardIterator and ListStreams,
