@@ -4,7 +4,8 @@ Every function the library makes (``TableFunction``, the counter aggregator, the
 handler) is a Python function whose asset holds only the runtime package, the model JSON and
 (optionally) a handler module — see :mod:`._bundling`. Each gets its own log group with a
 retention period and its own role whose only logging permission is writing to that group
-(no ``AWSLambdaBasicExecutionRole``, whose ``logs:*`` statements name ``*``).
+(no ``AWSLambdaBasicExecutionRole``, whose ``logs:*`` statements name ``*``). The runtime is the
+one the library pins, so cdk-nag's AwsSolutions-L1 (newest runtime) is acknowledged here.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct, IValidation
 
-from . import _bundling, _defaults
+from . import _bundling, _defaults, _nag
 from .exceptions import ConstructPropsError
 from .model import Model
 
@@ -73,6 +74,7 @@ def bundled_function(
         description=description,
     )
     scope.node.add_validation(_DropImpliedRoleDependency(function))
+    _nag.acknowledge_resource(function, "AwsSolutions-L1", _nag.PINNED_RUNTIME)
     return function, log_group
 
 

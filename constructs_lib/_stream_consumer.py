@@ -14,6 +14,7 @@ from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from . import _nag
 from .exceptions import ConstructPropsError
 from .single_table import SingleTable
 
@@ -52,14 +53,19 @@ def _check_range(what: str, name: str, value: object, low: int, high: int) -> No
 
 
 def failure_queue(scope: Construct) -> sqs.Queue:
-    """An SQS queue for failed batches: KMS-encrypted (``alias/aws/sqs``), TLS-only, 14 days."""
-    return sqs.Queue(
+    """An SQS queue for failed batches: KMS-encrypted (``alias/aws/sqs``), TLS-only, 14 days.
+
+    It is the dead-letter destination itself, so it has no dead-letter queue of its own
+    (cdk-nag AwsSolutions-SQS3 acknowledged with that reason)."""
+    queue = sqs.Queue(
         scope,
         "FailedBatches",
         encryption=sqs.QueueEncryption.KMS_MANAGED,
         enforce_ssl=True,
         retention_period=cdk.Duration.days(14),
     )
+    _nag.acknowledge_resource(queue, "AwsSolutions-SQS3", _nag.QUEUE_IS_THE_DLQ)
+    return queue
 
 
 def stream_mapping(

@@ -35,7 +35,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
-from . import _defaults, _perms
+from . import _defaults, _nag, _perms
 from ._function import bundled_function
 from ._stream_consumer import StreamSettings, consumer_alarms, failure_queue, stream_mapping
 from .exceptions import ConstructPropsError
@@ -181,6 +181,8 @@ class StreamAudit(Construct):
                 encryption_key=self.encryption_key,
                 removal_policy=cdk.RemovalPolicy.RETAIN,
             )
+            # No rotation schedule, on purpose: a new salt would change every hash.
+            _nag.acknowledge_resource(self.salt_secret, "AwsSolutions-SMG4", _nag.SALT_MUST_NOT_ROTATE)
         self.audit_function, self.log_group = bundled_function(
             self,
             model=model,

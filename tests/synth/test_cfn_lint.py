@@ -2,6 +2,8 @@
 
 Informational findings (rule ids starting with ``I``) are not checked. cfn-lint runs in-process
 through its Python API (``cfnlint.api.lint_file``), on the files written to the cloud assembly.
+Linted: app.py's ShopStack, a stack of non-default SingleTable options, and every construct
+variant stack of ``test_cdk_nag.VARIANT_STACKS`` (the same stacks the cdk-nag gate checks).
 """
 
 from __future__ import annotations
@@ -16,6 +18,10 @@ from aws_cdk import aws_kms as kms
 
 from constructs_lib import SingleTable, TableFunction
 from constructs_lib.model import Model
+
+# The construct-variant stacks of the cdk-nag gate (a sibling test module: pytest puts this
+# directory on sys.path), so both gates check the same stacks.
+from test_cdk_nag import VARIANT_STACKS, build_stack_app
 
 HANDLER = Path(__file__).resolve().parents[2] / "examples" / "shop" / "handlers" / "orders_api.py"
 
@@ -90,5 +96,27 @@ def test_options_stack_template_is_lint_clean(options_template_file: Path) -> No
     # GIVEN a template exercising the non-default options
     # WHEN cfn-lint checks it
     findings = lint_findings(options_template_file)
+    # THEN it reports no error and no warning
+    assert findings == []
+
+
+@pytest.fixture(scope="module")
+def variant_template_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Each construct variant stack synthesized once, in its own app."""
+    files = {}
+    for name in VARIANT_STACKS:
+        outdir = tmp_path_factory.mktemp(f"lint-{name}")
+        assembly = build_stack_app(name, outdir).synth()
+        files[name] = outdir / assembly.get_stack_by_name(name).template_file
+    return files
+
+
+@pytest.mark.parametrize("stack", list(VARIANT_STACKS))
+def test_variant_stack_template_is_lint_clean(variant_template_files: dict[str, Path], stack: str) -> None:
+    # GIVEN the template of a construct variant app.py does not cover (schedule-mode counter,
+    # audit with its own key, audit dropping values, CMK + provisioned table with every construct)
+    template_file = variant_template_files[stack]
+    # WHEN cfn-lint checks it
+    findings = lint_findings(template_file)
     # THEN it reports no error and no warning
     assert findings == []

@@ -1,0 +1,87 @@
+"""Acknowledgments of cdk-nag ``AwsSolutions`` findings that our constructs cause by design.
+
+A stack composed of our constructs should pass ``AwsSolutionsChecks`` (cdk-nag 3, run through
+CDK's own ``Validations`` framework) without its author acknowledging our internals. So each
+construct acknowledges, on the one CloudFormation resource concerned, the few rules it breaks
+on purpose, each with a specific reason. Everything here uses aws_cdk core only
+(``Validations``/``Acknowledgment``): cdk-nag stays a development dependency.
+
+The acknowledgments are recorded as construct metadata (``aws:cdk:acknowledged-rules``) and
+listed with their reasons under ``suppressedViolations`` in the synthesized
+``validation-report.json``, so they stay auditable.
+
+**Strict mode.** With the context value ``constructs_lib:nag-strict`` set to true
+(``cdk synth -c constructs_lib:nag-strict=true``, ``"context"`` in ``cdk.json``, or
+``cdk.App(context={...})``) the constructs acknowledge nothing, so every finding reaches your own
+review and you acknowledge (or fix) it yourself.
+"""
+
+from __future__ import annotations
+
+import re
+
+import aws_cdk as cdk
+from constructs import IConstruct
+
+#: Context key of strict mode: when true, the constructs add no acknowledgment.
+STRICT_CONTEXT = "constructs_lib:nag-strict"
+#: Plugin name cdk-nag's ``AwsSolutionsChecks`` reports under (the ``<plugin>::`` id prefix).
+PACK = "AwsSolutions"
+
+# The reasons, one per design decision. README.md ("Security checks") lists them too, and
+# tests/synth/test_cdk_nag.py holds a reviewed copy: changing or adding one fails that test.
+
+#: AwsSolutions-L1 on every generated function (TableFunction, counter aggregator, audit writer).
+PINNED_RUNTIME = (
+    "Generated functions run the Python runtime the library pins (constructs_lib._defaults.LAMBDA_RUNTIME, "
+    "a runtime Lambda supports), not the newest one the installed aws-cdk-lib happens to list: the "
+    "runtime of code the library ships is raised deliberately in a library release, not implicitly by "
+    "a CDK upgrade. The construct has no runtime parameter, so its user could not act on this finding."
+)
+#: AwsSolutions-SQS3 on the failure queue of the counter aggregator and of the audit writer.
+QUEUE_IS_THE_DLQ = (
+    "This queue is itself the dead-letter destination: the on-failure destination of the stream "
+    "event source mapping (and of the aggregator's asynchronous scheduled invocations), which "
+    "cdk-nag only recognizes in RedrivePolicy/DeadLetterConfig. It keeps failed-batch records for "
+    "14 days behind the FailedBatchesAlarm; a dead-letter queue of the dead-letter queue would only "
+    "move them."
+)
+#: AwsSolutions-SMG4 on StreamAudit's redaction salt.
+SALT_MUST_NOT_ROTATE = (
+    "The redaction salt must never rotate: audit records store HMAC-SHA256(salt, value) of redacted "
+    "attributes, so a new salt would make equal values hashed before and after the rotation "
+    "incomparable across the retained history. It is a random 48-character value, not a credential; "
+    "only the audit function may read it."
+)
+
+_RULE = re.compile(rf"{PACK}-[A-Z][A-Za-z]*\d+")
+
+
+def is_strict(scope: IConstruct) -> bool:
+    """Whether strict mode (``constructs_lib:nag-strict``) is on for ``scope``."""
+    value = scope.node.try_get_context(STRICT_CONTEXT)
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes")
+    return bool(value)
+
+
+def acknowledge(scope: IConstruct, rule: str, reason: str) -> None:
+    """Acknowledge cdk-nag rule ``rule`` (e.g. ``"AwsSolutions-SQS3"``) on ``scope`` and its
+    children, with ``reason``. Does nothing in strict mode.
+
+    Pass the narrowest scope: the CloudFormation resource (``node.default_child``) the finding is
+    about, so the acknowledgment cannot hide the same rule elsewhere.
+    """
+    if not _RULE.fullmatch(rule):
+        raise ValueError(f"cdk-nag rule id {rule!r} must look like '{PACK}-SQS3'")
+    if len(reason.strip()) < 40:
+        raise ValueError(f"acknowledgment of {rule} needs a specific reason, got {reason!r}")
+    if is_strict(scope):
+        return
+    cdk.Validations.of(scope).acknowledge(cdk.Acknowledgment(id=f"{PACK}::{rule}", reason=reason))
+
+
+def acknowledge_resource(construct: IConstruct, rule: str, reason: str) -> None:
+    """:func:`acknowledge` on ``construct``'s CloudFormation resource (its ``default_child``)."""
+    resource = construct.node.default_child
+    acknowledge(resource if resource is not None else construct, rule, reason)
