@@ -8,7 +8,7 @@ acknowledgment's id, reason and construct path). Our constructs acknowledge the 
 break by design (``constructs_lib._nag``); ``REVIEWED_ACKNOWLEDGMENTS`` below is the reviewed
 copy of those reasons, so a new or changed acknowledgment fails these tests until reviewed here.
 
-The stacks: ``app.py``'s ShopStack, plus one stack per construct variant it does not cover
+The stacks: ``app.py``'s ShopStack and SaasStack (one app), plus one stack per construct variant they do not cover
 (``VARIANT_STACKS``, also linted by ``test_cfn_lint.py``).
 """
 
