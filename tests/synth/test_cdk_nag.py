@@ -275,3 +275,28 @@ def test_strict_mode_leaves_every_finding_to_the_user(tmp_path: Path) -> None:
         ("AwsSolutions-SQS3", "ShopStack/Audit/FailedBatches/Resource"),
         ("AwsSolutions-SMG4", "ShopStack/Audit/RedactionSalt/Resource"),
     }
+
+
+# Every generated IAM statement -----------------------------------------------------------------------
+def _policy_statements(result: NagResult) -> list[tuple[str, dict[str, Any]]]:
+    out = []
+    for template_file in Path(result.app.outdir).glob("*.template.json"):
+        template = json.loads(template_file.read_text(encoding="utf-8"))
+        for lid, resource in template["Resources"].items():
+            if resource["Type"] == "AWS::IAM::Policy":
+                out += [(f"{template_file.name}:{lid}", s) for s in resource["Properties"]["PolicyDocument"]["Statement"]]
+    return out
+
+
+@pytest.mark.parametrize("stack", ALL_STACKS)
+def test_no_generated_iam_statement_uses_a_wildcard(nag_results: dict[str, NagResult], stack: str) -> None:
+    # GIVEN every identity policy statement the stack's constructs generated
+    statements = _policy_statements(nag_results[stack])
+    assert statements
+    for where, statement in statements:
+        actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+        resources = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+        # THEN no action is a wildcard and no resource is "*": each names a table, index, stream,
+        # queue, key, secret or log group ARN (a log group ARN ends in ":*", which CloudFormation writes)
+        assert not [a for a in actions if "*" in a], (where, statement)
+        assert "*" not in resources, (where, statement)
