@@ -160,6 +160,11 @@ class ShardedCounter(Construct):
             parallelization_factor=parallelization_factor,
         )
         settings.check(what)
+        if isinstance(scheduled_counters, (str, bytes)):
+            raise ConstructPropsError(
+                f"{what}: scheduled_counters={scheduled_counters!r} must be a list of counter ids, not a string "
+                "(a string would be read as one id per character)"
+            )
         scheduled = list(scheduled_counters)
         if table.table_stream_arn is None and schedule is None:
             raise ConstructPropsError(

@@ -80,6 +80,12 @@ class SingleTable(Construct):
         super().__init__(scope, id)
         if not isinstance(model, Model):
             raise ConstructPropsError(f"SingleTable {id!r}: model must be a constructs_lib.model.Model, got {model!r}")
+        if table_name is not None and not cdk.Token.is_unresolved(table_name) and not re.fullmatch(
+            r"[A-Za-z0-9_.-]{3,255}", table_name
+        ):
+            raise ConstructPropsError(
+                f"SingleTable {id!r}: table_name {table_name!r} must be 3-255 characters of A-Z a-z 0-9 _ . -"
+            )
         if removal_policy == cdk.RemovalPolicy.DESTROY and deletion_protection:
             raise ConstructPropsError(
                 f"SingleTable {id!r}: removal_policy=DESTROY with deletion_protection=True would fail when the "
@@ -102,7 +108,9 @@ class SingleTable(Construct):
             )
         if not provisioned and (index_read_capacity is not None or index_write_capacity is not None):
             raise ConstructPropsError(
-                f"SingleTable {id!r}: index_read_capacity/index_write_capacity only apply to provisioned billing"
+                f"SingleTable {id!r}: index_read_capacity/index_write_capacity only apply to provisioned billing; "
+                f"billing is {'on-demand (the default)' if billing is None else 'on-demand'} — pass "
+                "billing=Billing.provisioned(...) or drop the index capacities"
             )
         self.model = model
         self.encryption_key = encryption.table_key if encryption is not None else None

@@ -128,6 +128,13 @@ class StreamAudit(Construct):
                 "stream=StreamViewType.NEW_AND_OLD_IMAGES (before and after images of every change)"
             )
         model = source.model
+        for name, value in (("redact", redact), ("include_entities", include_entities),
+                            ("exclude_entities", exclude_entities)):
+            if isinstance(value, (str, bytes)):
+                raise ConstructPropsError(
+                    f"{what}: {name}={value!r} must be a list of names, not a string (a string would be read as "
+                    "one name per character)"
+                )
         known = [*model.entities, *COUNTER_ENTITIES]
         unknown = [e for e in (*include_entities, *exclude_entities) if e not in known]
         if unknown:
@@ -136,7 +143,10 @@ class StreamAudit(Construct):
                 f"(known: {', '.join(known)})"
             )
         if include_entities and exclude_entities:
-            raise ConstructPropsError(f"{what}: give include_entities or exclude_entities, not both")
+            raise ConstructPropsError(
+                f"{what}: include_entities={list(include_entities)!r} and exclude_entities={list(exclude_entities)!r}: "
+                "give one of them, not both"
+            )
         if encryption not in ("source", "own_key"):
             raise ConstructPropsError(f"{what}: encryption {encryption!r} must be 'source' or 'own_key'")
         if encryption == "own_key" and cdk.Token.is_unresolved(cdk.Stack.of(self).region):

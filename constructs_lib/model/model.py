@@ -207,6 +207,11 @@ class Model:
         for role, attr in names:
             if not isinstance(attr, str) or not attr:
                 raise ModelValidationError(f"{role} {attr!r} must be a non-empty attribute name")
+            if len(attr.encode("utf-8", "surrogatepass")) > 255:
+                raise ModelValidationError(
+                    f"{role} {attr[:40]!r}... is {len(attr.encode('utf-8', 'surrogatepass'))} bytes; DynamoDB key "
+                    "attribute names are limited to 255 bytes"
+                )
             if attr in seen:
                 raise ModelValidationError(
                     f"attribute name {attr!r} is used as both {seen[attr]} and {role}; each key, entity and "
@@ -488,7 +493,13 @@ class Model:
                 "— re-synthesize with a matching constructs_lib"
             )
         try:
-            entities = [Entity.from_dict(e) for e in data["entities"]]
+            entities = []
+            for n, entry in enumerate(data["entities"]):
+                if not isinstance(entry, dict):
+                    raise ModelFormatError(
+                        f"model JSON entities[{n}] is {entry!r:.60}; each entity must be an object with name, pk, ..."
+                    )
+                entities.append(Entity.from_dict(entry))
             indexes = [Index.from_dict(i) for i in data["indexes"]]
             patterns = [AccessPattern.from_dict(p) for p in data["access_patterns"]]
             name, ttl, pk_attr = data["name"], data["ttl_attribute"], data["pk_attribute"]

@@ -110,7 +110,7 @@ class TableClient:
         batch_retries: int = 8,
     ) -> None:
         if not isinstance(table_name, str) or not table_name:
-            raise ValueError(f"table_name {table_name!r} must be a non-empty string")
+            raise KeyValueError(f"table_name {table_name!r} must be a non-empty string")
         self.model = model
         self.table_name = table_name
         self.client = client or _aws.make_client(
@@ -397,6 +397,12 @@ class TableClient:
         leftovers if some could not be written after every retry.
         """
         writes: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        for what, pairs in (("puts", puts), ("deletes", deletes)):
+            for pair in pairs:
+                if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and isinstance(pair[1], Mapping)):
+                    raise ItemValidationError(
+                        f"batch_write {what} entry {pair!r:.80} must be an (entity name, attributes) pair"
+                    )
         for entity, item in puts:
             ent = self.entity(entity)
             if ent.version_attribute:
@@ -523,9 +529,13 @@ def _encode_cursor(last_key: Mapping[str, Any], fingerprint: str) -> str:
 
 
 def _decode_cursor(cursor: str, fingerprint: str) -> dict[str, Any]:
+    if not isinstance(cursor, str):
+        raise CursorError(f"cursor {cursor!r} must be the str returned by query() as Page.cursor")
     try:
         data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
         key, q = data["k"], data["q"]
+        if not isinstance(key, dict) or not all(isinstance(v, dict) and len(v) == 1 for v in key.values()):
+            raise ValueError("not a DynamoDB key")
     except (ValueError, KeyError, TypeError) as exc:
         raise CursorError(f"cursor {cursor[:40]!r} is malformed; pass back a cursor returned by query()") from exc
     if q != fingerprint:

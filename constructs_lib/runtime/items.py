@@ -58,7 +58,7 @@ class ItemCodec:
         out = {self.model.pk_attribute: keys.build(entity, entity.pk_template, values, where="pk")}
         if entity.sk_template is not None:
             out[self.model.sk_attribute] = keys.build(entity, entity.sk_template, values, where="sk")
-        return out
+        return _check_key_sizes(entity, out, self.model.pk_attribute)
 
     def index_inputs(self, entity: Entity, index_name: str) -> set[str]:
         """Every attribute an index key of ``entity`` depends on (templates + sparse conditions)."""
@@ -85,7 +85,7 @@ class ItemCodec:
             out[index.pk_attribute] = keys.build(entity, pk_t, values, where=f"{index_name} pk")  # type: ignore[index]
         if sk_t is not None:
             out[index.sk_attribute] = keys.build(entity, sk_t, values, where=f"{index_name} sk")  # type: ignore[index]
-        return out
+        return _check_key_sizes(entity, out, index.pk_attribute)
 
     def index_attributes(self, index_name: str) -> list[str]:
         """The attributes a (possibly sparse) index key occupies on an item (not the LSI's PK)."""
@@ -249,15 +249,45 @@ def _stored_form(entity: Entity, name: str, value: Any) -> Any:
 
 
 # Plain value conversion --------------------------------------------------------------------------
+#: DynamoDB's key size limits: partition key values 2,048 bytes, sort key values 1,024 bytes.
+MAX_PK_BYTES, MAX_SK_BYTES = 2048, 1024
+
+
+def _check_key_sizes(entity: Entity, key: dict[str, str], pk_attribute: str | None) -> dict[str, str]:
+    for attr, text in key.items():
+        limit = MAX_PK_BYTES if attr == pk_attribute else MAX_SK_BYTES
+        size = len(text.encode("utf-8"))
+        if size > limit:
+            kind = "partition" if limit == MAX_PK_BYTES else "sort"
+            raise KeyValueError(
+                f"{entity.name}: {attr} {text[:40]!r}... is {size} bytes; DynamoDB {kind} key values are limited "
+                f"to {limit} bytes — shorten the values in the key (keep large data out of keys)"
+            )
+    return key
+
+
 def to_dynamo(value: Any, *, where: str) -> Any:
     """Make a Python value storable: floats → Decimal (exact repr), datetimes rejected unless
-    declared as fields, sets and nested containers converted recursively."""
-    if isinstance(value, bool) or value is None or isinstance(value, (str, bytes, int, Decimal)):
+    declared as fields, sets and nested containers converted recursively. Values DynamoDB cannot
+    hold — NaN/infinite or over-38-digit numbers, text with lone surrogates, mixed or empty sets —
+    are refused here, naming where they are."""
+    if isinstance(value, bool) or value is None or isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ItemValidationError(
+                f"{where}: text {value[:40]!r} has a lone surrogate at index {exc.start}; DynamoDB strings "
+                "must be valid UTF-8"
+            ) from None
         return value
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):
             raise ItemValidationError(f"{where}: {value!r} cannot be stored (DynamoDB numbers are finite)")
-        return Decimal(repr(value))
+        value = Decimal(repr(value))
+    if isinstance(value, (int, Decimal)):
+        return _number(value, where)
     if isinstance(value, Mapping):
         return {str(k): to_dynamo(v, where=f"{where}.{k}") for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -265,11 +295,34 @@ def to_dynamo(value: Any, *, where: str) -> Any:
     if isinstance(value, (set, frozenset)):
         if not value:
             raise ItemValidationError(f"{where}: empty set cannot be stored (DynamoDB sets are non-empty)")
+        kinds = {"number" if isinstance(v, (int, float, Decimal)) and not isinstance(v, bool) else type(v).__name__
+                 for v in value}
+        if len(kinds) != 1 or not kinds <= {"number", "str", "bytes"}:
+            raise ItemValidationError(
+                f"{where}: set {sorted(map(repr, value))[:5]} mixes or holds unsupported types {sorted(kinds)}; "
+                "a DynamoDB set holds only numbers, only strings or only binary values"
+            )
         return {to_dynamo(v, where=where) for v in value}
     raise ItemValidationError(
         f"{where}: value {value!r} of type {type(value).__name__} cannot be stored; declare it as a "
         "timestamp/date field or convert it (str, int, Decimal, bool, bytes, list, dict, set)"
     )
+
+
+def _number(value: int | Decimal, where: str) -> int | Decimal:
+    """A number DynamoDB can store: finite, at most 38 significant digits, magnitude 1e-130..1e126."""
+    dec = Decimal(value)
+    if not dec.is_finite():
+        raise ItemValidationError(f"{where}: {value!r} cannot be stored (DynamoDB numbers are finite)")
+    if dec != 0:
+        digits = len(dec.normalize().as_tuple().digits)
+        exponent = dec.adjusted()
+        if digits > 38 or not -130 <= exponent <= 125:
+            raise ItemValidationError(
+                f"{where}: {str(value)[:50]} has {digits} significant digits and exponent {exponent}; DynamoDB "
+                "numbers hold at most 38 significant digits with magnitude 1E-130 to 9.9E+125 (store it as a string)"
+            )
+    return value
 
 
 def from_dynamo(value: Any) -> Any:

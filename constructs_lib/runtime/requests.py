@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from . import _aws, ttl
@@ -19,7 +20,7 @@ from .exceptions import (
     UpdateRejectedError,
     VersionConflictError,
 )
-from .items import ItemCodec, check_size
+from .items import ItemCodec, check_size, to_dynamo
 
 if TYPE_CHECKING:
     from ..model import Entity
@@ -110,9 +111,11 @@ def put(
     expires_at: datetime | None = None,
 ) -> Request:
     attrs = dict(attrs)
-    ttl = ttl_value(codec_, entity, expires_in, expires_at)
-    if ttl:
-        attrs[ttl[0]] = ttl[1]
+    if expected_version is not None:
+        _version(expected_version)
+    expiry = ttl_value(codec_, entity, expires_in, expires_at)
+    if expiry:
+        attrs[expiry[0]] = expiry[1]
     elif codec_.model.ttl_attribute and attrs.get(codec_.model.ttl_attribute) is not None:
         name = codec_.model.ttl_attribute
         attrs[name] = ttl.validate_ttl_value(attrs[name], attribute=name)
@@ -155,10 +158,17 @@ def update(
     expires_in: timedelta | None = None,
     expires_at: datetime | None = None,
 ) -> Request:
+    if isinstance(remove, (str, bytes)):
+        raise UpdateRejectedError(
+            f"{entity.name}: remove={remove!r} must be a list of attribute names, not a string "
+            "(a string would be read as one name per character)"
+        )
+    if expected_version is not None:
+        _version(expected_version)
     set_values = dict(set or {})
-    ttl = ttl_value(codec_, entity, expires_in, expires_at)
-    if ttl:
-        set_values[ttl[0]] = ttl[1]
+    expiry = ttl_value(codec_, entity, expires_in, expires_at)
+    if expiry:
+        set_values[expiry[0]] = expiry[1]
     key = codec_.table_key(entity, key_values)
     plan = codec_.plan_update(entity, key_values, set_values, remove)
     for name in add or {}:
@@ -166,6 +176,13 @@ def update(
             raise UpdateRejectedError(
                 f"{entity.name}: ADD on {name!r} is not allowed: key inputs and managed attributes must be SET"
             )
+    add = {name: to_dynamo(value, where=f"{entity.name}.{name} (ADD)") for name, value in (add or {}).items()}
+    for name, value in add.items():
+        if not isinstance(value, (int, Decimal, set)) or isinstance(value, bool):
+            raise UpdateRejectedError(
+                f"{entity.name}: ADD {name}={value!r} needs a number or a set (ADD adds to numbers and sets)"
+            )
+    check_size({**plan.set, **add}, where=f"{entity.name} update of {key!r}")
     expr = Expression()
     sets = [f"{expr.name(k)} = {expr.value(v)}" for k, v in plan.set.items()]
     adds = [f"{expr.name(k)} {expr.value(v)}" for k, v in (add or {}).items()]
