@@ -315,13 +315,18 @@ def _number(value: int | Decimal, where: str) -> int | Decimal:
     if not dec.is_finite():
         raise ItemValidationError(f"{where}: {value!r} cannot be stored (DynamoDB numbers are finite)")
     if dec != 0:
-        digits = len(dec.normalize().as_tuple().digits)
+        # Count without Decimal.normalize(), which rounds to the 28-digit default context.
+        digits = len("".join(map(str, dec.as_tuple().digits)).strip("0"))
         exponent = dec.adjusted()
         if digits > 38 or not -130 <= exponent <= 125:
             raise ItemValidationError(
                 f"{where}: {str(value)[:50]} has {digits} significant digits and exponent {exponent}; DynamoDB "
                 "numbers hold at most 38 significant digits with magnitude 1E-130 to 9.9E+125 (store it as a string)"
             )
+        sign, coefficient, exp = dec.as_tuple()
+        if len(coefficient) > 38:  # e.g. 10**40: same number, written with its trailing zeros in the exponent
+            kept = "".join(map(str, coefficient)).rstrip("0")
+            return Decimal((sign, tuple(int(c) for c in kept), int(exp) + len(coefficient) - len(kept)))
     return value
 
 

@@ -410,3 +410,15 @@ def test_decode_rejects_foreign_key() -> None:
     # GIVEN an item whose PK does not match its entity's template / WHEN decoded / THEN KeyValueError
     with pytest.raises(KeyValueError, match="'USER#{user_id}'"):
         CODEC.decode({"PK": "PRODUCT#p1", "SK": "PROFILE", "_type": "User"})
+
+
+def test_large_round_numbers_are_stored_in_exponent_form() -> None:
+    # GIVEN 10**40 (41 digits written out, 1 significant) WHEN made storable
+    from decimal import Decimal
+
+    from constructs_lib.runtime.items import to_dynamo
+    value = to_dynamo(10**40, where="x")
+    # THEN it is the same number with its trailing zeros in the exponent, which boto3 accepts
+    assert value == Decimal("1E+40") and len(value.as_tuple().digits) == 1
+    from boto3.dynamodb.types import TypeSerializer
+    assert TypeSerializer().serialize(value) == {"N": "1E+40"}
