@@ -304,13 +304,7 @@ class TableClient:
 
     def query_all(self, pattern: str, values: Mapping[str, Any] | None = None, /, **kw: Any) -> Iterator[dict[str, Any]]:
         """Iterate over every item of a pattern, following cursors."""
-        cursor = kw.pop("cursor", None)
-        while True:
-            page = self.query(pattern, values, cursor=cursor, **kw)
-            yield from page.items
-            if page.cursor is None:
-                return
-            cursor = page.cursor
+        return follow_cursors(self.query, pattern, values, **kw)
 
     def _query_params(self, resolved: ResolvedPattern, vals: Mapping[str, Any]) -> dict[str, Any]:
         p = resolved.pattern
@@ -514,6 +508,17 @@ class Transaction:
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         if exc_type is None:
             self.commit()
+
+
+def follow_cursors(query: Any, pattern: str, values: Mapping[str, Any] | None, **kw: Any) -> Iterator[dict[str, Any]]:
+    """Every item of ``query(pattern, values, cursor=..., **kw)``, page after page."""
+    cursor = kw.pop("cursor", None)
+    while True:
+        page = query(pattern, values, cursor=cursor, **kw)
+        yield from page.items
+        if page.cursor is None:
+            return
+        cursor = page.cursor
 
 
 # Cursors -------------------------------------------------------------------------------------------------

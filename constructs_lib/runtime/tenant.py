@@ -105,13 +105,9 @@ class TenantTableClient:
         return self._table.query(pattern, scoped, **options)
 
     def query_all(self, pattern: str, values: Mapping[str, Any] | None = None, /, **kw: Any) -> Any:
-        cursor = kw.pop("cursor", None)
-        while True:
-            page = self.query(pattern, values, cursor=cursor, **kw)
-            yield from page.items
-            if page.cursor is None:
-                return
-            cursor = page.cursor
+        from .client import follow_cursors
+
+        return follow_cursors(self.query, pattern, values, **kw)
 
     # Batches and transactions: every key goes through the tenant codec -------------------------
     def batch_get(self, requests: Any, **kw: Any) -> list[dict[str, Any] | None]:
