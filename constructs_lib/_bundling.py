@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ._slim import slim_source
 from .exceptions import ConstructPropsError
 
 if TYPE_CHECKING:
@@ -23,6 +24,10 @@ if TYPE_CHECKING:
 PACKAGE_DIR = Path(__file__).resolve().parent
 #: Sub-packages shipped in every generated Lambda.
 BUNDLED_PACKAGES = ("model", "runtime")
+#: Modules of those packages a function never runs: the model's documentation writers (Markdown,
+#: Mermaid, NoSQL Workbench), used at synth time and by ``python -m constructs_lib``. Nothing in
+#: the bundled packages imports them (tests/synth checks the asset imports without them).
+NOT_BUNDLED = frozenset({"model/describe.py", "model/workbench.py"})
 MODEL_FILE = "model.json"
 _STUB_INIT = '"""constructs_lib, as bundled into a Lambda function: model + runtime only."""\n'
 
@@ -51,8 +56,10 @@ def bundle(model: Model, handler_file: str | Path | None, *, extra_files: dict[s
     files: dict[str, bytes] = {"constructs_lib/__init__.py": _STUB_INIT.encode()}
     for package in BUNDLED_PACKAGES:
         for path in sorted((PACKAGE_DIR / package).rglob("*.py")):
-            if "__pycache__" not in path.parts:
-                files[f"constructs_lib/{path.relative_to(PACKAGE_DIR).as_posix()}"] = path.read_bytes()
+            if "__pycache__" not in path.parts and path.relative_to(PACKAGE_DIR).as_posix() not in NOT_BUNDLED:
+                # Docstrings and comments blanked, every line kept (see ._slim): a smaller asset.
+                source = slim_source(path.read_text(encoding="utf-8"))
+                files[f"constructs_lib/{path.relative_to(PACKAGE_DIR).as_posix()}"] = source.encode()
     files[MODEL_FILE] = model.to_json().encode()
     if handler is not None:
         files[handler.name] = handler.read_bytes()

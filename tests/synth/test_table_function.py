@@ -17,6 +17,8 @@ import aws_cdk as cdk
 import pytest
 
 import constructs_lib
+from constructs_lib._bundling import NOT_BUNDLED
+from constructs_lib._slim import slim_source
 from constructs_lib import ConstructPropsError, SingleTable, TableFunction
 from constructs_lib.model import Model
 
@@ -139,24 +141,30 @@ def test_asset_contains_exactly_runtime_model_json_and_handler(shop) -> None:  #
     # GIVEN the synthesized asset directory
     # WHEN listing its files
     files = asset_files(shop.asset_dir)
-    # THEN it holds the package stub, every model and runtime module, model.json and the handler
+    # THEN it holds the package stub, every model and runtime module (the model's documentation
+    # writers excepted), model.json and the handler
     expected = (
         {"constructs_lib/__init__.py", "model.json", "orders_api.py"}
-        | {f"constructs_lib/model/{p.name}" for p in (PACKAGE / "model").glob("*.py")}
-        | {f"constructs_lib/runtime/{p.name}" for p in (PACKAGE / "runtime").glob("*.py")}
-    )
+        | {f"constructs_lib/{p.relative_to(PACKAGE).as_posix()}"
+           for sub in ("model", "runtime") for p in (PACKAGE / sub).rglob("*.py") if "__pycache__" not in p.parts}
+    ) - {f"constructs_lib/{rel}" for rel in NOT_BUNDLED}
     assert files == expected
+    assert NOT_BUNDLED and not [f for f in files if f.removeprefix("constructs_lib/") in NOT_BUNDLED]
     # AND no compiled file came along
     assert not [f for f in files if "__pycache__" in f or f.endswith((".pyc", ".pyo"))]
 
 
 def test_asset_modules_are_the_source_modules(shop) -> None:  # noqa: ANN001
     # GIVEN the bundled runtime/model modules and handler
-    # WHEN comparing them to the sources they were copied from
-    # THEN they are byte-identical
-    for sub in ("model", "runtime"):
-        for source in (PACKAGE / sub).glob("*.py"):
-            assert (shop.asset_dir / "constructs_lib" / sub / source.name).read_bytes() == source.read_bytes()
+    bundled = [p for p in (shop.asset_dir / "constructs_lib").rglob("*.py") if p.parent.name != "constructs_lib"]
+    assert len(bundled) > 20
+    for shipped in bundled:
+        source = PACKAGE / shipped.relative_to(shop.asset_dir / "constructs_lib")
+        # WHEN comparing each to the source it was made from
+        # THEN it is the source slimmed (docstrings and comments blanked), with the same line count
+        assert shipped.read_text(encoding="utf-8") == slim_source(source.read_text(encoding="utf-8"))
+        assert len(shipped.read_text(encoding="utf-8").splitlines()) == len(source.read_text(encoding="utf-8").splitlines())
+    # AND the user's handler is shipped exactly as written
     assert (shop.asset_dir / "orders_api.py").read_bytes() == HANDLER.read_bytes()
 
 
