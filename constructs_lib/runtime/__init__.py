@@ -45,12 +45,20 @@ from .exceptions import (
     RedactionError,
     RuntimeClientError,
     TenantAccessError,
+    TrafficInsightError,
     TransactionCanceledError,
     UnknownAccessPatternError,
     UpdateRejectedError,
     VersionConflictError,
 )
 from .keys import composite_key, entity_key, split_composite_key
+from .stats import (
+    Finding,
+    RecordingClient,
+    TrafficRecord,
+    TrafficRecorder,
+    TrafficReport,
+)
 from .ttl import epoch_seconds, expiry
 from .ulid import is_ulid, new_ulid, ulid_timestamp
 from .versions import AT, HASH_V, SortKeyVersions
@@ -72,6 +80,7 @@ __all__ = [
     "CounterValue",
     "CursorError",
     "DynamoDBError",
+    "Finding",
     "IdempotencyKeyReusedError",
     "ImageOmittedError",
     "Increment",
@@ -80,12 +89,17 @@ __all__ = [
     "ItemValidationError",
     "KeyValueError",
     "Page",
+    "RecordingClient",
     "RedactionError",
     "RuntimeClientError",
     "ShardSizing",
     "SortKeyVersions",
     "TableClient",
     "TenantAccessError",
+    "TrafficInsightError",
+    "TrafficRecord",
+    "TrafficRecorder",
+    "TrafficReport",
     "Transaction",
     "TransactionCanceledError",
     "UnknownAccessPatternError",

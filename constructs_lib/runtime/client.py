@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from botocore.client import BaseClient
 
     from ..model import Entity, Model, ResolvedPattern
+    from .stats import TrafficRecorder
     from .tenant import TenantTableClient
 
 #: Environment variables a generated Lambda function receives.
@@ -95,7 +96,13 @@ class TableClient:
     batch_retries
         How many times batch calls retry unprocessed keys/items (with jittered exponential
         backoff) before raising :class:`BatchIncompleteError`. Default 8.
+    traffic
+        A :class:`~constructs_lib.runtime.stats.TrafficRecorder` sampling this client's
+        requests (see :meth:`record_traffic`). Default None: recording off.
     """
+
+    #: The recorder sampling this client's requests, or None (recording off, the default).
+    traffic: TrafficRecorder | None = None
 
     def __init__(
         self,
@@ -108,6 +115,7 @@ class TableClient:
         region_name: str | None = None,
         endpoint_url: str | None = None,
         batch_retries: int = 8,
+        traffic: TrafficRecorder | None = None,
     ) -> None:
         if not isinstance(table_name, str) or not table_name:
             raise KeyValueError(f"table_name {table_name!r} must be a non-empty string")
@@ -118,6 +126,9 @@ class TableClient:
         )
         self.codec = ItemCodec(model)
         self.batch_retries = batch_retries
+        self.traffic = None
+        if traffic is not None:
+            self.record_traffic(recorder=traffic)
 
     @classmethod
     def from_environment(cls, *, table_env: str = ENV_TABLE_NAME, **kwargs: Any) -> TableClient:
@@ -126,6 +137,36 @@ class TableClient:
         if not name:
             raise ValueError(f"environment variable {table_env!r} is not set; it should hold the table name")
         return cls(load_bundled_model(), name, **kwargs)
+
+    def record_traffic(
+        self, sample_rate: float = 0.01, *, seed: int | None = None, recorder: TrafficRecorder | None = None
+    ) -> TrafficRecorder:
+        """Start sampling this client's requests; returns the recorder (``.report()`` on it).
+
+        Parameters
+        ----------
+        sample_rate
+            Probability that a request is recorded, in (0, 1]. Default 0.01. Ignored with ``recorder``.
+        seed
+            Seed of the sampling generator. Default None. Ignored with ``recorder``.
+        recorder
+            An existing recorder (e.g. shared by several clients of this table). Default: a new one.
+
+        Tenant clients made by :meth:`for_tenant` after this call record into the same recorder.
+        """
+        from .stats import TrafficRecorder
+
+        recorder = recorder if recorder is not None else TrafficRecorder(sample_rate, seed=seed)
+        self.client = recorder.bind(self.model, self.table_name).wrap(self.client)
+        self.traffic = recorder
+        return recorder
+
+    def stop_recording(self) -> TrafficRecorder | None:
+        """Stop sampling (the boto3 client is unwrapped); returns the recorder, or None."""
+        recorder, self.traffic = self.traffic, None
+        if recorder is not None:
+            self.client = getattr(self.client, "unwrapped", self.client)
+        return recorder
 
     def for_tenant(self, tenant: str) -> TenantTableClient:
         """A client confined to ``tenant``: every key it builds must carry it, and queries on
@@ -273,6 +314,10 @@ class TableClient:
         condition (a ``(low, high)`` pair for ``between``). Pass the returned ``cursor`` back
         to get the next page.
         """
+        if self.traffic is not None and self.traffic.current_pattern() != pattern:
+            with self.traffic.pattern(pattern):  # names the access pattern on the requests it samples
+                return self.query(pattern, values, limit=limit, cursor=cursor, descending=descending,
+                                  consistent=consistent, raw=raw, **kw)
         resolved = self.pattern(pattern)
         vals = {**(values or {}), **kw}
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):

@@ -107,3 +107,8 @@ class ImageOmittedError(RuntimeClientError, LookupError):
 
 class TenantAccessError(RuntimeClientError, PermissionError):
     """A tenant-scoped client was asked to touch another tenant's keys (or a GSI that mixes tenants)."""
+
+
+class TrafficInsightError(RuntimeClientError, ValueError):
+    """Traffic recording or its report was configured against a rule (a sample rate outside
+    (0, 1], a negative threshold, one recorder for two tables…); the message names the value."""
