@@ -1,0 +1,265 @@
+"""Command line: see a data model.
+
+``python -m constructs_lib describe TARGET [--output FILE]``
+    Markdown documentation of every model in TARGET (entities, key templates, access patterns
+    with example keys, sparse indexes, tenancy, warnings, a Mermaid diagram).
+``python -m constructs_lib export --format workbench TARGET [--output FILE]``
+    A NoSQL Workbench data model (JSON) to import into NoSQL Workbench for Amazon DynamoDB.
+
+TARGET is a module (``examples.shop.model``) or a Python file (``examples/shop/model.py``,
+``app.py``), optionally followed by ``:attribute`` to pick one object (a ``Model``, a construct,
+or a function returning one such as ``build_app``). A model module is searched for ``Model``
+instances in its globals, without importing the AWS CDK. An app — a module that defines
+``build_app()`` or creates a ``cdk.App`` — is built without synthesizing (``synth()`` calls
+made while it loads do nothing; ``$CDK_OUTDIR`` points to a scratch directory meanwhile, so
+apps that honour it stage no assets into the project), and its construct tree is searched for ``SingleTable``
+constructs, each described under its construct path.
+
+Exit status: 0 on success, 2 when the target cannot be found or holds no model (and on usage
+errors), 1 when the target raises a model error while loading or the output cannot be written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import importlib.util
+import os
+import re
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from .model.exceptions import ModelError
+from .model.model import Model
+
+PROG = "python -m constructs_lib"
+_ATTRIBUTE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
+
+
+class TargetError(ModelError):
+    """The command-line target cannot be loaded or holds no data model (names the target)."""
+
+
+# Loading targets ------------------------------------------------------------------------------------
+def _split(target: str) -> tuple[str, str | None]:
+    head, sep, tail = target.rpartition(":")
+    if sep and head and _ATTRIBUTE.match(tail):
+        return head, tail
+    return target, None
+
+
+def _is_file_target(spec: str) -> bool:
+    return spec.endswith(".py") or os.sep in spec or "/" in spec
+
+
+def _source_of(spec: str) -> tuple[str, Path | None]:
+    """(source text, file path if a file target) of a module or file target, without running it."""
+    if _is_file_target(spec):
+        path = Path(spec).expanduser().resolve()
+        if not path.is_file():
+            raise TargetError(f"target {spec!r}: no such file ({path})")
+        return path.read_text(encoding="utf-8", errors="replace"), path
+    try:
+        found = importlib.util.find_spec(spec)
+    except (ImportError, ValueError) as exc:
+        raise TargetError(f"target {spec!r}: no such module ({exc})") from None
+    if found is None:
+        raise TargetError(f"target {spec!r}: no such module (use a dotted module path or a .py file)")
+    origin = found.origin
+    if origin and os.path.isfile(origin):
+        return Path(origin).read_text(encoding="utf-8", errors="replace"), None
+    return "", None
+
+
+@contextlib.contextmanager
+def _no_synth(source: str) -> Iterator[None]:
+    """While a CDK app loads, make ``synth()`` a no-op so that describing never synthesizes."""
+    if not re.search(r"\baws_cdk\b", source):
+        yield
+        return
+    os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+    import aws_cdk as cdk
+
+    patched = [(cls, cls.__dict__["synth"]) for cls in (cdk.App, cdk.Stage) if "synth" in cls.__dict__]
+    for cls, _ in patched:
+        cls.synth = lambda self, *args, **kwargs: None  # type: ignore[method-assign]
+    # Apps that honour $CDK_OUTDIR stage their assets in a scratch directory, not in the
+    # project's cloud assembly (assets are staged when constructs are built, not at synth).
+    saved = os.environ.get("CDK_OUTDIR")
+    with tempfile.TemporaryDirectory(prefix="constructs_lib-describe-") as scratch:
+        os.environ["CDK_OUTDIR"] = scratch
+        try:
+            yield
+        finally:
+            for cls, original in patched:
+                cls.synth = original  # type: ignore[method-assign]
+            if saved is None:
+                os.environ.pop("CDK_OUTDIR", None)
+            else:
+                os.environ["CDK_OUTDIR"] = saved
+
+
+def _import(spec: str, path: Path | None) -> Any:
+    if path is None:
+        try:
+            return importlib.import_module(spec)
+        except ModuleNotFoundError as exc:
+            if exc.name and (spec == exc.name or spec.startswith(exc.name + ".")):
+                raise TargetError(f"target {spec!r}: no such module") from None
+            raise
+    name = f"_constructs_lib_target_{re.sub(r'[^A-Za-z0-9_]', '_', path.stem)}"
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    if module_spec is None or module_spec.loader is None:
+        raise TargetError(f"target {spec!r}: {path} cannot be imported as a Python module")
+    # As ``python FILE`` does: the file's directory (and the working directory) lead sys.path
+    # while the file runs — and only then, so later imports are not redirected to its siblings.
+    added = [p for p in dict.fromkeys((str(path.parent), os.getcwd())) if p not in sys.path]
+    sys.path[:0] = added
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[name] = module
+    try:
+        module_spec.loader.exec_module(module)
+    finally:
+        for entry in added:
+            if entry in sys.path:
+                sys.path.remove(entry)
+    return module
+
+
+def _is_construct(obj: object) -> bool:
+    if "constructs" not in sys.modules:
+        return False
+    from constructs import Construct
+
+    return isinstance(obj, Construct)
+
+
+def _tables_in(root: Any) -> list[tuple[str | None, Model]]:
+    from .single_table import SingleTable
+
+    found = [c for c in [root, *root.node.find_all()] if isinstance(c, SingleTable)]
+    unique = {c.node.path: c for c in found}
+    return [(f"{path} — data model `{c.model.name}`", c.model) for path, c in unique.items()]
+
+
+def _from_object(obj: object, what: str, *, call: bool = True) -> list[tuple[str | None, Model]]:
+    if isinstance(obj, Model):
+        return [(None, obj)]
+    if _is_construct(obj):
+        return _tables_in(obj)
+    if call and callable(obj):
+        return _from_object(obj(), what, call=False)
+    raise TargetError(f"{what} is a {type(obj).__name__}, not a Model, a construct or a function returning one")
+
+
+def load_models(target: str) -> list[tuple[str | None, Model]]:
+    """Every ``(title, model)`` pair ``target`` holds (title None for a plain model module).
+
+    Raises
+    ------
+    TargetError
+        If the target does not exist, the attribute is missing, or no model is found.
+    """
+    spec, attribute = _split(target)
+    source, path = _source_of(spec)
+    with _no_synth(source):
+        module = _import(spec, path)
+        if attribute is not None:
+            obj: Any = module
+            for part in attribute.split("."):
+                if not hasattr(obj, part):
+                    raise TargetError(f"target {target!r}: {spec!r} has no attribute {attribute!r}")
+                obj = getattr(obj, part)
+            pairs = _from_object(obj, f"target {target!r}")
+        elif callable(getattr(module, "build_app", None)):
+            pairs = _from_object(module.build_app, f"target {target!r}: build_app()")
+        else:
+            roots = [v for v in vars(module).values() if _is_construct(v) and getattr(v, "node", None) is not None
+                     and v.node.scope is None]
+            if roots:
+                pairs = [p for root in roots for p in _tables_in(root)]
+            else:
+                seen: dict[int, Model] = {}
+                for value in vars(module).values():
+                    if isinstance(value, Model):
+                        seen.setdefault(id(value), value)
+                pairs = [(None, m) for m in seen.values()]
+    if not pairs:
+        raise TargetError(
+            f"no data model found in target {target!r}: expected Model instances in the module's globals, "
+            "a build_app() function or a cdk.App whose construct tree holds SingleTable constructs"
+        )
+    return pairs
+
+
+# Commands ---------------------------------------------------------------------------------------
+def _emit(text: str, output: str | None) -> None:
+    if output is None:
+        sys.stdout.write(text)
+        return
+    Path(output).write_text(text, encoding="utf-8")
+    print(f"wrote {output}", file=sys.stderr)
+
+
+def _describe(args: argparse.Namespace) -> str:
+    from .model.describe import describe_all
+
+    return describe_all(load_models(args.target))
+
+
+def _export(args: argparse.Namespace) -> str:
+    from .model.workbench import to_workbench_json
+
+    pairs = load_models(args.target)
+    tables = [((title or model.name).split(" — ")[0].replace("/", "."), model) for title, model in pairs]
+    name = pairs[0][1].name if len(pairs) == 1 else _split(args.target)[0].rsplit("/", 1)[-1].removesuffix(".py")
+    return to_workbench_json(tables, model_name=name)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROG, description="See a constructs_lib data model.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    describe = commands.add_parser(
+        "describe", help="Markdown + Mermaid documentation of the model(s) in TARGET",
+        description="Print Markdown documentation (with a Mermaid diagram) of every data model in TARGET.",
+    )
+    export = commands.add_parser(
+        "export", help="export the model(s) in TARGET for another tool",
+        description="Export every data model in TARGET, e.g. as a NoSQL Workbench data model.",
+    )
+    export.add_argument("--format", choices=["workbench"], default="workbench",
+                        help="output format (default: workbench — NoSQL Workbench data model JSON, version 3.0)")
+    for sub in (describe, export):
+        sub.add_argument("target", metavar="TARGET",
+                         help="module (examples.shop.model), file (app.py) or either with :attribute")
+        sub.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
+    describe.set_defaults(run=_describe)
+    export.set_defaults(run=_export)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        text = args.run(args)
+    except TargetError as exc:
+        print(f"{PROG} {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except ModelError as exc:
+        print(f"{PROG} {args.command}: model error in target {args.target!r}: {exc}", file=sys.stderr)
+        return 1
+    try:
+        _emit(text, args.output)
+    except OSError as exc:
+        print(f"{PROG} {args.command}: cannot write {args.output!r}: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

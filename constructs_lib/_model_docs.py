@@ -1,0 +1,96 @@
+"""Model docs in the cloud assembly: every ``SingleTable`` documents its model at synth.
+
+During ``app.synth()`` (and so ``cdk synth``) each ``SingleTable`` writes, next to the stack
+templates in the stage's output directory:
+
+* ``<stack name>.<construct id>.model.md`` — the Markdown of ``python -m constructs_lib describe``;
+* ``<stack name>.<construct id>.workbench.json`` — a NoSQL Workbench data model.
+
+Mechanism: a construct validation (``node.add_validation``). CDK runs validations during
+synthesis, after the stage's assembly directory exists and before the assembly is written;
+this one writes the two files and reports no error, so it never changes what is synthesized.
+When two tables of one stage would write the same file (same stack name and construct id at
+different depths), the first in construct-tree order writes it and the others skip, silently.
+Synthesis with validation disabled writes no docs.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import aws_cdk as cdk
+import constructs
+import jsii
+
+if TYPE_CHECKING:
+    from .single_table import SingleTable
+
+MARKDOWN_SUFFIX = ".model.md"
+WORKBENCH_SUFFIX = ".workbench.json"
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def attach_model_docs(table: SingleTable) -> None:
+    """Have ``table`` write its model docs into the cloud assembly when the app synthesizes."""
+    table.node.add_validation(_ModelDocs(table))
+
+
+def doc_basename(table: SingleTable) -> str:
+    """``<stack name>.<construct id>`` (the artifact id when the stack name is a token, as for
+    nested stacks; characters outside ``[A-Za-z0-9_.-]`` become ``_``)."""
+    stack = cdk.Stack.of(table)
+    name = stack.artifact_id if cdk.Token.is_unresolved(stack.stack_name) else stack.stack_name
+    return f"{_UNSAFE.sub('_', name)}.{_UNSAFE.sub('_', table.node.id)}"
+
+
+def _first_writer(table: SingleTable, stage: cdk.Stage, basename: str) -> bool:
+    """True if no table before ``table`` (construct-tree order) in ``stage`` uses ``basename``."""
+    from .single_table import SingleTable
+
+    for other in stage.node.find_all():
+        if not isinstance(other, SingleTable) or cdk.Stage.of(other).node.path != stage.node.path:
+            continue
+        if other.node.path == table.node.path:
+            return True
+        if doc_basename(other) == basename:
+            return False
+    return True
+
+
+def write_model_docs(table: SingleTable) -> list[Path]:
+    """Write ``table``'s model docs into its stage's output directory; returns the paths written
+    ([] when another table of the stage already writes these names, or outside a stage)."""
+    from .model.describe import describe
+    from .model.workbench import to_workbench_json
+
+    stage = cdk.Stage.of(table)
+    if stage is None:
+        return []
+    basename = doc_basename(table)
+    if not _first_writer(table, stage, basename):
+        return []
+    outdir = Path(stage.outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    model = table.model
+    markdown = outdir / f"{basename}{MARKDOWN_SUFFIX}"
+    workbench = outdir / f"{basename}{WORKBENCH_SUFFIX}"
+    markdown.write_text(describe(model, title=f"{table.node.path} — data model `{model.name}`"), encoding="utf-8")
+    workbench.write_text(to_workbench_json([(basename, model)], model_name=model.name), encoding="utf-8")
+    return [markdown, workbench]
+
+
+@jsii.implements(constructs.IValidation)
+class _ModelDocs:
+    """The validation that writes the docs; it reports an error only if they cannot be written."""
+
+    def __init__(self, table: SingleTable) -> None:
+        self._table = table
+
+    def validate(self) -> list[str]:
+        try:
+            write_model_docs(self._table)
+        except OSError as exc:
+            return [f"SingleTable {self._table.node.path!r}: cannot write its model docs to the cloud assembly: {exc}"]
+        return []

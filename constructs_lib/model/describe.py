@@ -1,0 +1,490 @@
+"""See a data model: Markdown documentation with a Mermaid diagram of its item collections.
+
+:func:`describe` renders, for one :class:`~constructs_lib.model.Model`:
+
+* the table's key, entity, TTL and tenant attributes;
+* per entity: its key template for the table and for every index it takes part in, with an
+  example key, its fields and their types, required, version and TTL attributes;
+* every access pattern: index, operation (GetItem or Query), key condition as templates, and
+  the request the runtime client actually sends for deterministic example values;
+* every index: key attributes, projection as built, which entities are in it and under which
+  condition (sparse membership), tenant safety when the model declares tenancy;
+* the model's design warnings;
+* a Mermaid ``flowchart`` of the item collections of the table and of each index.
+
+Example keys and requests are built by the runtime (``constructs_lib.runtime``), never
+re-implemented here, so what the page shows is what the code writes and queries. Pure Python:
+no AWS CDK import; the runtime's request builder loads boto3's type serializer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from .indexes import Index
+from .templates import SEPARATOR, KeyTemplate, Placeholder
+
+if TYPE_CHECKING:
+    from .entity import Entity
+    from .model import Model, ResolvedPattern
+
+__all__ = ["EXAMPLE_TIME", "describe", "describe_all", "example_value", "example_values", "mermaid"]
+
+#: The instant example timestamps start from (day ``n`` of January 2026 for example ``n``).
+EXAMPLE_TIME = datetime(2026, 1, 1, tzinfo=UTC)
+#: Example index of the upper bound of a ``between`` condition (day 31: a month of data).
+HIGH = 31
+_NUMERIC_NAME = re.compile(r"^(.*_)?(count|quantity|qty|amount|price|total|cents|age|score|size|\w+_cents)$")
+
+
+# Example values ---------------------------------------------------------------------------------
+def example_value(entity: Entity, field: str, n: int = 1) -> Any:
+    """A deterministic example value for ``field`` of ``entity`` (example number ``n`` ≥ 1).
+
+    Declared fields follow their kind: ``timestamp`` → day ``n`` of January 2026 (UTC),
+    ``date`` → the same day, ``number`` → ``n``, enum strings → a declared choice, other
+    strings → ``<initial>-<n>`` for ``*_id`` names (``user_id`` → ``u-1``), an address for
+    ``*email*`` names, ``<name>-<n>`` otherwise. Undeclared attributes (required attributes,
+    ``when_present`` flags) get a number when the name suggests one (``quantity``,
+    ``price_cents``), else a string by the same rules.
+    """
+    spec = entity.fields.get(field)  # type: ignore[union-attr]
+    if spec is not None:
+        if spec.kind == "timestamp":
+            return EXAMPLE_TIME + timedelta(days=n - 1)
+        if spec.kind == "date":
+            return (EXAMPLE_TIME + timedelta(days=n - 1)).date().isoformat()
+        if spec.kind == "number":
+            return min(n, 10 ** (spec.width or 1) - 1)  # fits the zero-padded width
+        if spec.choices:
+            return spec.choices[(n - 1) % len(spec.choices)]
+    elif _NUMERIC_NAME.match(field):
+        return n
+    if field.endswith("_id") and len(field) > 3:
+        return f"{field[0]}-{n}"
+    if "email" in field:
+        return f"user-{n}@example.com"
+    return f"{field}-{n}"
+
+
+def _sparse_values(entity: Entity, index_names: Iterable[str]) -> dict[str, Any]:
+    """Values meeting every ``when_equals`` condition of the given indexes (first allowed value)."""
+    out: dict[str, Any] = {}
+    for name in index_names:
+        key = entity.indexes[name]  # type: ignore[index]
+        for attr, allowed in (key.when_equals or {}).items():
+            out.setdefault(attr, allowed[0])
+    return out
+
+
+def example_values(
+    model: Model, entity: Entity, n: int = 1, *, sparse: bool = True, keep: Iterable[str] = ()
+) -> dict[str, Any]:
+    """Example attributes of one ``entity`` item: every declared field, required attribute and
+    sparse-index input.
+
+    Parameters
+    ----------
+    model, entity
+        The model and one of its entities.
+    n
+        Example number (≥ 1); different numbers give different values.
+    sparse
+        If True (default) the item meets every sparse-index condition (``when_equals`` values,
+        ``when_present`` attributes set), so it is in every index it declares keys for. If
+        False, ``when_equals`` fields take a value outside the allowed ones (when the field
+        declares other choices) and ``when_present`` attributes are left out.
+    keep
+        Fields that take example number 1 whatever ``n`` is (e.g. the partition-key fields,
+        so several examples land in one item collection). Default: none.
+    """
+    names: list[str] = list(entity.fields)  # type: ignore[arg-type]
+    names += [r for r in entity.required if r not in names]
+    conditions: dict[str, tuple[str, ...]] = {}
+    flags: list[str] = []
+    for key in entity.indexes.values():  # type: ignore[union-attr]
+        if key.when_present and key.when_present not in names:
+            names.append(key.when_present)
+        if key.when_present:
+            flags.append(key.when_present)
+        for attr, allowed in (key.when_equals or {}).items():
+            conditions.setdefault(attr, allowed)
+            if attr not in names:
+                names.append(attr)
+    keep = set(keep)
+    values = {name: example_value(entity, name, 1 if name in keep else n) for name in names}
+    managed = {model.ttl_attribute, entity.version_attribute, model.entity_attribute, *model.key_attributes()}
+    for name in [v for v in values if v in managed]:
+        del values[name]
+    if sparse:
+        values.update(_sparse_values(entity, entity.indexes))  # type: ignore[arg-type]
+        return values
+    for attr, allowed in conditions.items():
+        spec = entity.fields.get(attr)  # type: ignore[union-attr]
+        others = [c for c in (spec.choices or ()) if c not in allowed] if spec is not None else []
+        values[attr] = others[0] if others else allowed[0]
+    for flag in flags:
+        if flag not in entity.table_key_fields and flag not in entity.required:
+            values.pop(flag, None)
+    return values
+
+
+# Text helpers ---------------------------------------------------------------------------------------
+def _code(text: object) -> str:
+    """``text`` as a Markdown code span safe inside a table cell."""
+    s = str(text).replace("|", "\\|")
+    fence = "`" * (max((len(m) for m in re.findall(r"`+", s)), default=0) + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return out
+
+
+def _field_type(entity: Entity, name: str) -> str:
+    spec = entity.field(name)
+    if spec.kind == "number":
+        return f"number ({spec.width} digits, zero-padded in keys)"
+    if spec.kind == "timestamp":
+        return "timestamp (ISO-8601 UTC)"
+    if spec.kind == "date":
+        return "date (YYYY-MM-DD)"
+    if spec.choices:
+        return "enum: " + ", ".join(spec.choices)
+    return "string"
+
+
+def _template_prefix(template: KeyTemplate, placeholders: int) -> str:
+    """The template text before its ``placeholders + 1``-th placeholder, ending on ``#``."""
+    out: list[str] = []
+    seen = 0
+    for seg in template.segments:
+        if isinstance(seg, Placeholder):
+            if seen == placeholders:
+                return SEPARATOR.join(out) + SEPARATOR if out else ""
+            seen += 1
+        out.append(str(seg))
+    return SEPARATOR.join(out)
+
+
+# Indexes and membership ---------------------------------------------------------------------------
+def _projection(model: Model, index: Index) -> str:
+    """The projection as :class:`~constructs_lib.SingleTable` builds it (the entity attribute is
+    always projected)."""
+    if index.projection == "ALL":
+        return "ALL"
+    extra = [a for a in index.projection if a != model.entity_attribute] if isinstance(index.projection, tuple) else []
+    return "INCLUDE " + ", ".join([model.entity_attribute, *extra])
+
+
+def membership(entity: Entity, index_name: str) -> list[str]:
+    """Conditions under which an item of ``entity`` is in index ``index_name`` ([] = always)."""
+    key = entity.indexes[index_name]  # type: ignore[index]
+    pk_t, sk_t = entity.index_templates(index_name)
+    inputs = {f for t in (pk_t, sk_t) if t is not None for f in t.fields}
+    always = set(entity.table_key_fields) | set(entity.required)
+    special = set(key.when_equals or ()) | ({key.when_present} if key.when_present else set())
+    out = []
+    missing = sorted(inputs - always - special)
+    if missing:
+        out.append(", ".join(_code(f) for f in missing) + (" is" if len(missing) == 1 else " are") + " present")
+    if key.when_present:
+        out.append(f"{_code(key.when_present)} is present")
+    for attr, allowed in (key.when_equals or {}).items():
+        out.append(f"{_code(attr)} = {_code(allowed[0])}" if len(allowed) == 1
+                   else f"{_code(attr)} is one of " + ", ".join(_code(v) for v in allowed))
+    return out
+
+
+def _index_members(model: Model, index: Index) -> list[Entity]:
+    return [e for e in model.entities.values() if index.name in e.indexes]
+
+
+# Access patterns ------------------------------------------------------------------------------------
+def _pattern_keys(model: Model, r: ResolvedPattern) -> tuple[KeyTemplate, str, KeyTemplate | None, str | None]:
+    entity = model.entity(r.pattern.entities[0])
+    index = r.index
+    if index is None:
+        return entity.pk_template, model.pk_attribute, entity.sk_template, model.sk_attribute
+    pk_t, sk_t = entity.index_templates(index.name)
+    if index.kind == "LSI":
+        return entity.pk_template, model.pk_attribute, sk_t, index.sk_attribute
+    return pk_t, index.pk_attribute, sk_t, index.sk_attribute  # type: ignore[return-value]
+
+
+def _condition(model: Model, r: ResolvedPattern) -> str:
+    """The key condition with templates, e.g. ``PK = USER#{user_id} AND begins_with(SK, ORDER#)``."""
+    pk_t, pk_attr, sk_t, sk_attr = _pattern_keys(model, r)
+    text = f"{pk_attr} = {pk_t.source}"
+    op = r.pattern.sk
+    if op is None or sk_t is None:
+        return text
+    n = len(r.sk_fields)
+    if op == "=":
+        return f"{text} AND {sk_attr} = {sk_t.source}"
+    if op == "begins_with":
+        return f"{text} AND begins_with({sk_attr}, {_template_prefix(sk_t, n)})"
+    last = r.sk_fields[-1]
+    head = _template_prefix(sk_t, n - 1)
+    if op == "between":
+        return f"{text} AND {sk_attr} BETWEEN {head}{{{last}: low}} AND {head}{{{last}: high}}"
+    return f"{text} AND {sk_attr} {op} {head}{{{last}}}"
+
+
+class _NoClient:
+    """Stands in for a boto3 client: describing a pattern builds requests, never sends them."""
+
+
+def _render_expression(text: str, names: Mapping[str, str], values: Mapping[str, Any]) -> str:
+    def one(match: re.Match[str]) -> str:
+        token = match.group(0)
+        if token in names:
+            return names[token]
+        ((kind, value),) = values[token].items()
+        return value if kind == "N" else '"' + str(value).replace('"', '\\"') + '"'
+
+    return re.sub(r"#n\d+|:v\d+", one, text)
+
+
+def _example_request(model: Model, r: ResolvedPattern, client: Any) -> str:
+    """What the runtime sends for this pattern with example values (GetItem key or Query), or
+    why no example could be built."""
+    from ..runtime.exceptions import RuntimeClientError
+
+    try:
+        return _request_text(model, r, client)
+    except RuntimeClientError as exc:
+        return f"(no example: {exc})"
+
+
+def _request_text(model: Model, r: ResolvedPattern, client: Any) -> str:
+    entities = [model.entity(e) for e in r.pattern.entities]
+    index_names = [r.index.name] if r.index is not None else []
+    vals = example_values(model, entities[0], sparse=True)
+    vals.update(_sparse_values(entities[0], index_names))
+    if r.pattern.sk == "between":
+        last = r.sk_fields[-1]
+        vals[last] = (example_value(entities[0], last, 1), example_value(entities[0], last, HIGH))
+    if r.operation == "GetItem":
+        key = client.codec.table_key(entities[0], vals)
+        return "Key: " + ", ".join(f'{k} = "{v}"' for k, v in key.items())
+    params = client._query_params(r, vals)
+    names = params.get("ExpressionAttributeNames", {})
+    values = params.get("ExpressionAttributeValues", {})
+    text = _render_expression(params["KeyConditionExpression"], names, values)
+    if "FilterExpression" in params:
+        text += "; filter " + _render_expression(params["FilterExpression"], names, values)
+    if r.pattern.descending:
+        text += "; ScanIndexForward = false"
+    return text
+
+
+# Mermaid ------------------------------------------------------------------------------------------
+def _mm(text: str) -> str:
+    """Text for a quoted Mermaid label (entity codes for characters Mermaid would interpret)."""
+    for raw, code in (("#", "#35;"), ('"', "#quot;"), ("<", "#lt;"), (">", "#gt;")):
+        text = text.replace(raw, code)
+    return text
+
+
+def _mm_id(*parts: str) -> str:
+    return "_".join(re.sub(r"[^A-Za-z0-9]", "_", p) for p in parts)
+
+
+def mermaid(model: Model) -> str:
+    """A Mermaid ``flowchart`` of the item collections of the table and of every index.
+
+    Entities whose partition-key templates are identical share an item collection (one Query
+    reads them together); each collection is a box inside its table or index. Dotted arrows
+    lead from an entity in the table to its copies in indexes, labelled with the sparse
+    membership condition when there is one.
+    """
+    lines = ["flowchart LR"]
+    containers: list[tuple[str, str, list[tuple[Entity, KeyTemplate, KeyTemplate | None]]]] = []
+    sk_attr = model.sk_attribute if model.has_sort_key else None
+    table_rows = [(e, e.pk_template, e.sk_template) for e in model.entities.values()]
+    containers.append(("table", f"table · {model.pk_attribute}" + (f" / {sk_attr}" if sk_attr else ""), table_rows))
+    for index in model.indexes.values():
+        rows = []
+        for entity in _index_members(model, index):
+            pk_t, sk_t = entity.index_templates(index.name)
+            rows.append((entity, pk_t if pk_t is not None else entity.pk_template, sk_t))
+        pk_attr = index.pk_attribute or model.pk_attribute
+        keys = pk_attr + (f" / {index.sk_attribute}" if index.sk_attribute else "")
+        containers.append((index.name, f"{index.kind} {index.name} · {keys} · {_projection(model, index)}", rows))
+    for name, label, rows in containers:
+        cid = _mm_id("ix", name)
+        lines.append(f'  subgraph {cid}["{_mm(label)}"]')
+        lines.append("    direction TB")
+        groups: dict[tuple[object, ...], list[tuple[Entity, KeyTemplate, KeyTemplate | None]]] = {}
+        for row in rows:
+            groups.setdefault(row[1].segments, []).append(row)
+        for number, members in enumerate(groups.values(), start=1):
+            lines.append(f'    subgraph {_mm_id("c", name, str(number))}["{_mm(members[0][1].source)}"]')
+            for entity, _, sk_t in members:
+                text = entity.name + (f"<br/>{_mm(sk_t.source)}" if sk_t is not None else "")
+                lines.append(f'      {_mm_id("e", name, entity.name)}["{text}"]')
+            lines.append("    end")
+        lines.append("  end")
+    for index in model.indexes.values():
+        for entity in _index_members(model, index):
+            cond = " and ".join(re.sub(r"`", "", c) for c in membership(entity, index.name))
+            arrow = f'-.->|"{_mm(cond)}"|' if cond else "-.->"
+            lines.append(f"  {_mm_id('e', 'table', entity.name)} {arrow} {_mm_id('e', index.name, entity.name)}")
+    return "\n".join(lines)
+
+
+# The document -----------------------------------------------------------------------------------------
+def describe(model: Model, *, title: str | None = None) -> str:
+    """Markdown documentation of ``model`` (see the module docstring for its sections).
+
+    Parameters
+    ----------
+    model
+        A validated model.
+    title
+        Heading text. Default ``"Data model `<name>`"``; constructs pass their path
+        (``"ShopStack/Data — data model `shop`"``).
+
+    Returns
+    -------
+    str
+        The Markdown text, ending with a newline. Deterministic for a given model.
+    """
+    from ..runtime.client import TableClient  # the runtime builds every example key
+
+    client = TableClient(model, "example-table", client=_NoClient())
+    out = [f"# {title or f'Data model {_code(model.name)}'}", ""]
+    attrs = [f"partition key {_code(model.pk_attribute)}"]
+    if model.has_sort_key:
+        attrs.append(f"sort key {_code(model.sk_attribute)}")
+    attrs.append(f"entity attribute {_code(model.entity_attribute)}")
+    attrs.append(f"TTL attribute {_code(model.ttl_attribute)}" if model.ttl_attribute else "no TTL attribute")
+    if model.tenant_field:
+        attrs.append(f"tenant field {_code(model.tenant_field)}")
+    out += [f"Model {_code(model.name)}: " + ", ".join(attrs) + ".", ""]
+    out += _entities_section(model, client)
+    out += _patterns_section(model, client)
+    out += _indexes_section(model)
+    if model.tenant_field:
+        out += _tenancy_section(model)
+    out += ["## Warnings", ""]
+    warnings = model.warnings()
+    out += [f"- **{w.code}** — {_cell(w.message)}" for w in warnings] or ["None."]
+    out += ["", "## Item collections", "", "```mermaid", mermaid(model), "```", ""]
+    return "\n".join(out)
+
+
+def describe_all(models: Sequence[tuple[str | None, Model]]) -> str:
+    """Several documents (``(title, model)`` pairs) separated by horizontal rules."""
+    return "\n---\n\n".join(describe(m, title=t) for t, m in models)
+
+
+def _entities_section(model: Model, client: Any) -> list[str]:
+    from ..runtime.exceptions import RuntimeClientError
+
+    out = ["## Entities", ""]
+    for entity in model.entities.values():
+        out += [f"### {entity.name}", ""]
+        if entity.description:
+            out += [entity.description, ""]
+        try:
+            item = client.codec.build_item(entity, example_values(model, entity))
+        except RuntimeClientError as exc:  # shown, not raised: the page documents the model
+            out += [f"(no example item: {_cell(exc)})", ""]
+            item = {}
+        pk_example, sk_example = item.get(model.pk_attribute, "—"), item.get(model.sk_attribute, "—")
+        rows = [("table", "partition key", _code(model.pk_attribute), _code(entity.pk), _code(pk_example))]
+        if entity.sk is not None:
+            rows.append(("table", "sort key", _code(model.sk_attribute), _code(entity.sk), _code(sk_example)))
+        for name in entity.indexes:  # type: ignore[union-attr]
+            index = model.indexes[name]
+            pk_t, sk_t = entity.index_templates(name)
+            for part, attr, t in (("partition key", index.pk_attribute, pk_t), ("sort key", index.sk_attribute, sk_t)):
+                if t is not None and attr is not None:
+                    rows.append((f"{index.kind} {name}", part, _code(attr), _code(t.source), _code(item.get(attr, "—"))))
+        out += _table(["index", "key", "attribute", "template", "example"], rows) + [""]
+        if entity.fields:
+            field_rows = [(_code(f), _cell(_field_type(entity, f)), _code(item.get(f, example_value(entity, f))))
+                          for f in entity.fields]  # type: ignore[union-attr]
+            out += _table(["field", "type", "example"], field_rows) + [""]
+        notes = []
+        if entity.required:
+            notes.append("required attributes: " + ", ".join(_code(r) for r in entity.required))
+        if entity.version_attribute:
+            notes.append(f"version attribute {_code(entity.version_attribute)} (optimistic locking, bumped on every write)")
+        if model.ttl_attribute:
+            notes.append(f"TTL attribute {_code(model.ttl_attribute)} (epoch seconds; optional, the item expires after it)")
+        if model.tenant_field:
+            notes.append(f"tenant field {_code(model.tenant_field)}")
+        out += [f"- {n}" for n in notes] + ([""] if notes else [])
+    return out
+
+
+def _patterns_section(model: Model, client: Any) -> list[str]:
+    out = ["## Access patterns", ""]
+    if not model.resolved_patterns:
+        return out + ["None declared.", ""]
+    rows = []
+    for r in model.resolved_patterns.values():
+        index = "table" if r.index is None else f"{r.index.kind} {r.index.name}"
+        order = " (descending)" if r.pattern.descending else ""
+        rows.append((
+            _cell(r.name), ", ".join(r.pattern.entities), index, r.operation + order,
+            _code(_condition(model, r)), _code(_example_request(model, r, client)),
+        ))
+    out += _table(["pattern", "entities", "index", "operation", "key condition", "example (as the runtime sends it)"], rows)
+    return out + [""]
+
+
+def _indexes_section(model: Model) -> list[str]:
+    out = ["## Indexes", ""]
+    if not model.indexes:
+        return out + ["No secondary index.", ""]
+    rows = []
+    for index in model.indexes.values():
+        members = _index_members(model, index)
+        sparse = len(members) < len(model.entities) or any(membership(e, index.name) for e in members)
+        keys = ", ".join(_code(a) for a in (index.pk_attribute or model.pk_attribute, index.sk_attribute) if a)
+        rows.append((index.name, index.kind, keys, _code(_projection(model, index)),
+                     ", ".join(e.name for e in members), "sparse" if sparse else "every item"))
+    out += _table(["index", "kind", "key attributes", "projection", "entities", "membership"], rows) + [""]
+    intro = "Who is in each index, and when (an item outside it carries none of its key attributes):"
+    out += ["### Sparse membership", "", intro, ""]
+    for index in model.indexes.values():
+        out.append(f"- **{index.name}**")
+        for entity in _index_members(model, index):
+            cond = membership(entity, index.name)
+            out.append(f"  - {entity.name}: " + ("only when " + " and ".join(cond) if cond else "every item"))
+        absent = [e.name for e in model.entities.values() if index.name not in e.indexes]
+        if absent:
+            out.append("  - never: " + ", ".join(absent) + " (no keys declared for this index)")
+    return out + [""]
+
+
+def _tenancy_section(model: Model) -> list[str]:
+    safe = set(model.tenant_safe_gsis)
+    intro = (
+        f"Tenant field {_code(model.tenant_field)}: every partition key starts with "
+        f"{_code((model.tenant_key_prefix or '') + '<tenant>')}, so one IAM `dynamodb:LeadingKeys` condition "
+        "confines a principal to its tenant."
+    )
+    out = ["## Tenancy", "", intro, ""]
+    rows = [("table", "yes")]
+    for index in model.indexes.values():
+        if index.kind == "LSI":
+            rows.append((index.name, "yes (shares the table partition key)"))
+        else:
+            rows.append((index.name, "yes" if index.name in safe else "**no** — mixes tenants; denied to tenant-scoped principals"))
+    out += _table(["index", "tenant-safe"], rows)
+    return out + [""]
