@@ -17,12 +17,16 @@ _LAZY = {
     "StreamAudit": "constructs_lib.stream_audit",
     "TableFunction": "constructs_lib.table_function",
     "ConstructPropsError": "constructs_lib.exceptions",
+    "Operations": "constructs_lib.operations",
+    "Hardening": "constructs_lib.hardening",
 }
 
-__all__ = ["ConstructPropsError", "ShardedCounter", "SingleTable", "StreamAudit", "TableFunction", "__version__"]
+__all__ = ["ConstructPropsError", "Hardening", "Operations", "ShardedCounter", "SingleTable", "StreamAudit", "TableFunction", "__version__"]
 
 if TYPE_CHECKING:
     from .exceptions import ConstructPropsError
+    from .hardening import Hardening
+    from .operations import Operations
     from .sharded_counter import ShardedCounter
     from .single_table import SingleTable
     from .stream_audit import StreamAudit

@@ -10,3 +10,8 @@ LAMBDA_LOG_RETENTION_DAYS = 30
 LAMBDA_RUNTIME = "PYTHON_3_13"
 #: Prefix of construct annotation ids.
 ANNOTATION_PREFIX = "constructs_lib"
+#: Operations view (``constructs_lib.operations.Operations``): p99 latency alarm threshold (ms),
+#: consecutive 5-minute periods it must hold, and the provisioned-capacity utilization alarm.
+OPS_LATENCY_P99_MS = 50.0
+OPS_LATENCY_PERIODS = 3
+OPS_CAPACITY_UTILIZATION = 0.8

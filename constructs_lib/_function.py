@@ -21,6 +21,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct, IValidation
 
 from . import _bundling, _defaults, _nag
+from .hardening import Hardening
 from .exceptions import ConstructPropsError
 from .model import Model
 
@@ -50,7 +51,11 @@ def bundled_function(
     if timeout is not None and not 1 <= timeout.to_seconds() <= 900:
         raise ConstructPropsError(f"{what}: timeout {timeout.to_human_string()} must be 1 second to 15 minutes")
     asset = _bundling.bundle(model, entry)
-    log_group = logs.LogGroup(scope, "Logs", retention=log_retention, removal_policy=cdk.RemovalPolicy.RETAIN)
+    hardening = Hardening.of(scope)  # stricter stack settings: a customer-managed key, a VPC
+    log_group = logs.LogGroup(
+        scope, "Logs", retention=log_retention, removal_policy=cdk.RemovalPolicy.RETAIN,
+        encryption_key=hardening.key(what),
+    )
     role = iam.Role(
         scope, "Role", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
         description=f"Execution role of {scope.node.path}",
@@ -59,6 +64,7 @@ def bundled_function(
     role.add_to_principal_policy(
         iam.PolicyStatement(actions=["logs:CreateLogStream", "logs:PutLogEvents"], resources=[log_group.log_group_arn])
     )
+    settings = hardening.for_function(scope, role)
     function = lambda_.Function(
         scope,
         "Function",
@@ -72,7 +78,14 @@ def bundled_function(
         log_group=log_group,
         role=role,
         description=description,
+        environment_encryption=settings.key,
+        vpc=settings.placement.vpc if settings.placement else None,
+        vpc_subnets=settings.placement.subnets if settings.placement else None,
+        security_groups=[settings.security_group] if settings.security_group else None,
     )
+    if settings.network_policy is not None:
+        # Lambda checks the role's network-interface permissions when it creates the function.
+        function.node.add_dependency(settings.network_policy)
     scope.node.add_validation(_DropImpliedRoleDependency(function))
     _nag.acknowledge_resource(function, "AwsSolutions-L1", _nag.PINNED_RUNTIME)
     return function, log_group

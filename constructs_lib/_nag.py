@@ -54,7 +54,18 @@ SALT_MUST_NOT_ROTATE = (
     "only the audit function may read it."
 )
 
-_RULE = re.compile(rf"{PACK}-[A-Z][A-Za-z]*\d+")
+#: AwsSolutions-IAM5 on a generated function's network-interface policy, only with the
+#: ``constructs_lib:lambda-in-vpc`` setting (constructs_lib.hardening).
+LAMBDA_VPC_NETWORK_INTERFACES = (
+    "Attaching a function to a VPC needs these six EC2 network-interface actions on its execution role "
+    "(the statement of AWS's service-role/AWSLambdaVPCAccessExecutionRole, inlined so the role has no "
+    "managed policy). ec2:DescribeNetworkInterfaces and ec2:DescribeSubnets support no resource-level "
+    "permissions and Lambda validates the create/delete actions against '*', so the statement names '*'; "
+    "it grants no action on DynamoDB, SQS, KMS or any data."
+)
+
+#: A rule id, optionally with the finding detail of a granular rule (``AwsSolutions-IAM5[Resource::*]``).
+_RULE = re.compile(rf"{PACK}-[A-Z][A-Za-z]*\d+(\[[^\]]+\])?")
 
 
 def is_strict(scope: IConstruct) -> bool:

@@ -8,14 +8,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import aws_cdk as cdk
+import jsii
 from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from . import _nag
 from .exceptions import ConstructPropsError
+from .hardening import Hardening
 from .single_table import SingleTable
 
 
@@ -53,14 +55,17 @@ def _check_range(what: str, name: str, value: object, low: int, high: int) -> No
 
 
 def failure_queue(scope: Construct) -> sqs.Queue:
-    """An SQS queue for failed batches: KMS-encrypted (``alias/aws/sqs``), TLS-only, 14 days.
+    """An SQS queue for failed batches: KMS-encrypted (``alias/aws/sqs``, or the stack's
+    customer-managed key with ``constructs_lib:cmk-everywhere``), TLS-only, 14 days.
 
     It is the dead-letter destination itself, so it has no dead-letter queue of its own
     (cdk-nag AwsSolutions-SQS3 acknowledged with that reason)."""
+    key = Hardening.of(scope).key(scope.node.path)  # the stack's own key with cmk-everywhere
     queue = sqs.Queue(
         scope,
         "FailedBatches",
-        encryption=sqs.QueueEncryption.KMS_MANAGED,
+        encryption=sqs.QueueEncryption.KMS if key is not None else sqs.QueueEncryption.KMS_MANAGED,
+        encryption_master_key=key,
         enforce_ssl=True,
         retention_period=cdk.Duration.days(14),
     )
@@ -95,9 +100,53 @@ def stream_mapping(
         max_record_age=settings.max_record_age,
         parallelization_factor=settings.parallelization_factor,
         report_batch_item_failures=True,
-        on_failure=sources.SqsDlq(dlq),
+        on_failure=FailureQueue(dlq),
         filters=[lambda_.FilterCriteria.filter(f) for f in filters] or None,
     )
+
+
+#: What sending a failure record needs (CDK's ``grant_send_messages`` queue actions); with a
+#: customer-managed queue key, the two KMS actions SQS server-side encryption needs of a producer.
+_SEND_FAILURES = ("sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:SendMessage")
+_SEND_FAILURES_KMS = ("kms:Decrypt", "kms:GenerateDataKey")
+
+
+def grant_send_failures(grantee: iam.IGrantable, queue: sqs.IQueue) -> None:
+    """Let ``grantee`` send to the failure queue: the queue actions on its ARN and, for a queue
+    encrypted with a customer-managed key, exactly ``kms:GenerateDataKey``/``kms:Decrypt`` on that
+    key — CDK's own grant adds ``kms:ReEncrypt*``/``kms:GenerateDataKey*`` wildcards."""
+    iam.Grant.add_to_principal(grantee=grantee, actions=list(_SEND_FAILURES), resource_arns=[queue.queue_arn])
+    if queue.encryption_master_key is not None:
+        iam.Grant.add_to_principal(
+            grantee=grantee, actions=list(_SEND_FAILURES_KMS), resource_arns=[queue.encryption_master_key.key_arn]
+        )
+
+
+@jsii.implements(lambda_.IEventSourceDlq)
+class FailureQueue:
+    """An event source mapping's on-failure destination: the failure queue (see
+    :func:`grant_send_failures` for the permissions it grants the function)."""
+
+    def __init__(self, queue: sqs.IQueue) -> None:
+        self._queue = queue
+
+    def bind(self, target: lambda_.IEventSourceMapping, target_handler: lambda_.IFunction) -> lambda_.DlqDestinationConfig:
+        grant_send_failures(target_handler, self._queue)
+        return lambda_.DlqDestinationConfig(destination=self._queue.queue_arn)
+
+
+@jsii.implements(lambda_.IDestination)
+class FailureQueueDestination:
+    """An asynchronous invocation's on-failure destination: the failure queue."""
+
+    def __init__(self, queue: sqs.IQueue) -> None:
+        self._queue = queue
+
+    def bind(
+        self, scope: Construct, fn: lambda_.IFunction, *, type: lambda_.DestinationType | None = None
+    ) -> lambda_.DestinationConfig:
+        grant_send_failures(fn, self._queue)
+        return lambda_.DestinationConfig(destination=self._queue.queue_arn)
 
 
 def consumer_alarms(

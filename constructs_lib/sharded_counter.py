@@ -16,7 +16,8 @@ What the construct adds to the stack:
 * with ``schedule=``: an EventBridge rule recomputing a fixed list of counters (for tables
   without a stream); failed runs are retried twice and then sent to the same queue;
 * CloudWatch alarms on the aggregator's errors, its iterator age (stream mode) and the
-  failure queue's depth.
+  failure queue's depth; with the table's operations view (``SingleTable(operations=...)``)
+  they get its alarm actions and the aggregator gets a row on its dashboard.
 """
 
 from __future__ import annotations
@@ -28,14 +29,20 @@ from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_lambda_destinations as destinations
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from . import _defaults, _perms
 from ._function import bundled_function
-from ._stream_consumer import StreamSettings, consumer_alarms, failure_queue, stream_mapping
+from ._stream_consumer import (
+    FailureQueueDestination,
+    StreamSettings,
+    consumer_alarms,
+    failure_queue,
+    stream_mapping,
+)
 from .exceptions import ConstructPropsError
+from .operations import MonitoredConsumer
 from .runtime import aggregator, counter
 from .runtime.exceptions import KeyValueError
 from .single_table import SingleTable
@@ -221,12 +228,16 @@ class ShardedCounter(Construct):
             # (sent by the function's role; EventBridge itself cannot use the aws/sqs key). A missed
             # run loses nothing: the next one recomputes from the shards.
             self.aggregator_function.configure_async_invoke(
-                retry_attempts=2, on_failure=destinations.SqsDestination(self.dlq)
+                retry_attempts=2, on_failure=FailureQueueDestination(self.dlq)
             )
         self.errors_alarm, self.iterator_age_alarm, self.dlq_alarm = consumer_alarms(
             self, function=self.aggregator_function, dlq=self.dlq, what=f"Counter family {name}",
             iterator_age=(iterator_age_alarm_threshold or cdk.Duration.minutes(1)) if self.event_source_mapping else None,
         )
+        table.register_consumer(MonitoredConsumer(
+            construct=self, title=f"ShardedCounter {id} ({name})", function=self.aggregator_function, dlq=self.dlq,
+            errors_alarm=self.errors_alarm, iterator_age_alarm=self.iterator_age_alarm, dlq_alarm=self.dlq_alarm,
+        ))
 
     # Validation -------------------------------------------------------------------------------------------
     @staticmethod

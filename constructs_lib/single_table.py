@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from types import MappingProxyType
 from typing import Any, Literal
 
 import aws_cdk as cdk
@@ -19,8 +20,17 @@ from constructs import Construct
 
 from . import _defaults, _perms
 from .exceptions import ConstructPropsError
+from .hardening import Hardening
 from .model import Index, Model
 from .model.indexes import TABLE
+from .operations import (
+    ContributorInsights,
+    MonitoredConsumer,
+    Operations,
+    TableOperations,
+    apply_index_contributor_insights,
+    contributor_insights_by_index,
+)
 
 
 class SingleTable(Construct):
@@ -56,7 +66,15 @@ class SingleTable(Construct):
     table_class
         ``TableClass.STANDARD`` (default) or ``STANDARD_INFREQUENT_ACCESS``.
     contributor_insights
-        CloudWatch Contributor Insights (hot-key reports). Default False.
+        CloudWatch Contributor Insights (most accessed and most throttled keys), per table and per
+        GSI: ``True`` (the table and every GSI), ``False`` (default: none), a list of names
+        (``["table", "GSI1"]``; ``"table"`` is the table itself) or a mapping name → bool
+        (``{"table": True, "GSI1": True}``). LSIs share the table's setting; a name that is not
+        ``"table"`` or a GSI of the model raises ``ConstructPropsError``.
+    operations
+        An :class:`~constructs_lib.operations.Operations`: a CloudWatch dashboard and alarms for
+        the table (and for the ``ShardedCounter``/``StreamAudit`` constructs built on it). Default
+        None (none; ``add_operations`` can add them later).
     """
 
     def __init__(
@@ -75,7 +93,8 @@ class SingleTable(Construct):
         index_read_capacity: dynamodb.Capacity | None = None,
         index_write_capacity: dynamodb.Capacity | None = None,
         table_class: dynamodb.TableClass | None = None,
-        contributor_insights: bool = False,
+        contributor_insights: ContributorInsights = False,
+        operations: Operations | None = None,
     ) -> None:
         super().__init__(scope, id)
         if not isinstance(model, Model):
@@ -91,6 +110,16 @@ class SingleTable(Construct):
                 f"SingleTable {id!r}: removal_policy=DESTROY with deletion_protection=True would fail when the "
                 "stack deletes the table; set deletion_protection=False to allow destruction"
             )
+        hardening = Hardening.of(self)
+        if hardening.cmk_everywhere:
+            if encryption is None:
+                encryption = dynamodb.TableEncryptionV2.customer_managed_key(hardening.key(f"SingleTable {id!r}"))
+            elif encryption.table_key is None:
+                raise ConstructPropsError(
+                    f"SingleTable {id!r}: encryption without a customer-managed key conflicts with the stack's "
+                    "cmk-everywhere setting (constructs_lib.hardening); drop encryption= to use the stack's key "
+                    "or pass TableEncryptionV2.customer_managed_key(...)"
+                )
         if (
             encryption is not None
             and encryption.table_key is not None
@@ -115,6 +144,12 @@ class SingleTable(Construct):
         self.model = model
         self.encryption_key = encryption.table_key if encryption is not None else None
         self._index_capacity = (index_read_capacity, index_write_capacity)
+        #: Contributor Insights per table (``"table"``) and GSI name; read-only.
+        self.contributor_insights = MappingProxyType(
+            contributor_insights_by_index(f"SingleTable {id!r}", model, contributor_insights)
+        )
+        #: Whether the table uses provisioned billing (capacity alarms apply only then).
+        self.provisioned = provisioned
         string = dynamodb.AttributeType.STRING
         self.table = dynamodb.TableV2(
             self,
@@ -135,13 +170,23 @@ class SingleTable(Construct):
             billing=billing,
             table_class=table_class,
             contributor_insights_specification=dynamodb.ContributorInsightsSpecification(enabled=True)
-            if contributor_insights
+            if self.contributor_insights[TABLE]
             else None,
         )
         self.stream_view_type = stream
         self._key_prefixes: dict[str, str] = {}
+        apply_index_contributor_insights(self.table, model, self.contributor_insights)
+        self._consumers: list[MonitoredConsumer] = []
+        #: The dashboard and alarms (``add_operations``), or None.
+        self.operations: TableOperations | None = None
         for warning in model.warnings():
             cdk.Annotations.of(self).add_warning_v2(f"{_defaults.ANNOTATION_PREFIX}:{warning.code}", warning.message)
+        # <stack>.<id>.model.md and .workbench.json in the cloud assembly at synth
+        from ._model_docs import attach_model_docs
+
+        attach_model_docs(self)
+        if operations is not None:
+            self.add_operations(operations)
 
     # Index definitions ---------------------------------------------------------------------------
     def _projection(self, index: Index) -> tuple[dynamodb.ProjectionType, list[str] | None]:
@@ -178,6 +223,28 @@ class SingleTable(Construct):
             projection_type=projection,
             non_key_attributes=non_key,
         )
+
+    # Operations ----------------------------------------------------------------------------------
+    def add_operations(self, operations: Operations | None = None) -> TableOperations:
+        """Add the table's CloudWatch dashboard and alarms (``Operations()`` defaults when None);
+        at most once per table. Pattern constructs registered before or after join it; the result
+        is also ``self.operations``."""
+        if self.operations is not None:
+            raise ConstructPropsError(
+                f"SingleTable {self.node.id!r} already has its operations view ({self.operations.node.path}); "
+                "pass one Operations(...) to SingleTable(operations=...) or add_operations(), once"
+            )
+        self.operations = TableOperations(self, "Operations", table=self, settings=Operations() if operations is None else operations)
+        for consumer in self._consumers:
+            self.operations.add_consumer(consumer)
+        return self.operations
+
+    def register_consumer(self, consumer: MonitoredConsumer) -> None:
+        """Record a pattern construct consuming this table (``ShardedCounter``, ``StreamAudit`` call
+        it): its widgets and alarms join the operations view, now or when it is added."""
+        self._consumers.append(consumer)
+        if self.operations is not None:
+            self.operations.add_consumer(consumer)
 
     # Attributes ----------------------------------------------------------------------------------
     @property

@@ -18,7 +18,8 @@ retention, encryption shared with the source or its own KMS key), the audit func
 log group and role, an event source mapping on the source stream (filters from
 ``include_entities``/``exclude_entities``, partial batch responses, bisect on error, capped
 retries, maximum record age, an encrypted TLS-only SQS queue on failure) and alarms on errors,
-iterator age and the queue's depth.
+iterator age and the queue's depth (with the source table's operations view, they get its
+alarm actions and the audit function gets a row on its dashboard).
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ from . import _defaults, _nag, _perms
 from ._function import bundled_function
 from ._stream_consumer import StreamSettings, consumer_alarms, failure_queue, stream_mapping
 from .exceptions import ConstructPropsError
+from .hardening import Hardening
+from .operations import MonitoredConsumer
 from .runtime import audit, counter
 from .runtime.exceptions import KeyValueError
 from .single_table import SingleTable
@@ -193,6 +196,8 @@ class StreamAudit(Construct):
             )
             # No rotation schedule, on purpose: a new salt would change every hash.
             _nag.acknowledge_resource(self.salt_secret, "AwsSolutions-SMG4", _nag.SALT_MUST_NOT_ROTATE)
+            # In a VPC we created (lambda-in-vpc), the function reaches the secret through an endpoint.
+            Hardening.of(self).need_secrets_manager()
         self.audit_function, self.log_group = bundled_function(
             self,
             model=model,
@@ -216,6 +221,10 @@ class StreamAudit(Construct):
             self, function=self.audit_function, dlq=self.dlq, what=f"Audit of {source.node.path}",
             iterator_age=iterator_age_alarm_threshold or cdk.Duration.minutes(5),
         )
+        source.register_consumer(MonitoredConsumer(
+            construct=self, title=f"StreamAudit {id}", function=self.audit_function, dlq=self.dlq,
+            errors_alarm=self.errors_alarm, iterator_age_alarm=self.iterator_age_alarm, dlq_alarm=self.dlq_alarm,
+        ))
 
     # The audit table --------------------------------------------------------------------------
     def _key(self, encryption: Encryption) -> kms.IKey | None:
