@@ -13,9 +13,13 @@
   filter patterns.
 * :func:`invoke_handler` runs a bundled handler in a fresh process; :class:`LocalFunction` keeps
   a warm handler process (a reused Lambda execution environment).
+* :func:`synthesize` builds a CDK app into a cloud assembly with asset metadata enabled and
+  returns a :class:`SynthResult` (templates, function asset directories);
+  :func:`start_stream_consumer` runs a synthesized stream consumer's bundled handler on the
+  deployed table's stream (:class:`StreamConsumer`).
 * :mod:`constructs_lib.testing.plugin` is the pytest plugin (fixtures ``dynamodb_local``,
-  ``dynamodb_client``, ``dynamodb_streams_client``, ``local_deploy``, ``stream_runner``,
-  ``local_function``).
+  ``dynamodb_client``, ``dynamodb_streams_client``, ``cdk_synth``, ``local_deploy``,
+  ``stream_runner``, ``local_function``, ``stream_consumer``).
 
 Importing this package is cheap: it never imports aws_cdk, constructs, jsii or boto3, and the
 submodules are loaded on first attribute access.
@@ -34,6 +38,7 @@ from constructs_lib.testing.exceptions import (
     HandlerError,
     LocalDeployError,
     StreamRunnerError,
+    SynthError,
     TestingError,
     UnresolvableIntrinsicError,
 )
@@ -66,6 +71,12 @@ if TYPE_CHECKING:
         StreamRunner,
         to_lambda_record,
     )
+    from constructs_lib.testing.synth import (
+        StreamConsumer,
+        SynthResult,
+        start_stream_consumer,
+        synthesize,
+    )
 
 __all__ = [
     "DynamoDBLocal",
@@ -80,8 +91,11 @@ __all__ = [
     "LocalFunction",
     "MappingSettings",
     "RunReport",
+    "StreamConsumer",
     "StreamRunner",
     "StreamRunnerError",
+    "SynthError",
+    "SynthResult",
     "TestingError",
     "UnresolvableIntrinsicError",
     "asset_dir",
@@ -93,6 +107,8 @@ __all__ = [
     "matches_any",
     "parse_filter_criteria",
     "read_stack_template",
+    "start_stream_consumer",
+    "synthesize",
     "to_lambda_record",
 ]
 
@@ -116,6 +132,10 @@ _LAZY = {
     "LocalFunction": "constructs_lib.testing.handlers",
     "Invocation": "constructs_lib.testing.handlers",
     "invoke_handler": "constructs_lib.testing.handlers",
+    "SynthResult": "constructs_lib.testing.synth",
+    "StreamConsumer": "constructs_lib.testing.synth",
+    "synthesize": "constructs_lib.testing.synth",
+    "start_stream_consumer": "constructs_lib.testing.synth",
 }
 
 

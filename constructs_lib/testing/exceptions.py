@@ -14,6 +14,7 @@ __all__ = [
     "HandlerError",
     "LocalDeployError",
     "StreamRunnerError",
+    "SynthError",
     "TestingError",
     "UnresolvableIntrinsicError",
 ]
@@ -78,3 +79,9 @@ class EventFilterError(TestingError):
 class StreamRunnerError(TestingError):
     """The local stream runner cannot be configured (bad event source mapping settings, a
     template without a usable ``AWS::Lambda::EventSourceMapping``) or cannot read the stream."""
+
+
+class SynthError(TestingError):
+    """A CDK app cannot be synthesized for a test (the build callable is not usable or creates no
+    stack), or its cloud assembly lacks what was asked for (a stack, a function or its asset).
+    The message names the value and lists what the assembly does have."""

@@ -8,18 +8,30 @@ dynamodb_local
     tests using it **fail** (never skip) with a message saying how to fix it.
 dynamodb_client, dynamodb_streams_client
     Session scope. boto3 clients for that server (dummy credentials, 127.0.0.1 only).
+cdk_synth
+    Session scope. A factory ``cdk_synth(build, *, context=None) -> SynthResult`` synthesizing a
+    CDK app into a new temporary directory, with asset metadata enabled; *build* is e.g.
+    ``lambda app: MyStack(app, "MyStack")`` or a ``cdk.Stack`` subclass (see
+    :func:`constructs_lib.testing.synth.synthesize`). ``result.template("MyStack")``,
+    ``result.asset_dir("MyFunction")``, ``result.outdir``. aws_cdk is imported on first call.
 local_deploy
     Function scope. A factory ``local_deploy(template_dict_or_path, *, name_prefix="",
     wait=True) -> LocalDeployment``; every table it creates is deleted at test teardown.
 stream_runner
     Function scope. A factory ``stream_runner(stream_arn, handler, *,
-    settings=MappingSettings(), region="us-east-1") -> StreamRunner`` reading through the
-    session's ``dynamodb_streams_client``.
+    settings=MappingSettings(), region="us-east-1", normalize_ttl=True) -> StreamRunner``
+    reading through the session's ``dynamodb_streams_client``.
 local_function
     Function scope. A factory ``local_function(asset_dir, handler, *, environment=None,
-    endpoint=<session server>, timeout=60.0) -> LocalFunction`` starting warm handler processes
-    (by default pointed at the session's DynamoDB Local; pass ``endpoint=None`` for none); every
-    process it starts is closed at test teardown.
+    endpoint=<session server>, timeout=60.0, faults=()) -> LocalFunction`` starting warm
+    handler processes (by default pointed at the session's DynamoDB Local; pass
+    ``endpoint=None`` for none); every process it starts is closed at test teardown.
+stream_consumer
+    Function scope. A factory ``stream_consumer(synth_result_or_cdk_out, deployment, function,
+    *, mapping_logical_id=None, overrides=None, faults=(), timeout=60.0) -> StreamConsumer``:
+    the deployed template's stream-consuming function, run warm from its bundled asset with its
+    resolved environment, fed by a runner with the synthesized mapping's settings
+    (``consumer.run()``); closed at test teardown.
 
 Options
 -------
@@ -34,23 +46,26 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 if TYPE_CHECKING:
     from constructs_lib.testing.dynamodb_local import DynamoDBLocal
-    from constructs_lib.testing.handlers import LocalFunction
+    from constructs_lib.testing.handlers import Fault, LocalFunction
     from constructs_lib.testing.local_deploy import LocalDeployment
     from constructs_lib.testing.streams import MappingSettings, StreamRunner
+    from constructs_lib.testing.synth import StreamConsumer, SynthResult
 
 __all__ = [
+    "cdk_synth",
     "dynamodb_client",
     "dynamodb_local",
     "dynamodb_streams_client",
     "local_deploy",
     "local_function",
+    "stream_consumer",
     "stream_runner",
 ]
 
@@ -63,7 +78,8 @@ _MARKERS = (
 )
 # Environment set for the whole session so no AWS SDK ever probes the EC2 metadata endpoint.
 _SESSION_ENV = {"AWS_EC2_METADATA_DISABLED": "true"}
-_saved_env: dict[str, str | None] = {}
+# Per-config (a pytester run in the same process has its own config): values to restore.
+_SAVED_ENV = pytest.StashKey[dict[str, str | None]]()
 
 
 def pytest_plugin_registered(plugin: object, manager: pytest.PytestPluginManager) -> None:
@@ -98,18 +114,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     for line in _MARKERS:
         config.addinivalue_line("markers", line)
-    for name, value in _SESSION_ENV.items():
-        _saved_env.setdefault(name, os.environ.get(name))
-        os.environ[name] = value
+    config.stash[_SAVED_ENV] = {name: os.environ.get(name) for name in _SESSION_ENV}
+    os.environ.update(_SESSION_ENV)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    for name, previous in list(_saved_env.items()):
+    for name, previous in config.stash.get(_SAVED_ENV, {}).items():
         if previous is None:
             os.environ.pop(name, None)
         else:
             os.environ[name] = previous
-        del _saved_env[name]
+    config.stash[_SAVED_ENV] = {}
 
 
 @pytest.fixture(scope="session")
@@ -177,7 +192,7 @@ def stream_runner(dynamodb_streams_client: Any) -> Callable[..., StreamRunner]:
     """Factory of :class:`~constructs_lib.testing.streams.StreamRunner` on the session server.
 
     Call it as ``stream_runner(stream_arn, handler, *, settings=MappingSettings(),
-    region="us-east-1")``.
+    region="us-east-1", normalize_ttl=True)``.
     """
     from constructs_lib.testing.streams import MappingSettings, StreamRunner
 
@@ -187,9 +202,11 @@ def stream_runner(dynamodb_streams_client: Any) -> Callable[..., StreamRunner]:
         *,
         settings: MappingSettings | None = None,
         region: str = "us-east-1",
+        normalize_ttl: bool = True,
     ) -> StreamRunner:
         return StreamRunner(
-            dynamodb_streams_client, stream_arn, handler, settings=settings or MappingSettings(), region=region
+            dynamodb_streams_client, stream_arn, handler, settings=settings or MappingSettings(), region=region,
+            normalize_ttl=normalize_ttl,
         )
 
     return make
@@ -204,8 +221,9 @@ def local_function(request: pytest.FixtureRequest) -> Iterator[Callable[..., Loc
     all closed at test teardown.
 
     Call it as ``local_function(asset_dir, handler, *, environment=None, endpoint=<session
-    server>, timeout=60.0)``. The default endpoint is the session DynamoDB Local server (started
-    on first such call); ``endpoint=None`` sets no endpoint.
+    server>, timeout=60.0, faults=())``. The default endpoint is the session DynamoDB Local
+    server (started on first such call); ``endpoint=None`` sets no endpoint. *faults*: AWS errors
+    to inject (:class:`~constructs_lib.testing.handlers.Fault`).
     """
     from constructs_lib.testing.handlers import LocalFunction
 
@@ -218,13 +236,77 @@ def local_function(request: pytest.FixtureRequest) -> Iterator[Callable[..., Loc
         environment: Mapping[str, str] | None = None,
         endpoint: str | None = _SESSION_ENDPOINT,
         timeout: float = 60.0,
+        faults: Sequence[Fault] = (),
     ) -> LocalFunction:
         if endpoint is _SESSION_ENDPOINT:
             endpoint = request.getfixturevalue("dynamodb_local").endpoint
-        function = LocalFunction(asset_dir, handler, environment=environment, endpoint=endpoint, timeout=timeout)
+        function = LocalFunction(
+            asset_dir, handler, environment=environment, endpoint=endpoint, timeout=timeout, faults=faults
+        )
         started.append(function)
         return function
 
     yield start
     for function in reversed(started):
         function.close()
+
+
+@pytest.fixture(scope="session")
+def cdk_synth(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., SynthResult]:
+    """Factory synthesizing a CDK app into a new temporary cloud assembly directory.
+
+    Call it as ``cdk_synth(build, *, context=None)``; *build* is a callable taking the
+    ``cdk.App`` (``lambda app: MyStack(app, "MyStack")``), a ``cdk.Stack`` subclass, or a
+    callable returning its own App (see :func:`constructs_lib.testing.synth.synthesize`). The
+    App made here has asset metadata enabled, so ``result.asset_dir(function)`` reads it.
+    Returns a :class:`~constructs_lib.testing.synth.SynthResult`. Session scope, so module- and
+    session-scoped fixtures can synthesize once and share the result.
+    """
+    from constructs_lib.testing.synth import synthesize
+
+    def synth(build: Any, *, context: Mapping[str, Any] | None = None) -> SynthResult:
+        return synthesize(build, outdir=tmp_path_factory.mktemp("cdk.out"), context=context)
+
+    return synth
+
+
+@pytest.fixture
+def stream_consumer(
+    request: pytest.FixtureRequest, dynamodb_streams_client: Any
+) -> Iterator[Callable[..., StreamConsumer]]:
+    """Factory running a deployed template's stream consumer from its bundled asset.
+
+    Call it as ``stream_consumer(synth_result_or_cdk_out, deployment, function, *,
+    mapping_logical_id=None, overrides=None, faults=(), timeout=60.0)`` where *deployment* comes
+    from ``local_deploy`` and *function* is the consuming function's logical id or unique
+    prefix. The handler runs warm against the session's DynamoDB Local with the function's
+    environment resolved to the local tables (*overrides* for values DynamoDB Local cannot
+    provide); ``consumer.run()`` feeds it the table's stream records with the synthesized event
+    source mapping's settings. See :func:`constructs_lib.testing.synth.start_stream_consumer`.
+    Every consumer is closed at test teardown.
+    """
+    from constructs_lib.testing.synth import start_stream_consumer
+
+    started: list[StreamConsumer] = []
+
+    def start(
+        cdk_out: SynthResult | str | os.PathLike[str],
+        deployment: LocalDeployment,
+        function: str,
+        *,
+        mapping_logical_id: str | None = None,
+        overrides: Mapping[str, str | None] | None = None,
+        faults: Sequence[Fault] = (),
+        timeout: float = 60.0,
+    ) -> StreamConsumer:
+        consumer = start_stream_consumer(
+            cdk_out, deployment, function,
+            streams_client=dynamodb_streams_client, endpoint=request.getfixturevalue("dynamodb_local").endpoint,
+            mapping_logical_id=mapping_logical_id, overrides=overrides, faults=faults, timeout=timeout,
+        )
+        started.append(consumer)
+        return consumer
+
+    yield start
+    for consumer in reversed(started):
+        consumer.close()
