@@ -208,3 +208,25 @@ def _bucket_steps(first: datetime | date, count: int, granularity: str) -> list[
     }[granularity]
     return [first + step * i for i in range(count)]
 
+
+
+def range_partitions(template: Any, field: str, pair: Any) -> list[datetime | date] | None:
+    """The partitions a ``between`` range on ``field`` touches when the partition-key ``template``
+    buckets that same field (``SENSOR#{id}#{ts:month}`` with ``ts`` in ``(low, high)``).
+
+    Returns one instant per bucket, in time order — the first instant of each bucket (``low``
+    itself for the first) — to build each partition key from; or None when the template does not
+    bucket ``field`` or ``pair`` is not a ``(low, high)`` pair (the caller reports that).
+    """
+    granularity = next(
+        (seg.bucket for seg in getattr(template, "segments", ()) if getattr(seg, "field", None) == field
+         and getattr(seg, "bucket", None)), None,
+    )
+    if granularity is None or not isinstance(pair, (tuple, list)) or len(pair) != 2:
+        return None
+    names = bucket_range(pair[0], pair[1], granularity, field=field)  # validates both ends
+    lo = _instant(pair[0], field)
+    count, first = _bucket_count_and_first(lo, _instant(pair[1], field), granularity)
+    starts = _bucket_steps(first, count, granularity)
+    assert len(starts) == len(names)
+    return [lo, *starts[1:]]

@@ -7,27 +7,30 @@ operations, transactions.
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import _aws, keys, requests
+from . import _aws, buckets, keys, requests
 from .exceptions import (
     BatchIncompleteError,
     ConditionFailedError,
-    CursorError,
     ItemValidationError,
     KeyValueError,
     TransactionCanceledError,
     UnknownAccessPatternError,
 )
 from .items import ItemCodec, require_fields
+from .pages import (
+    QUERY_OPTIONS,
+    Page,
+    _decode_cursor,
+    _encode_cursor,
+    _fingerprint,
+    follow_cursors,
+)
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
@@ -45,20 +48,6 @@ MODEL_FILE = "model.json"
 BATCH_GET_LIMIT = 100
 BATCH_WRITE_LIMIT = 25
 TRANSACTION_LIMIT = 100
-
-
-@dataclass(frozen=True)
-class Page:
-    """One page of query results; ``cursor`` is None on the last page."""
-
-    items: list[dict[str, Any]]
-    cursor: str | None
-
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        return iter(self.items)
-
-    def __len__(self) -> int:
-        return len(self.items)
 
 
 def load_bundled_model(path: str | os.PathLike[str] | None = None) -> Model:
@@ -242,7 +231,7 @@ class TableClient:
         entity: str,
         key: Mapping[str, Any],
         *,
-        set: Mapping[str, Any] | None = None,  # noqa: A002
+        set: Mapping[str, Any] | None = None,
         remove: Sequence[str] = (),
         add: Mapping[str, Any] | None = None,
         expected_version: int | None = None,
@@ -305,6 +294,7 @@ class TableClient:
         descending: bool | None = None,
         consistent: bool = False,
         raw: bool = False,
+        partition_at: Any = None,
         **kw: Any,
     ) -> Page:
         """Run a declared access pattern; returns one :class:`Page` of at most ``limit`` items.
@@ -313,6 +303,11 @@ class TableClient:
         of the pattern, then its sort-key fields; the last sort-key field carries the
         condition (a ``(low, high)`` pair for ``between``). Pass the returned ``cursor`` back
         to get the next page.
+
+        When the partition key buckets the range field (``SENSOR#{id}#{ts:month}`` with
+        ``ts=(low, high)``), a range inside one bucket reads that partition; a range over
+        several buckets needs ``partition_at`` (an instant: read the bucket holding it) —
+        :meth:`query_all` reads them all in order. Otherwise ``KeyValueError`` names the buckets.
         """
         if self.traffic is not None and self.traffic.current_pattern() != pattern:
             with self.traffic.pattern(pattern):  # names the access pattern on the requests it samples
@@ -322,6 +317,7 @@ class TableClient:
         vals = {**(values or {}), **kw}
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
             raise KeyValueError(f"limit {limit!r} must be a positive int")
+        partition_value = self._partition_of(resolved, vals, partition_at)
         if resolved.operation == "GetItem":
             entity = self.entity(resolved.pattern.entities[0])
             require_fields(entity, vals, resolved.pk_fields + resolved.sk_fields, what=f"pattern {pattern!r}")
@@ -329,7 +325,7 @@ class TableClient:
             return Page([item] if item else [], None)
         if consistent and resolved.index is not None and resolved.index.kind == "GSI":
             raise KeyValueError(f"pattern {pattern!r} reads GSI {resolved.index.name!r}; GSIs do not support consistent reads")
-        params = self._query_params(resolved, vals)
+        params = self._query_params(resolved, vals, partition_value)
         params["ScanIndexForward"] = not (resolved.pattern.descending if descending is None else descending)
         params["ConsistentRead"] = consistent
         fingerprint = _fingerprint(pattern, params)
@@ -348,10 +344,54 @@ class TableClient:
         return Page(items, _encode_cursor(last, fingerprint) if last else None)
 
     def query_all(self, pattern: str, values: Mapping[str, Any] | None = None, /, **kw: Any) -> Iterator[dict[str, Any]]:
-        """Iterate over every item of a pattern, following cursors."""
-        return follow_cursors(self.query, pattern, values, **kw)
+        """Iterate over every item of a pattern, following cursors — and, for a range over
+        several time-bucketed partitions, over every partition in key order."""
+        return follow_cursors(self.query, pattern, values, partitions=self.range_partitions(pattern, values, **kw), **kw)
 
-    def _query_params(self, resolved: ResolvedPattern, vals: Mapping[str, Any]) -> dict[str, Any]:
+    def range_partitions(self, pattern: str, values: Mapping[str, Any] | None = None, /, **kw: Any) -> list[Any] | None:
+        """For a ``between`` pattern whose partition key buckets the range field: one instant per
+        partition the range touches, in key order (reversed when the pattern reads descending);
+        None for every other pattern."""
+        resolved = self.pattern(pattern)
+        vals = {**(values or {}), **{k: v for k, v in kw.items() if k not in QUERY_OPTIONS}}
+        if resolved.pattern.sk != "between" or not resolved.sk_fields:
+            return None
+        starts = buckets.range_partitions(self._pk_template(resolved), resolved.sk_fields[-1], vals.get(resolved.sk_fields[-1]))
+        descending = resolved.pattern.descending if kw.get("descending") is None else kw["descending"]
+        return starts[::-1] if starts and descending else starts
+
+    def _partition_of(self, resolved: ResolvedPattern, vals: Mapping[str, Any], partition_at: Any) -> Any:
+        """The value of the range field to build the partition key from (None: the field's own)."""
+        if resolved.pattern.sk != "between" or not resolved.sk_fields:
+            if partition_at is not None:
+                raise KeyValueError(f"partition_at only applies to a between range on a time-bucketed partition key; "
+                                    f"pattern {resolved.pattern.name!r} has none")
+            return None
+        field = resolved.sk_fields[-1]
+        starts = buckets.range_partitions(self._pk_template(resolved), field, vals.get(field))
+        if starts is None:
+            if partition_at is not None:
+                raise KeyValueError(f"partition_at: the partition key of pattern {resolved.pattern.name!r} does not "
+                                    f"bucket {field!r}")
+            return None
+        if partition_at is not None:
+            return partition_at
+        if len(starts) > 1:
+            template = self._pk_template(resolved)
+            first, last = (keys.build(self.entity(resolved.pattern.entities[0]), template, {**vals, field: v})
+                           for v in (starts[0], starts[-1]))
+            raise KeyValueError(
+                f"pattern {resolved.pattern.name!r}: {field} range {vals[field][0]!s} .. {vals[field][1]!s} spans "
+                f"{len(starts)} partitions ({first} .. {last}) and a Query reads one partition; use query_all(), "
+                "which reads each in order, or pass partition_at="
+            )
+        return starts[0]
+
+    def _pk_template(self, resolved: ResolvedPattern) -> Any:
+        entity, index = self.entity(resolved.pattern.entities[0]), resolved.index
+        return entity.pk_template if index is None or index.kind == "LSI" else entity.index_templates(index.name)[0]
+
+    def _query_params(self, resolved: ResolvedPattern, vals: Mapping[str, Any], partition_value: Any = None) -> dict[str, Any]:
         p = resolved.pattern
         entity = self.entity(p.entities[0])
         index = resolved.index
@@ -364,8 +404,9 @@ class TableClient:
         else:
             sk_t, sk_attr = entity.index_templates(index.name)[1], index.sk_attribute
         require_fields(entity, vals, resolved.pk_fields, what=f"pattern {p.name!r} partition key")
+        pk_vals = vals if partition_value is None else {**vals, resolved.sk_fields[-1]: partition_value}
         expr = requests.Expression()
-        condition = f"{expr.name(pk_attr)} = {expr.value(keys.build(entity, pk_t, vals, where='partition key'))}"  # type: ignore[arg-type]
+        condition = f"{expr.name(pk_attr)} = {expr.value(keys.build(entity, pk_t, pk_vals, where='partition key'))}"  # type: ignore[arg-type]
         if p.sk is not None:
             assert sk_t is not None and sk_attr is not None
             condition += " AND " + self._sk_condition(entity, sk_t, sk_attr, p.sk, resolved.sk_fields, vals, expr)
@@ -553,41 +594,3 @@ class Transaction:
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         if exc_type is None:
             self.commit()
-
-
-def follow_cursors(query: Any, pattern: str, values: Mapping[str, Any] | None, **kw: Any) -> Iterator[dict[str, Any]]:
-    """Every item of ``query(pattern, values, cursor=..., **kw)``, page after page."""
-    cursor = kw.pop("cursor", None)
-    while True:
-        page = query(pattern, values, cursor=cursor, **kw)
-        yield from page.items
-        if page.cursor is None:
-            return
-        cursor = page.cursor
-
-
-# Cursors -------------------------------------------------------------------------------------------------
-def _fingerprint(pattern: str, params: Mapping[str, Any]) -> str:
-    basis = json.dumps([pattern, params.get("IndexName"), params["KeyConditionExpression"],
-                        params.get("ExpressionAttributeValues")], sort_keys=True, default=str)
-    return hashlib.sha256(basis.encode()).hexdigest()[:16]
-
-
-def _encode_cursor(last_key: Mapping[str, Any], fingerprint: str) -> str:
-    blob = json.dumps({"q": fingerprint, "k": last_key}, sort_keys=True, separators=(",", ":"))
-    return base64.urlsafe_b64encode(blob.encode()).decode().rstrip("=")
-
-
-def _decode_cursor(cursor: str, fingerprint: str) -> dict[str, Any]:
-    if not isinstance(cursor, str):
-        raise CursorError(f"cursor {cursor!r} must be the str returned by query() as Page.cursor")
-    try:
-        data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        key, q = data["k"], data["q"]
-        if not isinstance(key, dict) or not all(isinstance(v, dict) and len(v) == 1 for v in key.values()):
-            raise ValueError("not a DynamoDB key")
-    except (ValueError, KeyError, TypeError) as exc:
-        raise CursorError(f"cursor {cursor[:40]!r} is malformed; pass back a cursor returned by query()") from exc
-    if q != fingerprint:
-        raise CursorError(f"cursor {cursor[:40]!r} belongs to a different query (pattern or key values changed)")
-    return key

@@ -96,7 +96,9 @@ class TenantTableClient:
                 f"a tenant-scoped client may only query the table and tenant-safe GSIs "
                 f"({', '.join(self.model.tenant_safe_gsis) or 'none'})"
             )
-        options = {k: kw.pop(k) for k in ("limit", "cursor", "descending", "consistent", "raw") if k in kw}
+        from .client import QUERY_OPTIONS
+
+        options = {k: kw.pop(k) for k in QUERY_OPTIONS if k in kw}
         scoped = self._scope({**(values or {}), **kw})
         if scoped[self.field] != self.tenant:
             raise TenantAccessError(
@@ -107,7 +109,8 @@ class TenantTableClient:
     def query_all(self, pattern: str, values: Mapping[str, Any] | None = None, /, **kw: Any) -> Any:
         from .client import follow_cursors
 
-        return follow_cursors(self.query, pattern, values, **kw)
+        return follow_cursors(self.query, pattern, values, partitions=self._table.range_partitions(pattern, values, **kw),
+                              **kw)
 
     # Batches and transactions: every key goes through the tenant codec -------------------------
     def batch_get(self, requests: Any, **kw: Any) -> list[dict[str, Any] | None]:
