@@ -1,374 +1,80 @@
 #!/usr/bin/env python3
-"""End-to-end demo of the synthesized app on DynamoDB Local (no AWS account needed).
+"""End-to-end demo of the synthesized showcase app on DynamoDB Local (no AWS account needed).
 
-1. starts DynamoDB Local on 127.0.0.1;
-2. creates the tables of ``cdk.out/ShopStack.template.json`` — the synthesized template,
-   not a hand-written schema;
-3. loads the model from the Lambda asset's ``model.json`` (what would deploy) and drives the
-   runtime ``TableClient``: users, products, a session with TTL, orders;
-4. invokes the bundled orders API handler from its ``cdk.out`` asset directory, in a separate
-   process that can only import what the asset contains;
-5. runs every declared access pattern and prints the keys built and the items found;
-6. shows the derived-key rules: a partial update moving an order out of the sparse GSI,
-   an optimistic-locking conflict, a create-only conflict;
-7. the sharded product-view counter: concurrent increments, idempotent retries through the
-   handler, then the table's real stream records fed (with the synthesized event filter) to
-   the bundled aggregator, exact vs aggregated reads, and a replayed batch changing nothing;
-8. the audit trail: the same stream fed to the bundled audit handler (counter items filtered
-   out), a user's history newest first with diffs and actors (email hashed, never in clear),
-   the day's changes through the sharded index, an item's state as of a time, and a
-   redelivered batch adding nothing;
-9. multi-tenant documents (SaasStack): the tenant role's synthesized LeadingKeys policy, and a
-   tenant-scoped client that reads its own documents and refuses another tenant's;
-10. stops the server.
+Starts DynamoDB Local on 127.0.0.1 once, then runs each worked example's scenario against tables
+created from **its synthesized CloudFormation template** in ``cdk.out/`` (not a hand-written
+schema), with the bundled Lambda handlers run from their ``cdk.out`` asset directories:
 
-Run it with ``make demo`` (which synthesizes first), or
-``.venv/bin/python scripts/demo.py --cdk-out cdk.out``.
+1. e-commerce (``examples/shop/scenario.py``): every access pattern, the orders API handler,
+   the sparse GSI, optimistic locking, the sharded product-view counter aggregated from the real
+   stream, and the audit trail;
+2. multi-tenant SaaS (``examples/saas/scenario.py``): tenant-scoped grants and client,
+   versioned documents with optimistic locking, the audit trail of a document;
+3. IoT time series (``examples/iot/scenario.py``): month-bucketed readings, "last hour" across
+   a month boundary, TTL retention;
+4. viral video counter (``examples/viral/scenario.py``): 50,000 writes/s sizing, concurrent
+   increments, aggregation from the stream, an idempotent retry counted once.
+
+Then stops the server. Run it with ``make demo`` (which synthesizes first), or
+``.venv/bin/python scripts/demo.py --cdk-out cdk.out``; ``--only shop,iot`` runs a subset.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta, timezone
+import time
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from constructs_lib.model import Model  # noqa: E402
-from constructs_lib.runtime import (  # noqa: E402
-    AuditClient,
-    TenantAccessError,
-    CounterClient,
-    ItemExistsError,
-    TableClient,
-    VersionConflictError,
-)
-from constructs_lib.runtime.audit import ENV_SALT, ENV_SALT_SECRET  # noqa: E402
-from constructs_lib.testing import DynamoDBLocal, LocalDeployment, asset_dir, deploy_assembly_stack  # noqa: E402
-from constructs_lib.testing.handlers import LocalFunction, invoke_handler  # noqa: E402
-from constructs_lib.testing.streams import StreamRunner  # noqa: E402
+from app import STACKS  # noqa: E402
+from constructs_lib.testing import DynamoDBLocal  # noqa: E402
+from examples._scenario import show  # noqa: E402
+from examples.iot import scenario as iot_scenario  # noqa: E402
+from examples.saas import scenario as saas_scenario  # noqa: E402
+from examples.shop import scenario as shop_scenario  # noqa: E402
+from examples.viral import scenario as viral_scenario  # noqa: E402
 
-STACK = "ShopStack"
-AGGREGATOR_HANDLER = "constructs_lib.runtime.aggregator.handler"
-AUDIT_HANDLER = "constructs_lib.runtime.audit_handler.handler"
-
-
-def show(title: str) -> None:
-    print(f"\n== {title} " + "=" * max(0, 72 - len(title)))
-
-
-def fmt(item: dict[str, Any]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sorted(item.items()) if k != "_type")
-
-
-def args_text(values: dict[str, Any]) -> str:
-    def one(v: Any) -> str:
-        if isinstance(v, tuple):
-            return "(" + ", ".join(one(x) for x in v) + ")"
-        return v.strftime("%Y-%m-%d %H:%M") if isinstance(v, datetime) else repr(v)
-
-    return ", ".join(f"{k}={one(v)}" for k, v in values.items())
+SCENARIOS = {
+    "shop": lambda cdk_out, server: shop_scenario.run(cdk_out, server),
+    "saas": lambda cdk_out, server: saas_scenario.run(cdk_out, server.client(), server.streams_client()),
+    "iot": lambda cdk_out, server: iot_scenario.run(cdk_out, server),
+    "viral": lambda cdk_out, server: viral_scenario.run(cdk_out, server),
+}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cdk-out", default=str(ROOT / "cdk.out"), help="cloud assembly directory (default cdk.out)")
+    parser.add_argument("--only", default=",".join(SCENARIOS), help=f"comma-separated subset of {','.join(SCENARIOS)}")
     args = parser.parse_args()
     cdk_out = Path(args.cdk_out)
-    if not (cdk_out / f"{STACK}.template.json").is_file():
-        print(f"error: {cdk_out}/{STACK}.template.json not found; run 'make synth' first", file=sys.stderr)
+    chosen = [name.strip() for name in args.only.split(",") if name.strip()]
+    unknown = sorted(set(chosen) - set(SCENARIOS))
+    if unknown:
+        parser.error(f"--only: unknown scenario(s) {unknown}; choose from {sorted(SCENARIOS)}")
+    missing = [stack for stack in STACKS if not (cdk_out / f"{stack}.template.json").is_file()]
+    if missing:
+        print(f"error: {missing} not synthesized in {cdk_out}; run 'make synth' first", file=sys.stderr)
         return 2
 
+    timings = {}
     with DynamoDBLocal() as server:
-        show(f"DynamoDB Local {server.endpoint}")
-        deployment = deploy_assembly_stack(cdk_out, STACK, client=server.client(), name_prefix="demo-")
-        template = deployment.template
-        for logical_id, name in deployment.tables.items():
-            desc = deployment.describe(logical_id)
-            gsis = [g["IndexName"] for g in desc.get("GlobalSecondaryIndexes", [])]
-            print(
-                f"created {name} from {logical_id}: key {[k['AttributeName'] for k in desc['KeySchema']]}, GSIs {gsis}"
-            )
-            print(f"  not reproducible locally (recorded, not dropped): {deployment.ignored.get(logical_id, [])}")
-
-        fn_id = function_id(template, "orders_api.")
-        asset = asset_dir(cdk_out, template, fn_id)
-        model = Model.from_json((asset / "model.json").read_text(encoding="utf-8"))
-        env = deployment.function_environment(fn_id)
-        table = TableClient(model, env["TABLE_NAME"], client=server.client())
-        handler = template["Resources"][fn_id]["Properties"]["Handler"]
-        print(f"model {model.name!r} v{model.to_dict()['version']} loaded from asset {asset.name}; handler {handler}")
-
-        show("Writing users, products and a session through TableClient")
-        for user_id, email, name in (("u1", "ada@example.com", "Ada"), ("u2", "linus@example.com", "Linus")):
-            table.put("User", {"user_id": user_id, "email": email, "name": name, "updated_by": "signup"},
-                      create_only=True)
-            print(f"User {user_id}: keys {table.all_keys('User', user_id=user_id, email=email)}")
-        for sku, name, price in (("SKU-1", "Teapot", 2500), ("SKU-2", "Cup", 800)):
-            table.put("Product", {"sku": sku, "name": name, "price_cents": price})
-        session = table.put("Session", {"session_id": "s-1", "user_id": "u1"}, expires_in=timedelta(hours=1))
-        print(f"Session s-1 expires_at={session['expires_at']} (epoch seconds, TTL attribute)")
-
-        show("Orders: two written directly (past dates), three placed through the bundled handler")
-        base = datetime(2024, 6, 1, 9, 30, tzinfo=timezone.utc)
-        for i, status in enumerate(("SHIPPED", "PAID")):
-            order = {
-                "user_id": "u1",
-                "order_id": f"legacy-{i}",
-                "created_at": base + timedelta(days=10 * i),
-                "status": status,
-            }
-            table.put("Order", order)
-            print(f"Order legacy-{i}: keys {table.all_keys('Order', **order)}")
-        placed = []
-        for user, lines in (
-            ("u1", [{"sku": "SKU-1", "quantity": 1}]),
-            ("u1", [{"sku": "SKU-2", "quantity": 4}, {"sku": "SKU-1", "quantity": 1}]),
-            ("u2", [{"sku": "SKU-2", "quantity": 2}]),
-        ):
-            run = invoke_handler(
-                asset,
-                handler,
-                {"op": "place_order", "user_id": user, "lines": lines},
-                environment=env,
-                endpoint=server.endpoint,
-            )
-            assert run.result["ok"] and not run.cdk_modules, run
-            placed.append((user, run.result))
-            print(
-                f"handler place_order({user}) -> order {run.result['order_id']} ({run.duration_s:.2f} s, "
-                f"no CDK modules loaded, runtime from {Path(run.package_file).parent.parent.name})"
-            )
-        first_user, first = placed[0]
-
-        show("Every declared access pattern")
-        last_u1 = placed[1][1]
-        order_created = datetime.fromisoformat(last_u1["created_at"])
-        examples: dict[str, dict[str, Any]] = {
-            "user profile": {"user_id": "u1"},
-            "user by email": {"email": "linus@example.com"},
-            "user's orders newest first": {"user_id": "u1"},
-            "orders in a date range": {"user_id": "u1", "created_at": (base, base + timedelta(days=15))},
-            "user with orders": {"user_id": "u1"},
-            "order by id": {"order_id": last_u1["order_id"]},
-            "items of an order": {"order_id": last_u1["order_id"]},
-            "pending orders by date": {"status": "PENDING", "created_at": (base, order_created + timedelta(days=1))},
-            "product by sku": {"sku": "SKU-1"},
-            "session by id": {"session_id": "s-1"},
-        }
-        missing = set(model.access_patterns) - set(examples)
-        if missing:
-            raise SystemExit(f"demo has no example for access pattern(s) {sorted(missing)}")
-        for name, values in examples.items():
-            resolved = model.resolved_patterns[name]
-            page = table.query(name, values)
-            where = resolved.index.name if resolved.index else "table"
-            print(f"[{resolved.operation} on {where}] {name!r}({args_text(values)}) -> {len(page)} item(s)")
-            for item in page:
-                print(f"    {item['_type']}: {fmt(item)}"[:150])
-            assert page.items, f"access pattern {name!r} returned nothing"
-
-        show("Derived keys: a partial update moves the order out of the sparse GSI2")
-        key = {"user_id": first_user, "created_at": first["created_at"], "order_id": first["order_id"]}
-        before = len(table.query("pending orders by date", examples["pending orders by date"]))
-        run = invoke_handler(asset, handler, {"op": "mark_paid", **key}, environment=env, endpoint=server.endpoint)
-        after = len(table.query("pending orders by date", examples["pending orders by date"]))
-        print(f"mark_paid via handler -> status {run.result['order']['status']}; pending orders {before} -> {after}")
-        assert after == before - 1
-
-        show("Optimistic locking and create-only writes")
-        user = table.get("User", user_id="u1")
-        assert user is not None
-        table.update("User", {"user_id": "u1"}, set={"email": "ada@new.example.com", "updated_by": "support"},
-                     expected_version=user["version"])
-        try:
-            table.update("User", {"user_id": "u1"}, set={"name": "stale"}, expected_version=user["version"])
-        except VersionConflictError as exc:
-            print(f"VersionConflictError: {exc}")
-        found = table.query("user by email", email="ada@new.example.com").items
-        print(
-            f"email changed -> GSI1 finds u1 under the new email: {bool(found)}; "
-            f"old email finds {len(table.query('user by email', email='ada@example.com'))} item(s)"
-        )
-        try:
-            table.put("User", {"user_id": "u2", "email": "x@example.com"}, create_only=True)
-        except ItemExistsError as exc:
-            print(f"ItemExistsError: {exc}")
-
-        counter_demo(server, deployment, cdk_out, asset, handler, env)
-        audit_demo(server, deployment, cdk_out, model)
-
-        tenant_demo(server, cdk_out)
-
+        show(f"DynamoDB Local {server.endpoint}; cloud assembly {cdk_out}")
+        for name in chosen:
+            show(f"Example: {name}")
+            started = time.perf_counter()
+            SCENARIOS[name](cdk_out, server)
+            timings[name] = time.perf_counter() - started
         show("Done")
-        print(f"{len(examples)} access patterns served, product views aggregated; tables deleted, DynamoDB Local stopping")
-        deployment.delete()
+        print("scenarios run: " + ", ".join(f"{n} ({s:.1f} s)" for n, s in timings.items())
+              + "; tables deleted, DynamoDB Local stopping")
+        docs = sorted(p.name for p in cdk_out.glob("*.model.md"))
+        print(f"data-model docs written at synth (Markdown + Mermaid; NoSQL Workbench .workbench.json beside them): "
+              f"{', '.join(f'{cdk_out.name}/{d}' for d in docs)}")
     return 0
-
-
-def function_id(template: dict[str, Any], handler_prefix: str) -> str:
-    return next(
-        lid for lid, r in template["Resources"].items()
-        if r["Type"] == "AWS::Lambda::Function" and r["Properties"]["Handler"].startswith(handler_prefix)
-    )
-
-
-def counter_demo(
-    server: DynamoDBLocal, deployment: LocalDeployment, cdk_out: Path, api_asset: Path, api_handler: str,
-    api_env: dict[str, str],
-) -> None:
-    """The ShardedCounter: increments spread over shards, aggregated from the real stream."""
-    template = deployment.template
-    agg_id = function_id(template, AGGREGATOR_HANDLER)
-    agg_env = deployment.function_environment(agg_id)
-    views = CounterClient.from_environment("product_views", environ=agg_env, client=server.client())
-    show(f"Sharded counter 'product_views': {views.spec.shards} shards")
-    print(f"derivation (aggregator environment): {agg_env['COUNTER_SHARDS_DERIVATION']}")
-
-    def browse(seed: int) -> tuple[Counter[str], set[tuple[str, int]]]:
-        client = CounterClient.from_environment("product_views", environ=agg_env, client=server.client())
-        done: Counter[str] = Counter()
-        shards: set[tuple[str, int]] = set()
-        for i in range(250):
-            sku = ("SKU-1", "SKU-1", "SKU-2")[(seed + i) % 3]
-            shards.add((sku, client.increment(sku).shard))
-            done[sku] += 1
-        return done, shards
-
-    with ThreadPoolExecutor(4) as pool:
-        results = list(pool.map(browse, range(4)))
-    expected: Counter[str] = sum((done for done, _ in results), Counter())
-    shard_items = set().union(*(shards for _, shards in results))
-    print(f"4 writers x 250 increments -> {dict(expected)}; spread over {len(shard_items)} shard items "
-          "(one UpdateItem ADD each, on a random shard)")
-
-    with LocalFunction(api_asset, api_handler, environment=api_env, endpoint=server.endpoint) as api:
-        replies = [api({"op": "view_product", "sku": "SKU-2", "request_id": "req-77"}) for _ in range(3)]
-        expected["SKU-2"] += 1
-        print(f"handler view_product(SKU-2, request_id=req-77) sent 3 times -> shard {replies[0]['shard']} each, "
-              "the same transaction each time (ClientRequestToken from the key): counted once")
-        before = api({"op": "product_views", "sku": "SKU-1"})
-        exact = views.get("SKU-1", exact=True)
-        print(f"SKU-1 before aggregation: aggregated total {before['views']} (aggregated_at {before['aggregated_at']}), "
-              f"exact sum of {views.spec.shards} shards {exact.total} "
-              f"({-(-views.spec.shards // 100)} BatchGetItem calls)")
-
-        agg_asset = asset_dir(cdk_out, template, agg_id)
-        with LocalFunction(agg_asset, AGGREGATOR_HANDLER, environment=agg_env, endpoint=server.endpoint) as aggregator:
-            events: list[dict[str, Any]] = []
-
-            def deliver(event: dict[str, Any]) -> Any:
-                events.append(event)
-                return aggregator(event)
-
-            runner = StreamRunner.from_deployment(deployment, template, handler=deliver,
-                                                  streams_client=server.streams_client(), function_logical_id=agg_id)
-            report = runner.run()
-            print(f"stream -> bundled aggregator: {report.invocations} invocation(s), {report.delivered} shard records "
-                  f"delivered, {report.filtered_out} other records kept out by the synthesized event filter, "
-                  f"{report.dead_lettered} dead-lettered")
-            totals = {sku: views.get(sku, consistent=True) for sku in sorted(expected)}
-            for sku, value in totals.items():
-                print(f"  {sku}: aggregated {value.total} at {value.aggregated_at:%H:%M:%S.%f}, "
-                      f"exact {views.get(sku, exact=True).total}, increments made {expected[sku]}")
-                assert value.total == expected[sku]
-            aggregator(events[0])
-            aggregator(events[0])
-            replayed = {sku: views.get(sku, consistent=True).total for sku in sorted(expected)}
-            print(f"first batch delivered twice more (at-least-once): totals {replayed} — unchanged, "
-                  "recomputed from the shards rather than incremented")
-            assert replayed == dict(sorted(expected.items()))
-        after = api({"op": "product_views", "sku": "SKU-1"})
-        print(f"handler product_views(SKU-1) -> {after['views']} (one GetItem of the total)")
-
-
-def audit_demo(server: DynamoDBLocal, deployment: LocalDeployment, cdk_out: Path, model: Model) -> None:
-    """The StreamAudit: the shop table's stream, audited by the bundled handler."""
-    template = deployment.template
-    fn_id = function_id(template, AUDIT_HANDLER)
-    # On AWS the redaction salt is read from the construct's Secrets Manager secret; DynamoDB
-    # Local has no Secrets Manager, so the demo provides one.
-    env = deployment.function_environment(fn_id, overrides={ENV_SALT_SECRET: None, ENV_SALT: "demo-salt"})
-    show("Audit trail: the stream fed to the bundled audit handler")
-    with LocalFunction(asset_dir(cdk_out, template, fn_id), AUDIT_HANDLER, environment=env,
-                       endpoint=server.endpoint) as audit_fn:
-        events: list[dict[str, Any]] = []
-
-        def deliver(event: dict[str, Any]) -> Any:
-            events.append(event)
-            return audit_fn(event)
-
-        runner = StreamRunner.from_deployment(deployment, template, handler=deliver,
-                                              streams_client=server.streams_client(), function_logical_id=fn_id)
-        report = runner.run()
-        print(f"{report.invocations} invocation(s): {report.delivered} changes audited, {report.filtered_out} counter "
-              f"records kept out by the synthesized event filters, {report.dead_lettered} dead-lettered")
-        audit = AuditClient.from_environment(environ=env, client=server.client())
-        page = audit.history(entity="User", model=model, user_id="u1")
-        print(f"history of User u1 (one Query on {audit.audit_pk({'PK': 'USER#u1', 'SK': 'PROFILE'})!r}, newest first):")
-        for record in page:
-            diff = ", ".join(f"{name}: {_short(c.get('before'))} -> {_short(c.get('after'))}"
-                             for name, c in sorted(record.changes.items()) if name != "version")
-            print(f"  {record.changed_at:%H:%M:%S} {record.event:<6} by {record.actor:<8} {diff}"[:150])
-        raw = server.client().scan(TableName=audit.audit_table_name)["Items"]
-        leaked = [i for i in raw if "ada@" in str(i) or "linus@" in str(i)]
-        print(f"emails in clear anywhere in the {len(raw)} audit items: {len(leaked)} (hashed with a secret salt)")
-        assert not leaked
-        today = audit.changes(page.records[0].changed_at.date())
-        kinds: Counter[str] = Counter(f"{r.entity} {r.event}" for r in today)
-        print(f"changes today via the ByDay index ({audit.spec.day_shards} shards merged): {dict(sorted(kinds.items()))}")
-        now = datetime.now(timezone.utc)
-        state = audit.as_of({"PK": "USER#u1", "SK": "PROFILE"}, now)
-        print(f"as_of(now) of User u1: name={state['name'] if state else None}, version={state['version'] if state else None}")
-        before = server.client().scan(TableName=audit.audit_table_name, Select="COUNT")["Count"]
-        for event in events:
-            audit_fn(event)
-        after = server.client().scan(TableName=audit.audit_table_name, Select="COUNT")["Count"]
-        print(f"every batch delivered again (at-least-once): audit items {before} -> {after} — keys are "
-              "deterministic from the stream records, so nothing is duplicated")
-        assert before == after
-
-
-def tenant_demo(server: DynamoDBLocal, cdk_out: Path) -> None:
-    """SaasStack: tenant-prefixed keys, the tenant role's policy, a tenant-scoped client."""
-    deployment = deploy_assembly_stack(cdk_out, "SaasStack", client=server.client(), name_prefix="demo-")
-    template = deployment.template
-    show("Multi-tenant documents (SaasStack)")
-    fn_id = function_id(template, AUDIT_HANDLER)
-    model = Model.from_json((asset_dir(cdk_out, template, fn_id) / "model.json").read_text(encoding="utf-8"))
-    role_id = next(lid for lid in template["Resources"] if lid.startswith("TenantRole"))
-    (allow, deny) = [s for r in template["Resources"].values() if r["Type"] == "AWS::IAM::Policy"
-                     and {"Ref": role_id} in r["Properties"]["Roles"] for s in r["Properties"]["PolicyDocument"]["Statement"]]
-    print(f"tenant role may {sorted(a.split(':')[1] for a in allow['Action'])} only where "
-          f"{allow['Condition']['ForAllValues:StringLike']}; denied on the tenant-mixing index: "
-          f"{deny['Resource']['Fn::Join'][1][-1]}")
-    operator = TableClient(model, deployment.table_name("DocsTable"), client=server.client())
-    for tenant, doc, owner in (("acme", "d1", "ann"), ("acme", "d2", "ann"), ("acmecorp", "d1", "ann")):
-        operator.put("Doc", {"tenant_id": tenant, "doc_id": doc, "owner": owner, "status": "DRAFT"})
-    acme = operator.for_tenant("acme")
-    mine = acme.query("docs of an owner", owner="ann").items
-    print(f"for_tenant('acme').query('docs of an owner', owner='ann') -> {[(d['tenant_id'], d['doc_id']) for d in mine]} "
-          f"(keys {acme.keys('Doc', doc_id='d1')['PK']!r})")
-    assert {d["tenant_id"] for d in mine} == {"acme"}
-    for attempt, call in (
-        ("get acmecorp's d1", lambda: acme.get("Doc", tenant_id="acmecorp", doc_id="d1")),
-        ("query the ByStatus index", lambda: acme.query("docs by status", status="DRAFT")),
-    ):
-        try:
-            call()
-        except TenantAccessError as exc:
-            print(f"{attempt}: refused before any AWS call — {exc}"[:160])
-    deployment.delete()
-
-
-def _short(value: Any) -> str:
-    text = "-" if value is None else str(value)
-    return text if len(text) <= 24 else text[:21] + "..."
 
 
 if __name__ == "__main__":

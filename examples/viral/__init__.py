@@ -1,0 +1,1 @@
+"""Viral-video example: a write-sharded, idempotent view counter (see README.md)."""
