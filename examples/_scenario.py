@@ -1,11 +1,18 @@
 """Small helpers the example scenarios share: section headings, item and argument formatting,
-finding a function in a synthesized template."""
+finding a function in a synthesized template, and running a scenario on its own
+(``python -m examples.<name>.scenario``)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+import tempfile
+from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from constructs_lib.testing import DynamoDBLocal
 
 
 def show(title: str) -> None:
@@ -39,3 +46,17 @@ def function_id(template: Mapping[str, Any], handler: str) -> str:
     if len(found) != 1:
         raise LookupError(f"expected one function with handler {handler!r}, found {found}")
     return found[0]
+
+
+def run_standalone(name: str, build_app: Callable[[str], Any], run: Callable[[Path, DynamoDBLocal], Any]) -> int:
+    """Synthesize ``build_app`` into a temporary cloud assembly, start DynamoDB Local on
+    127.0.0.1, ``run(cdk_out, server)``, stop the server and remove the assembly."""
+    os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+    from constructs_lib.testing import DynamoDBLocal
+
+    with tempfile.TemporaryDirectory(prefix=f"{name}-cdk-out-") as tmp:
+        build_app(tmp).synth()
+        with DynamoDBLocal() as server:
+            print(f"DynamoDB Local {server.endpoint}; {name} app synthesized into {tmp}")
+            run(Path(tmp), server)
+    return 0

@@ -29,13 +29,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app import STACKS  # noqa: E402
-from constructs_lib.testing import DynamoDBLocal  # noqa: E402
-from examples._scenario import show  # noqa: E402
-from examples.iot import scenario as iot_scenario  # noqa: E402
-from examples.saas import scenario as saas_scenario  # noqa: E402
-from examples.shop import scenario as shop_scenario  # noqa: E402
-from examples.viral import scenario as viral_scenario  # noqa: E402
+from app import STACKS
+from constructs_lib.testing import DynamoDBLocal
+from examples._scenario import show
+from examples.iot import scenario as iot_scenario
+from examples.saas import scenario as saas_scenario
+from examples.shop import scenario as shop_scenario
+from examples.viral import scenario as viral_scenario
 
 SCENARIOS = {
     "shop": lambda cdk_out, server: shop_scenario.run(cdk_out, server),

@@ -20,11 +20,11 @@ ROOT = HERE.parents[1]
 if str(ROOT) not in sys.path:  # run as a script (`python examples/iot/app.py`): make `examples` importable
     sys.path.insert(0, str(ROOT))
 
-import aws_cdk as cdk  # noqa: E402
-from constructs import Construct  # noqa: E402
+import aws_cdk as cdk
+from constructs import Construct
 
-from constructs_lib import SingleTable, TableFunction  # noqa: E402
-from examples.iot.model import RETENTION, iot_model  # noqa: E402
+from constructs_lib import SingleTable, TableFunction
+from examples.iot.model import RETENTION, iot_model
 
 STACK = "IotTelemetryStack"
 

@@ -21,7 +21,6 @@ app to a temporary directory, starts DynamoDB Local, runs, stops it). Tests call
 from __future__ import annotations
 
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,10 +32,11 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # run as a script: make `examples` and `constructs_lib` importable
     sys.path.insert(0, str(ROOT))
 
-from constructs_lib.model import Model  # noqa: E402
-from constructs_lib.runtime import TableClient  # noqa: E402
-from constructs_lib.testing import asset_dir, deploy_assembly_stack  # noqa: E402
-from constructs_lib.testing.handlers import LocalFunction  # noqa: E402
+from constructs_lib.model import Model
+from constructs_lib.runtime import TableClient
+from constructs_lib.testing import asset_dir, deploy_assembly_stack
+from constructs_lib.testing.handlers import LocalFunction
+from examples._scenario import function_id, run_standalone
 
 if TYPE_CHECKING:
     from constructs_lib.testing import DynamoDBLocal, LocalDeployment
@@ -82,12 +82,6 @@ def next_month_start(moment: datetime) -> datetime:
 def iso(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
-
-def function_id(template: dict[str, Any], handler: str) -> str:
-    """Logical id of the one Lambda function of ``template`` with this ``Handler``."""
-    (lid,) = [lid for lid, r in template["Resources"].items()
-              if r["Type"] == "AWS::Lambda::Function" and r["Properties"]["Handler"] == handler]
-    return lid
 
 
 def run(cdk_out: Path, server: DynamoDBLocal, *, out: Callable[[str], None] = print,
@@ -230,15 +224,9 @@ def _run(cdk_out: Path, server: DynamoDBLocal, deployment: LocalDeployment, out:
 
 def main() -> int:
     """Synthesize the app to a temporary directory, start DynamoDB Local, run, stop."""
-    from constructs_lib.testing import DynamoDBLocal
     from examples.iot.app import build_app
 
-    with tempfile.TemporaryDirectory(prefix="iot-cdk-out-") as tmp:
-        build_app(tmp).synth()
-        with DynamoDBLocal() as server:
-            print(f"DynamoDB Local at {server.endpoint}; cloud assembly in {tmp}")
-            run(Path(tmp), server)
-    return 0
+    return run_standalone("iot", build_app, run)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ DynamoDB Local on 127.0.0.1, runs the scenario and stops the server.
 from __future__ import annotations
 
 import json
-import tempfile
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -31,6 +30,7 @@ from typing import Any
 from constructs_lib.model import Model
 from constructs_lib.runtime import AuditClient, TableClient, TenantAccessError
 from constructs_lib.testing import LocalDeployment, asset_dir, deploy_assembly_stack
+from examples._scenario import function_id, run_standalone
 from examples.saas.documents import DocumentConflictError, DocumentStore
 
 STACK = "SaasStack"
@@ -66,11 +66,6 @@ def role_statements(template: Mapping[str, Any], role_prefix: str) -> list[dict[
     return [s for r in template["Resources"].values() if r["Type"] == "AWS::IAM::Policy"
             and {"Ref": role_id} in r["Properties"]["Roles"] for s in r["Properties"]["PolicyDocument"]["Statement"]]
 
-
-def function_id(template: Mapping[str, Any], handler: str) -> str:
-    (lid,) = [lid for lid, r in template["Resources"].items()
-              if r["Type"] == "AWS::Lambda::Function" and r["Properties"]["Handler"] == handler]
-    return lid
 
 
 @contextmanager
@@ -284,19 +279,10 @@ def audit_trail(deployment: LocalDeployment, cdk_out: Path, audit_fn: str, model
 
 
 def main() -> int:
-    """Synthesize the app into a temporary directory, start DynamoDB Local, run, stop."""
-    import os
-
-    os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
-    from constructs_lib.testing import DynamoDBLocal
+    """Synthesize the app to a temporary directory, start DynamoDB Local, run, stop."""
     from examples.saas.app import build_app
 
-    with tempfile.TemporaryDirectory(prefix="saas-cdk-out-") as tmp:
-        build_app(tmp).synth()
-        with DynamoDBLocal() as server:
-            print(f"DynamoDB Local {server.endpoint}; {STACK} synthesized into {tmp}")
-            run(Path(tmp), server.client(), server.streams_client())
-    return 0
+    return run_standalone("saas", build_app, lambda cdk_out, server: run(cdk_out, server.client(), server.streams_client()))
 
 
 if __name__ == "__main__":

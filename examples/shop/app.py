@@ -20,9 +20,9 @@ ROOT = HERE.parents[1]
 if str(ROOT) not in sys.path:  # run as a script (`python examples/shop/app.py`): make `examples` importable
     sys.path.insert(0, str(ROOT))
 
-import aws_cdk as cdk  # noqa: E402
+import aws_cdk as cdk
 
-from examples.shop.stack import ShopStack  # noqa: E402
+from examples.shop.stack import ShopStack
 
 STACK = "ShopStack"
 

@@ -25,10 +25,9 @@ part of the whole showcase; tests call :func:`run`.
 from __future__ import annotations
 
 import sys
-import tempfile
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -36,19 +35,24 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # run as a script: make `examples` and `constructs_lib` importable
     sys.path.insert(0, str(ROOT))
 
-from constructs_lib.model import Model  # noqa: E402
-from constructs_lib.runtime import (  # noqa: E402
+from constructs_lib.model import Model
+from constructs_lib.runtime import (
     AuditClient,
     CounterClient,
     ItemExistsError,
     TableClient,
     VersionConflictError,
 )
-from constructs_lib.runtime.audit import ENV_SALT, ENV_SALT_SECRET  # noqa: E402
-from constructs_lib.testing import DynamoDBLocal, LocalDeployment, asset_dir, deploy_assembly_stack  # noqa: E402
-from constructs_lib.testing.handlers import LocalFunction, invoke_handler  # noqa: E402
-from constructs_lib.testing.streams import StreamRunner  # noqa: E402
-from examples._scenario import args_text, fmt, function_id, show  # noqa: E402
+from constructs_lib.runtime.audit import ENV_SALT, ENV_SALT_SECRET
+from constructs_lib.testing import (
+    DynamoDBLocal,
+    LocalDeployment,
+    asset_dir,
+    deploy_assembly_stack,
+)
+from constructs_lib.testing.handlers import LocalFunction, invoke_handler
+from constructs_lib.testing.streams import StreamRunner
+from examples._scenario import args_text, fmt, function_id, run_standalone, show
 
 STACK = "ShopStack"
 AGGREGATOR_HANDLER = "constructs_lib.runtime.aggregator.handler"
@@ -94,7 +98,7 @@ def _run(cdk_out: Path, server: DynamoDBLocal, deployment: LocalDeployment) -> N
     print(f"Session s-1 expires_at={session['expires_at']} (epoch seconds, TTL attribute)")
 
     show("Orders: two written directly (past dates), three placed through the bundled handler")
-    base = datetime(2024, 6, 1, 9, 30, tzinfo=timezone.utc)
+    base = datetime(2024, 6, 1, 9, 30, tzinfo=UTC)
     for i, status in enumerate(("SHIPPED", "PAID")):
         order = {
             "user_id": "u1",
@@ -315,7 +319,7 @@ def audit_demo(server: DynamoDBLocal, deployment: LocalDeployment, cdk_out: Path
         today = audit.changes(page.records[0].changed_at.date())
         kinds: Counter[str] = Counter(f"{r.entity} {r.event}" for r in today)
         print(f"changes today via the ByDay index ({audit.spec.day_shards} shards merged): {dict(sorted(kinds.items()))}")
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         state = audit.as_of({"PK": "USER#u1", "SK": "PROFILE"}, now)
         print(f"as_of(now) of User u1: name={state['name'] if state else None}, version={state['version'] if state else None}")
         before = server.client().scan(TableName=audit.audit_table_name, Select="COUNT")["Count"]
@@ -336,12 +340,7 @@ def main() -> int:
     """Synthesize the app to a temporary directory, start DynamoDB Local, run, stop."""
     from examples.shop.app import build_app
 
-    with tempfile.TemporaryDirectory(prefix="shop-cdk-out-") as tmp:
-        build_app(tmp).synth()
-        with DynamoDBLocal() as server:
-            show(f"DynamoDB Local {server.endpoint}; cloud assembly in {tmp}")
-            run(Path(tmp), server)
-    return 0
+    return run_standalone("shop", build_app, run)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,13 @@ import aws_cdk as cdk
 from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
-from constructs_lib import Operations, ShardedCounter, SingleTable, StreamAudit, TableFunction
+from constructs_lib import (
+    Operations,
+    ShardedCounter,
+    SingleTable,
+    StreamAudit,
+    TableFunction,
+)
 from constructs_lib.stream_audit import COUNTER_ENTITIES
 from examples.shop.model import shop_model
 

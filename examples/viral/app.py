@@ -20,12 +20,12 @@ ROOT = HERE.parents[1]
 if str(ROOT) not in sys.path:  # run as a script (`python examples/viral/app.py`): make `examples` importable
     sys.path.insert(0, str(ROOT))
 
-import aws_cdk as cdk  # noqa: E402
-from aws_cdk import aws_dynamodb as dynamodb  # noqa: E402
-from constructs import Construct  # noqa: E402
+import aws_cdk as cdk
+from aws_cdk import aws_dynamodb as dynamodb
+from constructs import Construct
 
-from constructs_lib import ShardedCounter, SingleTable, TableFunction  # noqa: E402
-from examples.viral.model import VIEWS_FAMILY, viral_model  # noqa: E402
+from constructs_lib import ShardedCounter, SingleTable, TableFunction
+from examples.viral.model import VIEWS_FAMILY, viral_model
 
 STACK = "ViralVideoStack"
 #: Peak views per second of the single hottest video the counter must absorb.

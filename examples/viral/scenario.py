@@ -24,7 +24,6 @@ from __future__ import annotations
 import random
 import statistics
 import sys
-import tempfile
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -36,11 +35,12 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # run as a script: make `examples` and `constructs_lib` importable
     sys.path.insert(0, str(ROOT))
 
-from constructs_lib.model import Model  # noqa: E402
-from constructs_lib.runtime import CounterClient, TableClient  # noqa: E402
-from constructs_lib.testing import asset_dir, deploy_assembly_stack  # noqa: E402
-from constructs_lib.testing.handlers import LocalFunction  # noqa: E402
-from constructs_lib.testing.streams import StreamRunner  # noqa: E402
+from constructs_lib.model import Model
+from constructs_lib.runtime import CounterClient, TableClient
+from constructs_lib.testing import asset_dir, deploy_assembly_stack
+from constructs_lib.testing.handlers import LocalFunction
+from constructs_lib.testing.streams import StreamRunner
+from examples._scenario import function_id, run_standalone
 
 if TYPE_CHECKING:
     from constructs_lib.testing import DynamoDBLocal, LocalDeployment
@@ -75,12 +75,6 @@ class ViralOutcome:
     replayed: dict[str, int] = field(default_factory=dict)
     api_views: dict[str, Any] = field(default_factory=dict)
 
-
-def function_id(template: dict[str, Any], handler: str) -> str:
-    """Logical id of the one Lambda function of ``template`` with this ``Handler``."""
-    (lid,) = [lid for lid, r in template["Resources"].items()
-              if r["Type"] == "AWS::Lambda::Function" and r["Properties"]["Handler"] == handler]
-    return lid
 
 
 def run(cdk_out: Path, server: DynamoDBLocal, *, out: Callable[[str], None] = print, seed: int = 7) -> ViralOutcome:
@@ -225,15 +219,9 @@ def _run(cdk_out: Path, server: DynamoDBLocal, deployment: LocalDeployment, out:
 
 def main() -> int:
     """Synthesize the app to a temporary directory, start DynamoDB Local, run, stop."""
-    from constructs_lib.testing import DynamoDBLocal
     from examples.viral.app import build_app
 
-    with tempfile.TemporaryDirectory(prefix="viral-cdk-out-") as tmp:
-        build_app(tmp).synth()
-        with DynamoDBLocal() as server:
-            print(f"DynamoDB Local at {server.endpoint}; cloud assembly in {tmp}")
-            run(Path(tmp), server)
-    return 0
+    return run_standalone("viral", build_app, run)
 
 
 if __name__ == "__main__":

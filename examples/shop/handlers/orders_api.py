@@ -12,7 +12,7 @@ Events (direct invocation)::
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from constructs_lib.runtime import CounterClient, TableClient, new_ulid
@@ -43,7 +43,7 @@ def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
         if not lines:
             return {"ok": False, "error": "an order needs at least one line"}
         order_id = new_ulid()
-        created_at = datetime.now(timezone.utc)
+        created_at = datetime.now(UTC)
         # The order and its lines are written atomically; create_only makes a duplicate id fail
         # instead of overwriting.
         with table.transaction() as tx:
