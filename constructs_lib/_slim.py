@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import io
 import tokenize
+from functools import lru_cache
 
 
 def _docstring_nodes(tree: ast.Module) -> list[ast.Constant]:
@@ -32,10 +33,12 @@ def _docstring_nodes(tree: ast.Module) -> list[ast.Constant]:
     return found
 
 
+@lru_cache(maxsize=512)
 def slim_source(source: str) -> str:
     """``source`` with docstrings blanked and comments removed, line numbers preserved.
 
-    Raises ``SyntaxError`` if ``source`` is not valid Python.
+    Cached by content: every generated function ships the same modules, so each is slimmed once
+    per process. Raises ``SyntaxError`` if ``source`` is not valid Python.
     """
     lines = source.splitlines(keepends=True)
     # 1. Docstrings, last first so earlier offsets stay valid. ast offsets are UTF-8 byte columns.

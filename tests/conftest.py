@@ -21,6 +21,16 @@ STACK = "ShopStack"
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 os.environ.setdefault("CDK_DISABLE_CLI_TELEMETRY", "true")
 
+# Asset metadata (``Metadata["aws:asset:path"]`` on the Lambda resource) is written only when
+# the context flag ``aws:cdk:enable-asset-metadata`` is set, as the CDK CLI does. An in-process
+# ``cdk.App`` reads context from the Node process's ``CDK_CONTEXT_JSON``, which that process
+# copies from the environment when jsii starts it (at the first ``aws_cdk`` import, in whichever
+# test module comes first). So the flag goes into the environment here, in the root conftest,
+# which pytest imports before any test module; aws_cdk itself is not imported here.
+_context = json.loads(os.environ.get("CDK_CONTEXT_JSON") or "{}")
+_context.setdefault("aws:cdk:enable-asset-metadata", True)
+os.environ["CDK_CONTEXT_JSON"] = json.dumps(_context)
+
 
 @pytest.fixture(scope="session")
 def shop_cdk_out(tmp_path_factory: pytest.TempPathFactory) -> Path:

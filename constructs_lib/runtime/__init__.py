@@ -7,30 +7,17 @@ table was synthesized from::
     table = TableClient.from_environment()          # inside a generated Lambda
     table.put("Order", {"user_id": "u1", "order_id": new_ulid(), ...})
     page = table.query("user orders newest first", user_id="u1", limit=20)
+
+Importing the package is cheap: the exceptions are loaded with it, everything else on first
+attribute access — a generated Lambda's cold start compiles and runs only the modules its
+handler uses (the audit writer never loads the counter, the aggregator never loads the audit).
 """
 
 from __future__ import annotations
 
-from .audit import AuditClient, AuditPage, AuditRecord, AuditSpec
-from .buckets import bucket, bucket_range
-from .client import (
-    ENV_MODEL_PATH,
-    ENV_TABLE_NAME,
-    MODEL_FILE,
-    Page,
-    TableClient,
-    Transaction,
-    load_bundled_model,
-)
-from .codec import escape, unescape
-from .counter import (
-    CounterClient,
-    CounterSpec,
-    CounterValue,
-    Increment,
-    ShardSizing,
-    derive_shards,
-)
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from .exceptions import (
     BatchIncompleteError,
     ConditionFailedError,
@@ -51,17 +38,106 @@ from .exceptions import (
     UpdateRejectedError,
     VersionConflictError,
 )
-from .keys import composite_key, entity_key, split_composite_key
-from .stats import (
-    Finding,
-    RecordingClient,
-    TrafficRecord,
-    TrafficRecorder,
-    TrafficReport,
-)
-from .ttl import epoch_seconds, expiry
-from .ulid import is_ulid, new_ulid, ulid_timestamp
-from .versions import AT, HASH_V, SortKeyVersions
+
+if TYPE_CHECKING:
+    from .audit import (
+        AuditClient,
+        AuditPage,
+        AuditRecord,
+        AuditSpec,
+    )
+    from .buckets import (
+        bucket,
+        bucket_range,
+    )
+    from .client import (
+        ENV_MODEL_PATH,
+        ENV_TABLE_NAME,
+        MODEL_FILE,
+        Page,
+        TableClient,
+        Transaction,
+        load_bundled_model,
+    )
+    from .codec import (
+        escape,
+        unescape,
+    )
+    from .counter import (
+        CounterClient,
+        CounterSpec,
+        CounterValue,
+        Increment,
+        ShardSizing,
+        derive_shards,
+    )
+    from .keys import (
+        composite_key,
+        entity_key,
+        split_composite_key,
+    )
+    from .stats import (
+        Finding,
+        RecordingClient,
+        TrafficRecord,
+        TrafficRecorder,
+        TrafficReport,
+    )
+    from .ttl import (
+        epoch_seconds,
+        expiry,
+    )
+    from .ulid import (
+        is_ulid,
+        new_ulid,
+        ulid_timestamp,
+    )
+    from .versions import (
+        AT,
+        HASH_V,
+        SortKeyVersions,
+    )
+
+#: Public name -> the submodule defining it (loaded on first access).
+_LAZY = {
+    "AuditClient": "audit",
+    "AuditPage": "audit",
+    "AuditRecord": "audit",
+    "AuditSpec": "audit",
+    "bucket": "buckets",
+    "bucket_range": "buckets",
+    "ENV_MODEL_PATH": "client",
+    "ENV_TABLE_NAME": "client",
+    "MODEL_FILE": "client",
+    "Page": "client",
+    "TableClient": "client",
+    "Transaction": "client",
+    "load_bundled_model": "client",
+    "escape": "codec",
+    "unescape": "codec",
+    "CounterClient": "counter",
+    "CounterSpec": "counter",
+    "CounterValue": "counter",
+    "Increment": "counter",
+    "ShardSizing": "counter",
+    "derive_shards": "counter",
+    "composite_key": "keys",
+    "entity_key": "keys",
+    "split_composite_key": "keys",
+    "Finding": "stats",
+    "RecordingClient": "stats",
+    "TrafficRecord": "stats",
+    "TrafficRecorder": "stats",
+    "TrafficReport": "stats",
+    "epoch_seconds": "ttl",
+    "expiry": "ttl",
+    "is_ulid": "ulid",
+    "new_ulid": "ulid",
+    "ulid_timestamp": "ulid",
+    "AT": "versions",
+    "HASH_V": "versions",
+    "SortKeyVersions": "versions",
+}
 
 __all__ = [
     "AT",
@@ -120,3 +196,16 @@ __all__ = [
     "ulid_timestamp",
     "unescape",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'constructs_lib.runtime' has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

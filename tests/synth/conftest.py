@@ -20,25 +20,7 @@ import pytest
 
 from constructs_lib.model import AccessPattern, Entity, Field, Index, IndexKey, Model
 
-# Asset metadata (``Metadata["aws:asset:path"]`` on the Lambda resource) is written only when
-# the context flag ``aws:cdk:enable-asset-metadata`` is set, as the CDK CLI does. An in-process
-# ``cdk.App`` reads context from the Node process's ``CDK_CONTEXT_JSON`` when it is built, and
-# that Node process copies the environment when jsii starts it (at the first ``aws_cdk``
-# import). So set the flag for that one moment, start jsii, and restore the environment.
-os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
-if "aws_cdk" not in sys.modules:
-    _saved_context = os.environ.get("CDK_CONTEXT_JSON")
-    _context = json.loads(_saved_context) if _saved_context else {}
-    _context.setdefault("aws:cdk:enable-asset-metadata", True)
-    os.environ["CDK_CONTEXT_JSON"] = json.dumps(_context)
-    try:
-        import aws_cdk  # noqa: F401  (starts the jsii kernel with the flag in its environment)
-    finally:
-        if _saved_context is None:
-            del os.environ["CDK_CONTEXT_JSON"]
-        else:
-            os.environ["CDK_CONTEXT_JSON"] = _saved_context
-
+# jsii was started by tests/conftest.py with the asset-metadata flag in its environment.
 import aws_cdk as cdk  # noqa: E402
 
 SHOP_STACK = "ShopStack"
