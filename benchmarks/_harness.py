@@ -48,7 +48,7 @@ RESULTS_MD = "results.md"
 #: Version of the results.json layout.
 RESULTS_FORMAT = 1
 #: Legend positions :func:`save_line_plot` accepts.
-LegendLoc = Literal["best", "upper left", "upper right", "lower left", "lower right", "center right"]
+LegendLoc = Literal["best", "upper left", "upper right", "lower left", "lower right", "center right", "below"]
 
 
 # -----------------------------------------------------------------------------------------------
@@ -436,7 +436,7 @@ def save_line_plot(
 
     ``hlines``/``vlines`` are ``(value, label)`` reference lines (dashed/dotted, in the legend);
     ``xticks`` labelled x positions (default: matplotlib's); ``legend_loc`` a matplotlib
-    legend location. Returns the path written.
+    legend location, or ``"below"`` for a two-column legend under the axes. Returns the path written.
     """
     import matplotlib
 
@@ -469,11 +469,14 @@ def save_line_plot(
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8, loc=legend_loc)
+        if legend_loc == "below":  # under the axes, in two columns: for plots whose curves fill the area
+            ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2)
+        else:
+            ax.legend(fontsize=8, loc=legend_loc)
         fig.tight_layout()
         out = Path(path)
         out.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(out)
+        fig.savefig(out, bbox_inches="tight" if legend_loc == "below" else None)
     finally:
         plt.close(fig)
     return out

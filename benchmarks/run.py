@@ -33,6 +33,11 @@ from benchmarks._harness import (
 BENCHMARKS: dict[str, str] = {
     "counter": "benchmarks.bench_counter",
     "audit": "benchmarks.bench_audit",
+    "client": "benchmarks.bench_client",
+    "keys": "benchmarks.bench_keys",
+    "partitions": "benchmarks.bench_partitions",
+    "cold_start": "benchmarks.bench_cold_start",
+    "synth": "benchmarks.bench_synth",
 }
 
 
