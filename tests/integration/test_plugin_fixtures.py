@@ -158,7 +158,8 @@ def test_cdk_synth_finds_assets_of_an_app_built_without_the_metadata_flag(
     import aws_cdk as cdk
 
     def build_app() -> Any:
-        app = cdk.App(outdir=str(tmp_path / "own-out"))
+        # (post-CLI context overrides the flag the test session puts in CDK_CONTEXT_JSON)
+        app = cdk.App(outdir=str(tmp_path / "own-out"), post_cli_context={"aws:cdk:enable-asset-metadata": False})
         notes_stack(handler_file)(app)
         return app
 
