@@ -210,8 +210,8 @@ class ItemCodec:
         name = item.get(self.model.entity_attribute)
         return self.model.entities.get(name) if isinstance(name, str) else None
 
-    def _key_templates(self, entity: Entity) -> list[tuple[str, KeyTemplate]]:
-        """(key attribute, template) pairs of every key the entity's items can carry."""
+    def _key_templates(self, entity: Entity) -> list[tuple[str, KeyTemplate, frozenset[str]]]:
+        """(key attribute, template, its fields) of every key the entity's items can carry."""
         pairs: list[tuple[str, KeyTemplate | None]] = [
             (self.model.pk_attribute, entity.pk_template),
             (self.model.sk_attribute, entity.sk_template),
@@ -220,7 +220,10 @@ class ItemCodec:
             index = self.model.indexes[index_name]
             pk_t, sk_t = entity.index_templates(index_name)
             pairs += [(index.pk_attribute, pk_t), (index.sk_attribute, sk_t)]  # type: ignore[list-item]
-        return [(attr, t) for attr, t in pairs if attr and t is not None]
+        return [
+            (attr, t, frozenset(seg.field for seg in t.segments if not isinstance(seg, str)))
+            for attr, t in pairs if attr and t is not None
+        ]
 
     def decode(self, item: Mapping[str, Any], *, raw: bool = False) -> dict[str, Any]:
         """An application item from a stored one: key attributes dropped (unless ``raw``),
@@ -231,9 +234,9 @@ class ItemCodec:
             return out
         entity = self.entity_of(out)
         if entity is not None:
-            for attr, template in self._templates_by_entity[entity.name]:
+            for attr, template, fields in self._templates_by_entity[entity.name]:
                 text = out.get(attr)
-                if isinstance(text, str):
+                if isinstance(text, str) and not fields <= out.keys():  # a field to recover from it
                     for name, value in keys.parse(entity, template, text).items():
                         out.setdefault(name, _stored_form(entity, name, value))
         for attr in self.key_attributes:
