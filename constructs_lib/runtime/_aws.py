@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 _serializer = None
 _deserializer = None
+_number: Any = None  # DynamoDB's decimal context's create_decimal, set with _deserializer
 
 
 def make_client(
@@ -58,12 +59,27 @@ def serialize_value(value: Any) -> dict[str, Any]:
 
 
 def deserialize(item: Mapping[str, Any]) -> dict[str, Any]:
-    global _deserializer
-    if _deserializer is None:
-        from boto3.dynamodb.types import TypeDeserializer
+    """A wire-format item as Python values, exactly as boto3's ``TypeDeserializer`` makes them.
 
-        _deserializer = TypeDeserializer()
-    return {k: _deserializer.deserialize(v) for k, v in item.items()}
+    Strings, numbers (``Decimal`` in DynamoDB's number context) and booleans — nearly every value
+    of an item — are converted inline; every other type goes through ``TypeDeserializer``.
+    """
+    global _deserializer, _number
+    if _deserializer is None:
+        from boto3.dynamodb.types import DYNAMODB_CONTEXT, TypeDeserializer
+
+        _deserializer, _number = TypeDeserializer(), DYNAMODB_CONTEXT.create_decimal
+    out = {}
+    for name, value in item.items():
+        if "S" in value and len(value) == 1:
+            out[name] = value["S"]
+        elif "N" in value and len(value) == 1:
+            out[name] = _number(value["N"])
+        elif "BOOL" in value and len(value) == 1:
+            out[name] = value["BOOL"]
+        else:
+            out[name] = _deserializer.deserialize(value)
+    return out
 
 
 def call(client: BaseClient, operation: str, **params: Any) -> dict[str, Any]:

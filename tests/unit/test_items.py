@@ -422,3 +422,23 @@ def test_large_round_numbers_are_stored_in_exponent_form() -> None:
     assert value == Decimal("1E+40") and len(value.as_tuple().digits) == 1
     from boto3.dynamodb.types import TypeSerializer
     assert TypeSerializer().serialize(value) == {"N": "1E+40"}
+
+
+def test_fast_deserializer_matches_boto3_for_every_attribute_type() -> None:
+    # GIVEN an item in wire format with every DynamoDB attribute type, odd numbers included
+    from boto3.dynamodb.types import TypeDeserializer
+
+    from constructs_lib.runtime import _aws
+
+    wire = {
+        "s": {"S": "é#x"}, "empty": {"S": ""}, "n": {"N": "-0012.50"}, "big": {"N": "1E+125"},
+        "int": {"N": "42"}, "t": {"BOOL": True}, "f": {"BOOL": False}, "null": {"NULL": True},
+        "b": {"B": b"\x00\x01"}, "ss": {"SS": ["a", "b"]}, "ns": {"NS": ["1", "2.5"]}, "bs": {"BS": [b"x"]},
+        "l": {"L": [{"S": "a"}, {"N": "1"}]}, "m": {"M": {"k": {"N": "3"}, "nested": {"L": []}}},
+    }
+    # WHEN deserialized by the runtime and by boto3
+    ours = _aws.deserialize(wire)
+    theirs = {k: TypeDeserializer().deserialize(v) for k, v in wire.items()}
+    # THEN the values and their types are identical
+    assert ours == theirs
+    assert {k: type(v) for k, v in ours.items()} == {k: type(v) for k, v in theirs.items()}
