@@ -277,9 +277,10 @@ class StreamAudit(Construct):
                 {"dynamodb": {"NewImage": {entity_attr: {"S": [{"anything-but": skipped}]}}}},
                 {"eventName": ["REMOVE"], "dynamodb": {"OldImage": {entity_attr: {"S": [{"anything-but": skipped}]}}}},
                 # items without an entity attribute are not excluded by name: audit them
-                {"dynamodb": {"NewImage": {pk_attr: {"S": [{"exists": True}]}, entity_attr: [{"exists": False}]}}},
+                # (patterns on leaves only: AWS defines "exists" for leaf nodes, not for the {"S": ...} object)
+                {"dynamodb": {"NewImage": {pk_attr: {"S": [{"exists": True}]}, entity_attr: {"S": [{"exists": False}]}}}},
                 {"eventName": ["REMOVE"],
-                 "dynamodb": {"OldImage": {pk_attr: {"S": [{"exists": True}]}, entity_attr: [{"exists": False}]}}},
+                 "dynamodb": {"OldImage": {pk_attr: {"S": [{"exists": True}]}, entity_attr: {"S": [{"exists": False}]}}}},
             ]
         return []
 

@@ -23,8 +23,9 @@ Semantics implemented (AWS Lambda "event filtering" / EventBridge content filter
     ``= < <= > >=``: matches JSON numbers only (DynamoDB's ``{"N": "5"}`` holds a *string*,
     so numeric filters do not apply to it — as on AWS);
   - ``{"exists": true}`` — the key is present and holds a leaf value (a primitive or a list
-    with at least one primitive; AWS applies ``exists`` to leaf nodes only, so a nested object
-    does not count); ``{"exists": false}`` — the key is absent.
+    with at least one primitive); ``{"exists": false}`` — the key is absent. AWS applies
+    ``exists`` to leaf nodes only and leaves its result on an object unspecified, so meeting an
+    object raises :class:`EventFilterError` instead of picking an answer.
 
 * If the event value is a list, the leaf matches when **any** element matches.
 * A missing key fails every matcher except ``exists: false``.
@@ -250,6 +251,14 @@ def _match_leaf(entries: list[Any], actual: Any) -> bool:
     for entry in entries:
         if isinstance(entry, Mapping) and "exists" in entry:
             wanted = entry["exists"]
+            if isinstance(actual, Mapping) or (
+                isinstance(actual, list) and actual and all(isinstance(a, Mapping) for a in actual)
+            ):
+                raise EventFilterError(
+                    f"operator 'exists' met an object ({json.dumps(actual, default=str)[:60]}): AWS documents "
+                    "'exists' as matching leaf nodes only and leaves its result on an object unspecified; write the "
+                    "pattern on a leaf, e.g. {\"_type\": {\"S\": [{\"exists\": false}]}}"
+                )
             present = actual is not _MISSING and _is_leaf(actual)
             if (wanted and present) or (not wanted and actual is _MISSING):
                 return True

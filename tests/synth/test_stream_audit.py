@@ -134,8 +134,29 @@ def test_excluded_entities_become_event_filters(shop: Synth) -> None:
     # THEN inserts/updates and removes of other entities pass, counter items never invoke the function
     assert {"dynamodb": {"NewImage": {"_type": {"S": [{"anything-but": skipped}]}}}} in patterns
     assert {"eventName": ["REMOVE"], "dynamodb": {"OldImage": {"_type": {"S": [{"anything-but": skipped}]}}}} in patterns
-    # AND items without an entity attribute are still audited
+    # AND items without an entity attribute are still audited, with "exists" on the leaf
+    # ("_type"."S"), never on the type map, whose result AWS leaves unspecified
+    for image in ("NewImage", "OldImage"):
+        without_type = [p for p in patterns if p["dynamodb"].get(image, {}).get("_type") == {"S": [{"exists": False}]}]
+        assert len(without_type) == 1, patterns
     assert len(patterns) == 4
+
+
+def test_every_synthesized_event_filter_is_written_on_leaves(shop_template: dict[str, Any]) -> None:
+    # GIVEN every event source mapping of the showcase's shop stack
+    mappings = [r for r in shop_template["Resources"].values() if r["Type"] == "AWS::Lambda::EventSourceMapping"]
+    assert mappings
+
+    def attribute_leaves(pattern: dict[str, Any]) -> list[Any]:
+        images = pattern.get("dynamodb", {})
+        return [value for image in ("NewImage", "OldImage", "Keys") for value in images.get(image, {}).values()]
+
+    # THEN each image attribute is matched through its type map ({"S": [...]}), never by a list
+    # placed on the attribute itself (a non-leaf node)
+    for mapping in mappings:
+        for entry in mapping["Properties"].get("FilterCriteria", {}).get("Filters", []):
+            for value in attribute_leaves(json.loads(entry["Pattern"])):
+                assert isinstance(value, dict) and all(isinstance(v, list) for v in value.values()), entry
 
 
 def test_included_entities_become_event_filters(shop_model: Model, tmp_path: Path) -> None:
