@@ -35,6 +35,7 @@ from .exceptions import (
     TrafficInsightError,
     TransactionCanceledError,
     UnknownAccessPatternError,
+    UnknownFieldError,
     UpdateRejectedError,
     VersionConflictError,
 )
@@ -179,6 +180,7 @@ __all__ = [
     "Transaction",
     "TransactionCanceledError",
     "UnknownAccessPatternError",
+    "UnknownFieldError",
     "UpdateRejectedError",
     "VersionConflictError",
     "bucket",

@@ -35,7 +35,8 @@ from decimal import Context, Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
 from . import _aws, codec
-from .exceptions import CursorError, ImageOmittedError, KeyValueError, RedactionError
+from .exceptions import ImageOmittedError, KeyValueError, RedactionError
+from .pages import CursorCodec, derive_cursor_key
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
@@ -444,11 +445,17 @@ class AuditClient:
         pk = self._item_pk(key, entity, model, ids)
         _check_limit("limit", limit)
         params = _pk_query(pk, ScanIndexForward=False, Limit=limit)
+        cursors, query = self._cursors(), sha256_hex(pk)[:24]
         if cursor is not None:
-            params["ExclusiveStartKey"] = _decode_cursor(cursor, pk)
+            params["ExclusiveStartKey"] = cursors.decode(cursor, query, partition=(PK, {"S": pk}), source="history()",
+                                                         other="the history of another item")
         resp = _aws.call(self.client, "query", TableName=self.audit_table_name, **params)
         last = resp.get("LastEvaluatedKey")
-        return AuditPage([AuditRecord.from_item(i) for i in resp.get("Items", [])], _encode_cursor(last, pk) if last else None)
+        return AuditPage([AuditRecord.from_item(i) for i in resp.get("Items", [])],
+                         cursors.encode(last, query) if last else None)
+
+    def _cursors(self) -> CursorCodec:
+        return CursorCodec(derive_cursor_key("audit", self.audit_table_name))
 
     def changes(self, day: date | str, *, limit_per_shard: int | None = None, entity: str | None = None) -> list[AuditRecord]:
         """Every change of ``day`` (UTC), oldest first: the ``ByDay`` index, all ``day_shards``
@@ -539,22 +546,6 @@ def _pk_query(pk: str, **extra: Any) -> dict[str, Any]:
 def _check_limit(what: str, value: Any, cap: int | None = 1000) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1 or (cap is not None and value > cap):
         raise KeyValueError(f"{what} {value!r} must be a positive int" + (f" of at most {cap}" if cap else ""))
-
-
-def _encode_cursor(last_key: Mapping[str, Any], pk: str) -> str:
-    blob = json.dumps({"q": sha256_hex(pk)[:16], "k": last_key}, sort_keys=True, separators=(",", ":"))
-    return base64.urlsafe_b64encode(blob.encode()).decode().rstrip("=")
-
-
-def _decode_cursor(cursor: str, pk: str) -> dict[str, Any]:
-    try:
-        data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        key, fingerprint = data["k"], data["q"]
-    except (ValueError, KeyError, TypeError) as exc:
-        raise CursorError(f"cursor {str(cursor)[:40]!r} is malformed; pass back a cursor returned by history()") from exc
-    if fingerprint != sha256_hex(pk)[:16]:
-        raise CursorError(f"cursor {cursor[:40]!r} belongs to the history of another item")
-    return key
 
 
 __all__ = [

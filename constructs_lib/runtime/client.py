@@ -17,20 +17,17 @@ from . import _aws, buckets, keys, requests
 from .exceptions import (
     BatchIncompleteError,
     ConditionFailedError,
+    DynamoDBError,
     ItemValidationError,
     KeyValueError,
     TransactionCanceledError,
     UnknownAccessPatternError,
+    UnknownFieldError,
+    UpdateRejectedError,
+    VersionConflictError,
 )
-from .items import ItemCodec, require_fields
-from .pages import (
-    QUERY_OPTIONS,
-    Page,
-    _decode_cursor,
-    _encode_cursor,
-    _fingerprint,
-    follow_cursors,
-)
+from .items import MAX_PK_BYTES, MAX_SK_BYTES, ItemCodec, require_fields
+from .pages import QUERY_OPTIONS, CursorCodec, Page, derive_cursor_key, fingerprint, follow_cursors
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
@@ -42,12 +39,17 @@ if TYPE_CHECKING:
 #: Environment variables a generated Lambda function receives.
 ENV_TABLE_NAME = "TABLE_NAME"
 ENV_MODEL_PATH = "CONSTRUCTS_LIB_MODEL_PATH"
+#: Optional secret that signs pagination cursors (see ``TableClient(cursor_key=...)``).
+ENV_CURSOR_KEY = "CONSTRUCTS_LIB_CURSOR_KEY"
 #: File name of the model JSON at the root of a bundled asset.
 MODEL_FILE = "model.json"
 
 BATCH_GET_LIMIT = 100
 BATCH_WRITE_LIMIT = 25
 TRANSACTION_LIMIT = 100
+#: How many times a plain put of a versioned entity re-reads the stored version (through its
+#: failed condition) before giving up under contention.
+CONTINUE_VERSION_ATTEMPTS = 10
 
 
 def load_bundled_model(path: str | os.PathLike[str] | None = None) -> Model:
@@ -88,6 +90,12 @@ class TableClient:
     traffic
         A :class:`~constructs_lib.runtime.stats.TrafficRecorder` sampling this client's
         requests (see :meth:`record_traffic`). Default None: recording off.
+    cursor_key
+        Secret (≥ 16 bytes, or text) signing pagination cursors, so a cursor handed to a caller
+        cannot be edited or forged. Default: ``$CONSTRUCTS_LIB_CURSOR_KEY`` if set, else a key
+        derived from the table name and the model — which still refuses corrupted cursors and
+        cursors of other queries, tables or models, but not a forgery by someone who knows
+        both. Clients serving the same cursors must share the key.
     """
 
     #: The recorder sampling this client's requests, or None (recording off, the default).
@@ -105,9 +113,17 @@ class TableClient:
         endpoint_url: str | None = None,
         batch_retries: int = 8,
         traffic: TrafficRecorder | None = None,
+        cursor_key: bytes | str | None = None,
     ) -> None:
         if not isinstance(table_name, str) or not table_name:
             raise KeyValueError(f"table_name {table_name!r} must be a non-empty string")
+        secret = cursor_key if cursor_key is not None else os.environ.get(ENV_CURSOR_KEY) or None
+        if isinstance(secret, str):
+            secret = secret.encode("utf-8")
+        if secret is not None and (not isinstance(secret, bytes) or len(secret) < 16):
+            raise KeyValueError("cursor_key must be a secret of at least 16 bytes (bytes or text)")
+        self._cursor_secret: bytes | None = secret
+        self._cursors: CursorCodec | None = None
         self.model = model
         self.table_name = table_name
         self.client = client or _aws.make_client(
@@ -126,6 +142,15 @@ class TableClient:
         if not name:
             raise ValueError(f"environment variable {table_env!r} is not set; it should hold the table name")
         return cls(load_bundled_model(), name, **kwargs)
+
+    @property
+    def cursors(self) -> CursorCodec:
+        """The codec signing and checking this client's pagination cursors."""
+        if self._cursors is None:
+            self._cursors = CursorCodec(
+                self._cursor_secret or derive_cursor_key(self.table_name, self.model.to_json(indent=None))
+            )
+        return self._cursors
 
     def record_traffic(
         self, sample_rate: float = 0.01, *, seed: int | None = None, recorder: TrafficRecorder | None = None
@@ -209,19 +234,39 @@ class TableClient:
         ``expected_version`` guards an overwrite (raises :class:`VersionConflictError`);
         ``expires_in``/``expires_at`` set the model's TTL attribute.
         """
+        ent = self.entity(entity)
         req = requests.put(
-            self.codec, self.table_name, self.entity(entity), item, create_only=create_only,
+            self.codec, self.table_name, ent, item, create_only=create_only,
             expected_version=expected_version, expires_in=expires_in, expires_at=expires_at,
         )
-        self._write(req, "put_item")
+        if req.kind == "continue_version":
+            req = self._put_continuing(ent, req)
+        else:
+            self._write(req, "put_item")
         return self.codec.decode(_aws.deserialize(req.params["Item"]))
+
+    def _put_continuing(self, entity: Entity, req: requests.Request) -> requests.Request:
+        """A plain put of a versioned entity: create at version 1, or overwrite the stored
+        version ``n`` with ``n + 1`` — read from the failed condition (``ALL_OLD``), no extra
+        call — retried while concurrent writers move it. Returns the request that succeeded."""
+        for _ in range(CONTINUE_VERSION_ATTEMPTS):
+            try:
+                _aws.call(self.client, "put_item", **req.params, ReturnValuesOnConditionCheckFailure="ALL_OLD")
+                return req
+            except ConditionFailedError as exc:
+                req = requests.continue_version(self.codec, entity, req, getattr(exc, "old_item", None))
+        raise VersionConflictError(
+            f"Put {entity.name} {req.key!r}: the stored version changed on each of {CONTINUE_VERSION_ATTEMPTS} attempts "
+            "(heavy concurrent writes); retry later, or put with expected_version=...",
+            key=req.key, operation="PutItem",
+        )
 
     def get(self, entity: str, *, consistent: bool = False, raw: bool = False, **key_values: Any) -> dict[str, Any] | None:
         """Read one item by its table-key fields; None if absent."""
         ent = self.entity(entity)
         resp = _aws.call(
             self.client, "get_item", TableName=self.table_name,
-            Key=_aws.serialize(self.codec.table_key(ent, key_values)), ConsistentRead=consistent,
+            Key=_aws.serialize(self.codec.key_values(ent, key_values, what="get key")), ConsistentRead=consistent,
         )
         item = resp.get("Item")
         return self.codec.decode(_aws.deserialize(item), raw=raw) if item else None
@@ -234,6 +279,7 @@ class TableClient:
         set: Mapping[str, Any] | None = None,
         remove: Sequence[str] = (),
         add: Mapping[str, Any] | None = None,
+        delete: Mapping[str, Any] | None = None,
         expected_version: int | None = None,
         must_exist: bool = True,
         expires_in: timedelta | None = None,
@@ -241,13 +287,18 @@ class TableClient:
     ) -> dict[str, Any]:
         """Partially update an item, recomputing derived index keys in the same UpdateItem.
 
-        ``set`` values of None remove the attribute. Returns the updated item (decoded).
+        ``key`` holds exactly the table-key fields. ``set`` values of None remove the attribute;
+        ``add`` adds to numbers and sets, ``delete`` removes elements from sets (neither on a
+        declared field or a value an index key is built from). Returns the updated item (decoded).
+        ``must_exist=False`` makes it an upsert: a missing item is created complete (entity,
+        table-key fields, the index keys the update determines) — refused with
+        :class:`ItemNotFoundError` when the entity's required attributes are not all set.
         Raises :class:`UpdateRejectedError` when a template input is set without the other
         inputs its key needs, :class:`ItemNotFoundError` if the item does not exist (unless
         ``must_exist=False``), :class:`VersionConflictError` on a stale ``expected_version``.
         """
         req = requests.update(
-            self.codec, self.table_name, self.entity(entity), key, set=set, remove=remove, add=add,
+            self.codec, self.table_name, self.entity(entity), key, set=set, remove=remove, add=add, delete=delete,
             expected_version=expected_version, must_exist=must_exist, expires_in=expires_in, expires_at=expires_at,
         )
         resp = self._write(req, "update_item", ReturnValues="ALL_NEW")
@@ -311,16 +362,30 @@ class TableClient:
         """
         if self.traffic is not None and self.traffic.current_pattern() != pattern:
             with self.traffic.pattern(pattern):  # names the access pattern on the requests it samples
-                return self.query(pattern, values, limit=limit, cursor=cursor, descending=descending,
-                                  consistent=consistent, raw=raw, **kw)
+                return self._query(pattern, values, kw, limit, cursor, descending, consistent, raw, partition_at)
+        return self._query(pattern, values, kw, limit, cursor, descending, consistent, raw, partition_at)
+
+    def _query(
+        self, pattern: str, values: Mapping[str, Any] | None, kw: Mapping[str, Any], limit: int | None,
+        cursor: str | None, descending: bool | None, consistent: bool, raw: bool, partition_at: Any,
+    ) -> Page:
         resolved = self.pattern(pattern)
         vals = {**(values or {}), **kw}
+        accepted = resolved.pk_fields + resolved.sk_fields
+        unknown = [name for name in vals if name not in accepted]
+        if unknown:
+            raise UnknownFieldError(
+                f"pattern {pattern!r} takes field(s) {list(accepted)!r} and options {sorted(QUERY_OPTIONS)!r}; "
+                f"{sorted(map(str, unknown))!r} {'is' if len(unknown) == 1 else 'are'} neither"
+            )
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
             raise KeyValueError(f"limit {limit!r} must be a positive int")
         partition_value = self._partition_of(resolved, vals, partition_at)
         if resolved.operation == "GetItem":
             entity = self.entity(resolved.pattern.entities[0])
             require_fields(entity, vals, resolved.pk_fields + resolved.sk_fields, what=f"pattern {pattern!r}")
+            if cursor is not None:
+                raise KeyValueError(f"pattern {pattern!r} reads one item (GetItem); it has no pages, so no cursor")
             item = self.get(entity.name, consistent=consistent, raw=raw, **vals)
             return Page([item] if item else [], None)
         if consistent and resolved.index is not None and resolved.index.kind == "GSI":
@@ -328,9 +393,12 @@ class TableClient:
         params = self._query_params(resolved, vals, partition_value)
         params["ScanIndexForward"] = not (resolved.pattern.descending if descending is None else descending)
         params["ConsistentRead"] = consistent
-        fingerprint = _fingerprint(pattern, params)
+        query_id = fingerprint(pattern, params)
         if cursor is not None:
-            params["ExclusiveStartKey"] = _decode_cursor(cursor, fingerprint)
+            pk_attr = self._pk_attribute(resolved)
+            params["ExclusiveStartKey"] = self.cursors.decode(
+                cursor, query_id, partition=(pk_attr, params["ExpressionAttributeValues"][":v0"]),
+            )
         items: list[dict[str, Any]] = []
         while True:
             if limit is not None:
@@ -341,7 +409,7 @@ class TableClient:
             if not last or (limit is not None and len(items) >= limit):
                 break
             params["ExclusiveStartKey"] = last
-        return Page(items, _encode_cursor(last, fingerprint) if last else None)
+        return Page(items, self.cursors.encode(last, query_id) if last else None)
 
     def query_all(self, pattern: str, values: Mapping[str, Any] | None = None, /, **kw: Any) -> Iterator[dict[str, Any]]:
         """Iterate over every item of a pattern, following cursors — and, for a range over
@@ -387,6 +455,10 @@ class TableClient:
             )
         return starts[0]
 
+    def _pk_attribute(self, resolved: ResolvedPattern) -> str:
+        index = resolved.index
+        return self.model.pk_attribute if index is None or index.kind == "LSI" else index.pk_attribute  # type: ignore[return-value]
+
     def _pk_template(self, resolved: ResolvedPattern) -> Any:
         entity, index = self.entity(resolved.pattern.entities[0]), resolved.index
         return entity.pk_template if index is None or index.kind == "LSI" else entity.index_templates(index.name)[0]
@@ -406,7 +478,8 @@ class TableClient:
         require_fields(entity, vals, resolved.pk_fields, what=f"pattern {p.name!r} partition key")
         pk_vals = vals if partition_value is None else {**vals, resolved.sk_fields[-1]: partition_value}
         expr = requests.Expression()
-        condition = f"{expr.name(pk_attr)} = {expr.value(keys.build(entity, pk_t, pk_vals, where='partition key'))}"  # type: ignore[arg-type]
+        pk_value = _key_bound(keys.build(entity, pk_t, pk_vals, where="partition key"), MAX_PK_BYTES, p.name)  # type: ignore[arg-type]
+        condition = f"{expr.name(pk_attr)} = {expr.value(pk_value)}"  # (the value is :v0)
         if p.sk is not None:
             assert sk_t is not None and sk_attr is not None
             condition += " AND " + self._sk_condition(entity, sk_t, sk_attr, p.sk, resolved.sk_fields, vals, expr)
@@ -426,28 +499,42 @@ class TableClient:
     ) -> str:
         name = expr.name(attr)
         require_fields(entity, vals, fields, what="sort-key condition")
+        where = f"{entity.name} sort-key condition"
+
+        def low(text: str) -> str:
+            return expr.value(_key_bound(text, MAX_SK_BYTES, where))
+
+        def high(text: str, complete: bool) -> str:
+            # "text + $" bounds everything under "text#"; a key of the maximum size has nothing
+            # under it, so the bound is the key itself (DynamoDB refuses longer condition values).
+            if complete:
+                if len(text.encode("utf-8")) >= MAX_SK_BYTES:
+                    return expr.value(_key_bound(text, MAX_SK_BYTES, where))
+                return expr.value(text + keys.UPPER)
+            return expr.value(_key_bound(text + keys.UPPER, MAX_SK_BYTES, where))
+
         if op == "=":
-            return f"{name} = {expr.value(keys.build(entity, template, vals, where='sort key'))}"
+            return f"{name} = {low(keys.build(entity, template, vals, where='sort key'))}"
         if op == "begins_with":
             text, complete = keys.prefix(entity, template, vals, fields)
             if complete:  # the key itself and everything under it: [key, key + "$"]
-                return f"{name} BETWEEN {expr.value(text)} AND {expr.value(text + keys.UPPER)}"
-            return f"begins_with({name}, {expr.value(text)})"
+                return f"{name} BETWEEN {low(text)} AND {high(text, True)}"
+            return f"begins_with({name}, {low(text)})"
         if op == "between":
             last = fields[-1]
             pair = vals[last]
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise KeyValueError(f"between on {entity.name}.{last} needs a (low, high) pair, got {pair!r}")
-            low, _ = keys.partial(entity, template, {**vals, last: pair[0]}, fields)
-            high, complete = keys.partial(entity, template, {**vals, last: pair[1]}, fields)
-            if low > high:
+            low_text, _ = keys.partial(entity, template, {**vals, last: pair[0]}, fields)
+            high_text, complete = keys.partial(entity, template, {**vals, last: pair[1]}, fields)
+            if low_text > high_text:
                 raise KeyValueError(f"between on {entity.name}.{last}: low {pair[0]!r} is above high {pair[1]!r}")
-            return f"{name} BETWEEN {expr.value(low)} AND {expr.value(high if complete else high + keys.UPPER)}"
+            return f"{name} BETWEEN {low(low_text)} AND {high(high_text, complete)}"
         text, complete = keys.partial(entity, template, vals, fields)
         if op in ("<", ">="):  # compare against the smallest key carrying this value
-            return f"{name} {op} {expr.value(text)}"
+            return f"{name} {op} {low(text)}"
         # "<=" and ">": compare against the largest key carrying this value
-        return f"{name} {op} {expr.value(text if complete else text + keys.UPPER)}"
+        return f"{name} {op} {low(text) if complete else high(text, False)}"
 
     # Batch operations ------------------------------------------------------------------------------
     def batch_get(
@@ -457,7 +544,7 @@ class TableClient:
 
         Returns one entry per request, in order (None where the item does not exist).
         """
-        keyed = [self.codec.table_key(self.entity(e), v) for e, v in requests_]
+        keyed = [self.codec.key_values(self.entity(e), v, what="batch_get key") for e, v in requests_]
         unique = list({tuple(sorted(k.items())): k for k in keyed}.values())
         key_attrs = sorted(keyed[0]) if keyed else []
         found: dict[tuple[tuple[str, str], ...], dict[str, Any]] = {}
@@ -483,14 +570,19 @@ class TableClient:
                     raise ItemValidationError(
                         f"batch_write {what} entry {pair!r:.80} must be an (entity name, attributes) pair"
                     )
+        # Every item is built and checked before the first call: a batch is refused whole, or sent.
         for entity, item in puts:
             ent = self.entity(entity)
             if ent.version_attribute:
-                item = {**item, ent.version_attribute: 1}
+                raise UpdateRejectedError(
+                    f"batch_write: {ent.name} is versioned ({ent.version_attribute!r}), and BatchWriteItem cannot "
+                    "check or continue a stored version (an overwrite would move it back to 1); use put(), "
+                    "put(create_only=True) or a transaction with create_only/expected_version"
+                )
             built = self.codec.build_item(ent, item)
             writes.append((self.codec.table_key(ent, built), {"PutRequest": {"Item": _aws.serialize(built)}}))
         for entity, key in deletes:
-            k = self.codec.table_key(self.entity(entity), key)
+            k = self.codec.key_values(self.entity(entity), key, what="batch_write delete key")
             writes.append((k, {"DeleteRequest": {"Key": _aws.serialize(k)}}))
         seen: set[tuple[tuple[str, str], ...]] = set()
         for k, _ in writes:
@@ -501,24 +593,38 @@ class TableClient:
                     "(their order would be undefined)"
                 )
             seen.add(ident)
-        for start in range(0, len(writes), BATCH_WRITE_LIMIT):
-            request = {self.table_name: [w for _, w in writes[start:start + BATCH_WRITE_LIMIT]]}
+        requests_ = [w for _, w in writes]
+        done: list[dict[str, Any]] = []
+        for start in range(0, len(requests_), BATCH_WRITE_LIMIT):
+            chunk = requests_[start:start + BATCH_WRITE_LIMIT]
+            later = requests_[start + BATCH_WRITE_LIMIT:]
+            request = {self.table_name: chunk}
             for attempt in range(self.batch_retries + 1):
-                resp = _aws.call(self.client, "batch_write_item", RequestItems=request)
-                request = resp.get("UnprocessedItems") or {}
-                if not request:
-                    break
-                if attempt == self.batch_retries:
+                try:
+                    resp = _aws.call(self.client, "batch_write_item", RequestItems=request)
+                except DynamoDBError as exc:
+                    # DynamoDB refused the whole call: nothing of it was written.
                     left = request[self.table_name]
-                    done = start + BATCH_WRITE_LIMIT - len(left)
+                    raise BatchIncompleteError(
+                        f"batch_write: DynamoDB refused a chunk ({exc.code}: {exc}); {len(done)} of {len(requests_)} "
+                        "request(s) were written (in .written), the rest were not (in .unprocessed)",
+                        unprocessed=left + later, written=done, code=exc.code, operation="BatchWriteItem",
+                    ) from exc
+                left = (resp.get("UnprocessedItems") or {}).get(self.table_name, [])
+                sent = request[self.table_name]
+                done += [r for r in sent if r not in left]
+                if not left:
+                    break
+                request = {self.table_name: left}
+                if attempt == self.batch_retries:
                     raise BatchIncompleteError(
                         f"batch_write: {len(left)} request(s) still unprocessed after {self.batch_retries} retries; "
-                        f"{done} of {len(writes)} were written, the rest are in .unprocessed (later chunks were not sent)",
-                        unprocessed=left + [w for _, w in writes[start + BATCH_WRITE_LIMIT:]],
-                        operation="BatchWriteItem",
+                        f"{len(done)} of {len(requests_)} were written (in .written), the rest are in .unprocessed "
+                        "(later chunks were not sent)",
+                        unprocessed=left + later, written=done, operation="BatchWriteItem",
                     )
                 _aws.sleep(_aws.backoff(attempt))
-        return len(writes)
+        return len(requests_)
 
     # Transactions ----------------------------------------------------------------------------------------
     def transaction(self, *, client_request_token: str | None = None) -> Transaction:
@@ -553,7 +659,13 @@ class Transaction:
 
     def put(self, entity: str, item: Mapping[str, Any], **kw: Any) -> Transaction:
         t = self._table
-        return self._add(requests.put(t.codec, t.table_name, t.entity(entity), item, **kw))
+        req = requests.put(t.codec, t.table_name, t.entity(entity), item, **kw)
+        if req.kind == "continue_version":
+            raise UpdateRejectedError(
+                f"transaction put of versioned {entity} {req.key!r} needs create_only=True or expected_version=N: "
+                "a transaction cannot read the stored version to continue it"
+            )
+        return self._add(req)
 
     def update(self, entity: str, key: Mapping[str, Any], **kw: Any) -> Transaction:
         t = self._table
@@ -594,3 +706,16 @@ class Transaction:
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         if exc_type is None:
             self.commit()
+
+
+def _key_bound(text: str, limit: int, where: str) -> str:
+    """A key-condition value within DynamoDB's key size ``limit``; beyond it no stored key can
+    match and DynamoDB would refuse the query (or, for a partition key, return nothing)."""
+    size = len(text.encode("utf-8"))
+    if size > limit:
+        kind = "partition" if limit == MAX_PK_BYTES else "sort"
+        raise KeyValueError(
+            f"{where}: key value {text[:40]!r}... is {size} bytes; DynamoDB {kind} key values are limited to "
+            f"{limit} bytes, so no item can match — shorten the values"
+        )
+    return text

@@ -21,6 +21,12 @@ class KeyValueError(RuntimeClientError, ValueError):
     """
 
 
+class UnknownFieldError(KeyValueError, TypeError):
+    """A call named a field or option the entity, key or access pattern does not take (e.g. a
+    non-key field in a key, a misspelt query option). Raised before any AWS call; the message
+    lists what is accepted."""
+
+
 class ItemValidationError(RuntimeClientError, ValueError):
     """An item or attribute update breaks a rule of the data model."""
 
@@ -76,15 +82,20 @@ class TransactionCanceledError(DynamoDBError):
 
 
 class BatchIncompleteError(DynamoDBError):
-    """A batch call still had unprocessed keys/items after every retry.
+    """A batch call did not complete: unprocessed keys/items remained after every retry, or
+    DynamoDB refused a chunk.
 
-    ``unprocessed`` holds what was not done, so the caller can decide; nothing is dropped
-    silently.
+    ``unprocessed`` holds what was not done and ``written`` (batch writes) what was, so the
+    caller can decide; nothing is dropped silently. When DynamoDB refused a chunk, the refusal
+    is ``__cause__``.
     """
 
-    def __init__(self, message: str, *, unprocessed: list[Any] | None = None, **kw: Any) -> None:
+    def __init__(
+        self, message: str, *, unprocessed: list[Any] | None = None, written: list[Any] | None = None, **kw: Any
+    ) -> None:
         super().__init__(message, **kw)
         self.unprocessed = unprocessed or []
+        self.written = written or []
 
 
 class ItemNotFoundError(ConditionFailedError):

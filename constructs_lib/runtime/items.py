@@ -19,7 +19,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from . import codec, keys, ttl
-from .exceptions import ItemValidationError, KeyValueError, UpdateRejectedError
+from .exceptions import ItemValidationError, KeyValueError, UnknownFieldError, UpdateRejectedError
 
 if TYPE_CHECKING:
     from ..model import Entity, Index, KeyTemplate, Model
@@ -34,7 +34,11 @@ class UpdatePlan:
 
     set: dict[str, Any] = field(default_factory=dict)
     remove: list[str] = field(default_factory=list)
-    increment: dict[str, Any] = field(default_factory=dict)
+    add: dict[str, Any] = field(default_factory=dict)
+    delete: dict[str, Any] = field(default_factory=dict)
+    #: Upserts only: required attributes the update does not write; creating the item without
+    #: them is refused (the update then applies only to an existing item).
+    create_missing: list[str] = field(default_factory=list)
 
 
 class ItemCodec:
@@ -138,27 +142,59 @@ class ItemCodec:
         return item
 
     # Update ----------------------------------------------------------------------------------
+    def key_values(self, entity: Entity, values: Mapping[str, Any], *, what: str) -> dict[str, str]:
+        """The table key built from exactly the entity's table-key fields: any other name in
+        ``values`` raises :class:`UnknownFieldError` (a non-key field in a key would be used to
+        build nothing, or worse, trusted as the stored value)."""
+        accepted = entity.table_key_fields
+        unknown = [name for name in values if name not in accepted]
+        if unknown:
+            raise UnknownFieldError(
+                f"{entity.name} {what}: {sorted(map(str, unknown))!r} are not fields of the table key; a key takes "
+                f"exactly {list(accepted)!r}"
+            )
+        return self.table_key(entity, values)
+
     def plan_update(
         self,
         entity: Entity,
         key_values: Mapping[str, Any],
         set_values: Mapping[str, Any],
         remove: Iterable[str],
+        add: Mapping[str, Any] | None = None,
+        delete: Mapping[str, Any] | None = None,
+        *,
+        upsert: bool = False,
     ) -> UpdatePlan:
-        """Plan a partial update, recomputing every affected derived key."""
+        """Plan a partial update, recomputing every affected derived key.
+
+        ``upsert`` (an update that may create the item) also writes what a put would: the
+        entity attribute, the table-key fields and every index key whose inputs the key and
+        the update determine, so a created item is complete and visible to its patterns.
+        """
         remove = list(remove)
         set_values = dict(set_values)
+        add, delete = dict(add or {}), dict(delete or {})
+        for clause, names in (("set", set_values), ("remove", remove), ("add", add), ("delete", delete)):
+            for name in names:
+                check_attribute_name(name, where=f"{entity.name}: {clause} attribute name")
+        _refuse_overlaps(entity.name, set_values, remove, add, delete)
         # ``None`` in set means remove.
         for name, value in list(set_values.items()):
             if value is None:
                 remove.append(name)
                 del set_values[name]
         key_fields = set(entity.table_key_fields)
-        for name in [*set_values, *remove]:
+        for name in [*set_values, *remove, *add, *delete]:
             if name in key_fields:
                 raise UpdateRejectedError(
                     f"{entity.name}: {name!r} is part of the table key {entity.pk!r}/{entity.sk!r} and cannot be "
                     "updated in place; delete the item and put it under the new key (e.g. in a transaction)"
+                )
+            if name in self.reserved:
+                raise UpdateRejectedError(
+                    f"{entity.name}: attribute {name!r} is managed by the model (key or entity attribute) and is "
+                    "computed from the item's fields; do not set, remove, add or delete it"
                 )
             if name in remove and name in entity.required:
                 raise UpdateRejectedError(
@@ -171,39 +207,85 @@ class ItemCodec:
                 )
             if name == self.model.ttl_attribute and name in set_values:
                 set_values[name] = ttl.validate_ttl_value(set_values[name], attribute=name)
-        if set(set_values) & set(remove):
-            raise UpdateRejectedError(
-                f"{entity.name}: attribute(s) {sorted(set(set_values) & set(remove))!r} are both set and removed"
-            )
-        plan = UpdatePlan(set=self.normalize(entity, set_values), remove=[])
-        for name in remove:
-            if name in self.reserved:
-                raise UpdateRejectedError(f"{entity.name}: attribute {name!r} is managed by the model; do not remove it")
-            plan.remove.append(name)
+        plan = UpdatePlan(set=self.normalize(entity, set_values), remove=list(remove))
+        plan.add = self._amounts(entity, add, "ADD")
+        plan.delete = self._amounts(entity, delete, "DELETE")
         known = {**self.normalize(entity, key_values), **plan.set}
+        # ADD on a presence-only input makes it present, whatever it held before.
+        present = {name: True for name in plan.add if name not in known}
         for index_name in entity.indexes:  # type: ignore[union-attr]
             inputs = self.index_inputs(entity, index_name)
-            touched_set = inputs & set(plan.set)
+            touched_set = inputs & (set(plan.set) | set(present))
             touched_remove = inputs & set(plan.remove)
-            if not touched_set and not touched_remove:
-                continue
             attrs = self.index_attributes(index_name)
+            if not touched_set and not touched_remove:
+                derived = self.index_key(entity, index_name, known) if upsert else None
+                if derived:  # every input is a table-key field: what a put of a new item would write
+                    plan.set.update(derived)
+                continue
             if touched_remove:
                 plan.remove += [a for a in attrs if a not in plan.remove]
                 continue
-            missing = sorted(f for f in inputs if known.get(f) is None)
+            values = {**known, **present}
+            missing = sorted(f for f in inputs if values.get(f) is None)
             if missing:
                 raise UpdateRejectedError(
                     f"{entity.name}: update sets {sorted(touched_set)!r}, an input of index {index_name!r}'s key, "
                     f"but not {missing!r}, which that key also needs; supply them in the same update so the "
                     "index key can be recomputed"
                 )
-            derived = self.index_key(entity, index_name, known)
+            derived = self.index_key(entity, index_name, values)
             if derived is None:  # sparse condition not met: leave the index
                 plan.remove += [a for a in attrs if a not in plan.remove]
             else:
                 plan.set.update(derived)
+        if upsert:
+            plan.set[self.model.entity_attribute] = entity.name
+            for name in entity.table_key_fields:
+                plan.set[name] = known[name]
+            plan.create_missing = [
+                r for r in entity.required if r not in plan.set and r not in plan.add and r != entity.version_attribute
+            ]
         return plan
+
+    def _amounts(self, entity: Entity, amounts: Mapping[str, Any], clause: str) -> dict[str, Any]:
+        """ADD/DELETE operands, checked: never on a declared field or an input whose new value
+        an index key would need (ADD adds an unknown amount; DELETE may empty a set, which
+        removes the attribute)."""
+        out = {}
+        for name, value in amounts.items():
+            inputs = [i for i in entity.indexes if name in self.index_inputs(entity, i)]  # type: ignore[union-attr]
+            value_inputs = [
+                i for i in inputs if name in self._value_inputs(entity, i)
+            ] if clause == "ADD" else inputs
+            if name in entity.fields or value_inputs:  # type: ignore[operator]
+                why = (f"it is an input of index {value_inputs[0]!r}'s key" if value_inputs
+                       else "it is a declared field, whose stored form the model controls")
+                raise UpdateRejectedError(
+                    f"{entity.name}: {clause} on {name!r} is not allowed: {why}, and its value after {clause} is "
+                    "unknown before the call; SET it instead"
+                )
+            value = to_dynamo(value, where=f"{entity.name}.{name} ({clause})")
+            if clause == "ADD":
+                if not isinstance(value, (int, Decimal, set)) or isinstance(value, bool):
+                    raise UpdateRejectedError(
+                        f"{entity.name}: ADD {name}={value!r} needs a number or a set (ADD adds to numbers and sets)"
+                    )
+            elif not isinstance(value, set):
+                raise UpdateRejectedError(
+                    f"{entity.name}: DELETE {name}={value!r} needs a non-empty set (DELETE removes elements from a set)"
+                )
+            out[name] = value
+        return out
+
+    def _value_inputs(self, entity: Entity, index_name: str) -> set[str]:
+        """Inputs of an index key whose *value* matters (templates, ``when_equals``) — all but a
+        presence-only ``when_present`` attribute."""
+        key = entity.indexes[index_name]  # type: ignore[index]
+        pk_t, sk_t = entity.index_templates(index_name)
+        out = {f for t in (pk_t, sk_t) if t for f in t.fields}
+        out.update(key.when_equals or {})
+        return out
 
     # Read ------------------------------------------------------------------------------------
     def entity_of(self, item: Mapping[str, Any]) -> Entity | None:
@@ -238,15 +320,15 @@ class ItemCodec:
                 text = out.get(attr)
                 if isinstance(text, str) and not fields <= out.keys():  # a field to recover from it
                     for name, value in keys.parse(entity, template, text).items():
-                        out.setdefault(name, _stored_form(entity, name, value))
+                        # (a time-bucket component, parsed as "field:bucket", is not a field)
+                        if name in fields and name not in out:
+                            out[name] = _stored_form(entity, name, value)
         for attr in self.key_attributes:
             out.pop(attr, None)
-        return {k: v for k, v in out.items() if ":" not in k}
+        return out
 
 
 def _stored_form(entity: Entity, name: str, value: Any) -> Any:
-    if ":" in name:
-        return value
     spec = entity.field(name)
     return codec.normalize(value, spec.kind, width=spec.width, field=f"{entity.name}.{name}")
 
@@ -269,11 +351,19 @@ def _check_key_sizes(entity: Entity, key: dict[str, str], pk_attribute: str | No
     return key
 
 
-def to_dynamo(value: Any, *, where: str) -> Any:
+#: DynamoDB nests maps and lists at most 32 levels deep, counting the attribute itself: a value
+#: may hold 31 containers inside one another (sets are leaves). Measured on DynamoDB Local.
+MAX_NESTED_CONTAINERS = 31
+#: Attribute names (top level and inside maps) are 1 to 65,535 bytes of UTF-8.
+MAX_NAME_BYTES = 65535
+
+
+def to_dynamo(value: Any, *, where: str, _depth: int = 0) -> Any:
     """Make a Python value storable: floats → Decimal (exact repr), datetimes rejected unless
     declared as fields, sets and nested containers converted recursively. Values DynamoDB cannot
-    hold — NaN/infinite or over-38-digit numbers, text with lone surrogates, mixed or empty sets —
-    are refused here, naming where they are."""
+    hold — NaN/infinite or over-38-digit numbers, text with lone surrogates, mixed or empty sets,
+    map keys that are not non-empty strings, nesting deeper than 32 levels — are refused here,
+    naming where they are."""
     if isinstance(value, bool) or value is None or isinstance(value, bytes):
         return value
     if isinstance(value, str):
@@ -291,10 +381,19 @@ def to_dynamo(value: Any, *, where: str) -> Any:
         value = Decimal(repr(value))
     if isinstance(value, (int, Decimal)):
         return _number(value, where)
-    if isinstance(value, Mapping):
-        return {str(k): to_dynamo(v, where=f"{where}.{k}") for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [to_dynamo(v, where=f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, (Mapping, list, tuple)):
+        if _depth >= MAX_NESTED_CONTAINERS:
+            raise ItemValidationError(
+                f"{where}: maps and lists nested more than 32 levels deep (counting the attribute) cannot be "
+                f"stored; DynamoDB allows {MAX_NESTED_CONTAINERS} containers inside one another"
+            )
+        if isinstance(value, Mapping):
+            out = {}
+            for k, v in value.items():
+                check_attribute_name(k, where=f"{where}: map key")
+                out[k] = to_dynamo(v, where=f"{where}.{k}", _depth=_depth + 1)
+            return out
+        return [to_dynamo(v, where=f"{where}[{i}]", _depth=_depth + 1) for i, v in enumerate(value)]
     if isinstance(value, (set, frozenset)):
         if not value:
             raise ItemValidationError(f"{where}: empty set cannot be stored (DynamoDB sets are non-empty)")
@@ -305,11 +404,29 @@ def to_dynamo(value: Any, *, where: str) -> Any:
                 f"{where}: set {sorted(map(repr, value))[:5]} mixes or holds unsupported types {sorted(kinds)}; "
                 "a DynamoDB set holds only numbers, only strings or only binary values"
             )
-        return {to_dynamo(v, where=where) for v in value}
+        return {to_dynamo(v, where=where, _depth=_depth) for v in value}
+    if type(value).__name__ == "Binary" and isinstance(getattr(value, "value", None), bytes):
+        return value.value  # boto3's Binary wrapper, e.g. from an item read with another client
     raise ItemValidationError(
         f"{where}: value {value!r} of type {type(value).__name__} cannot be stored; declare it as a "
         "timestamp/date field or convert it (str, int, Decimal, bool, bytes, list, dict, set)"
     )
+
+
+def check_attribute_name(name: Any, *, where: str) -> str:
+    """``name`` if DynamoDB accepts it as an attribute name (a non-empty str of valid UTF-8, at
+    most 65,535 bytes); else :class:`ItemValidationError` naming it."""
+    if not isinstance(name, str) or not name:
+        raise ItemValidationError(f"{where} {name!r:.60} must be a non-empty string")
+    try:
+        size = len(name.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise ItemValidationError(f"{where} {name[:40]!r} is not valid UTF-8 (lone surrogate)") from None
+    if size > MAX_NAME_BYTES:
+        raise ItemValidationError(
+            f"{where} {name[:40]!r}... is {size} bytes; DynamoDB attribute names are limited to {MAX_NAME_BYTES} bytes"
+        )
+    return name
 
 
 def _number(value: int | Decimal, where: str) -> int | Decimal:
@@ -334,9 +451,14 @@ def _number(value: int | Decimal, where: str) -> int | Decimal:
 
 
 def from_dynamo(value: Any) -> Any:
-    """Integral Decimals become int; containers are converted recursively."""
+    """Integral Decimals become int, boto3's ``Binary`` becomes ``bytes``; containers are
+    converted recursively."""
+    if isinstance(value, str):
+        return value
     if isinstance(value, Decimal):
         return int(value) if value == value.to_integral_value() else value
+    if type(value).__name__ == "Binary":
+        return bytes(value.value)
     if isinstance(value, dict):
         return {k: from_dynamo(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -385,3 +507,20 @@ def require_fields(entity: Entity, values: Mapping[str, Any], fields: Iterable[s
         raise KeyValueError(
             f"{entity.name} {what} needs field(s) {missing!r}; given: {sorted(values) or 'nothing'}"
         )
+
+
+def _refuse_overlaps(
+    entity: str, set_values: Mapping[str, Any], remove: list[str], add: Mapping[str, Any], delete: Mapping[str, Any]
+) -> None:
+    """DynamoDB refuses an UpdateExpression whose clauses name one attribute twice ("Two
+    document paths overlap"); say so before the call, naming the attribute."""
+    seen: dict[str, str] = {}
+    for clause, names in (("set", list(set_values)), ("remove", remove), ("add", list(add)), ("delete", list(delete))):
+        for name in names:
+            if name in seen:
+                first = seen[name]
+                how = f"listed twice in {clause}" if first == clause else f"named in both {first} and {clause}"
+                raise UpdateRejectedError(
+                    f"{entity}: attribute {name!r} is {how}; an update may change each attribute once"
+                )
+            seen[name] = clause

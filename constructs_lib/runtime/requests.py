@@ -20,10 +20,14 @@ from .exceptions import (
     UpdateRejectedError,
     VersionConflictError,
 )
-from .items import ItemCodec, check_size, to_dynamo
+from .items import ItemCodec, check_size
 
 if TYPE_CHECKING:
     from ..model import Entity
+
+
+#: DynamoDB's limit on the length of any one expression string.
+MAX_EXPRESSION_BYTES = 4096
 
 
 class Expression:
@@ -47,6 +51,14 @@ class Expression:
         return placeholder
 
     def apply(self, params: dict[str, Any]) -> dict[str, Any]:
+        for clause in ("UpdateExpression", "ConditionExpression", "KeyConditionExpression", "FilterExpression",
+                       "ProjectionExpression"):
+            text = params.get(clause)
+            if text is not None and len(text.encode("utf-8")) > MAX_EXPRESSION_BYTES:
+                raise UpdateRejectedError(
+                    f"{clause} is {len(text.encode('utf-8'))} bytes; DynamoDB expressions are limited to "
+                    f"{MAX_EXPRESSION_BYTES} bytes (4 KB) — split the change into several updates"
+                )
         if self.names:
             params["ExpressionAttributeNames"] = dict(self.names)
         if self.values:
@@ -64,6 +76,8 @@ class Request:
     key: dict[str, Any]
     kind: str  # "plain", "create_only", "must_exist", "version"
     expected_version: int | None = None
+    #: An upsert's required attributes it does not write (so it could not create the item).
+    create_missing: tuple[str, ...] = ()
 
     def condition_error(self, error: ConditionFailedError, old_item: Mapping[str, Any] | None) -> ConditionFailedError:
         """Turn a generic condition failure into the specific error this request implies."""
@@ -76,6 +90,11 @@ class Request:
                 f"{text}: expected version {self.expected_version}, but the stored item has a different version "
                 "(it was changed concurrently); re-read it and retry",
                 expected=self.expected_version, **common,
+            )
+        if old_item is None and self.create_missing:
+            return ItemNotFoundError(
+                f"{text}: no such item, and the update (must_exist=False) cannot create it: it does not set the "
+                f"required attribute(s) {list(self.create_missing)!r}", **common,
             )
         if old_item is None and self.kind in ("must_exist", "version"):
             return ItemNotFoundError(f"{text}: no such item", **common)
@@ -132,9 +151,11 @@ def put(
     kind = "plain"
     if version_attr:
         item[version_attr] = (expected_version + 1) if expected_version is not None else 1
-    if create_only:
+    if create_only or (version_attr and expected_version is None):
+        # A plain put of a versioned entity starts as a create; TableClient.put continues the
+        # stored sequence when the item exists (see continue_version), so versions never go back.
         params["ConditionExpression"] = f"attribute_not_exists({expr.name(codec_.model.pk_attribute)})"
-        kind = "create_only"
+        kind = "create_only" if create_only else "continue_version"
     elif expected_version is not None:
         params["ConditionExpression"] = f"{expr.name(version_attr)} = {expr.value(_version(expected_version))}"  # type: ignore[arg-type]
         kind = "version"
@@ -142,6 +163,42 @@ def put(
     params["Item"] = _aws.serialize(item)
     key = codec_.table_key(entity, item)
     return Request("Put", expr.apply(params), entity.name, key, kind, expected_version)
+
+
+def continue_version(codec_: ItemCodec, entity: Entity, req: Request, stored: Mapping[str, Any] | None) -> Request:
+    """The next attempt of a plain put of a versioned entity, after its condition failed.
+
+    ``stored`` is the item found (``ALL_OLD``), or None if it vanished meanwhile. The put is
+    rebuilt to overwrite exactly that version with the next one (or to create again), so a
+    plain put never moves a version backwards and never overwrites a write it did not see.
+    """
+    version_attr = entity.version_attribute
+    assert version_attr is not None and req.kind == "continue_version"
+    expr = Expression()
+    params = {k: v for k, v in req.params.items() if not k.startswith("Expression") and k != "ConditionExpression"}
+    item = dict(params["Item"])
+    if stored is None:
+        item[version_attr] = {"N": "1"}
+        params["ConditionExpression"] = f"attribute_not_exists({expr.name(codec_.model.pk_attribute)})"
+    else:
+        current = stored.get(version_attr)
+        if current is None:  # written before the entity declared its version attribute
+            params["ConditionExpression"] = (
+                f"attribute_exists({expr.name(codec_.model.pk_attribute)}) AND attribute_not_exists({expr.name(version_attr)})"
+            )
+            current = 0
+        else:
+            if isinstance(current, Decimal) and current == current.to_integral_value():
+                current = int(current)
+            if isinstance(current, bool) or not isinstance(current, int) or current < 0:
+                raise UpdateRejectedError(
+                    f"{entity.name} {req.key!r}: stored {version_attr}={current!r} is not a non-negative integer "
+                    "version; the put cannot continue its sequence"
+                )
+            params["ConditionExpression"] = f"{expr.name(version_attr)} = {expr.value(current)}"
+        item[version_attr] = {"N": str(current + 1)}
+    params["Item"] = item
+    return Request("Put", expr.apply(params), req.entity, req.key, req.kind, req.expected_version)
 
 
 def update(
@@ -153,6 +210,7 @@ def update(
     set: Mapping[str, Any] | None = None,  # noqa: A002 - mirrors the UpdateExpression clause
     remove: Iterable[str] = (),
     add: Mapping[str, Any] | None = None,
+    delete: Mapping[str, Any] | None = None,
     expected_version: int | None = None,
     must_exist: bool = True,
     expires_in: timedelta | None = None,
@@ -163,56 +221,52 @@ def update(
             f"{entity.name}: remove={remove!r} must be a list of attribute names, not a string "
             "(a string would be read as one name per character)"
         )
+    for what, mapping in (("set", set), ("add", add), ("delete", delete)):
+        if mapping is not None and not isinstance(mapping, Mapping):
+            raise UpdateRejectedError(f"{entity.name}: {what}={mapping!r:.60} must be a mapping of attribute name to value")
     if expected_version is not None:
         _version(expected_version)
     set_values = dict(set or {})
     expiry = ttl_value(codec_, entity, expires_in, expires_at)
     if expiry:
         set_values[expiry[0]] = expiry[1]
-    key = codec_.table_key(entity, key_values)
-    plan = codec_.plan_update(entity, key_values, set_values, remove)
-    for name in add or {}:
-        if name in codec_.reserved or name in entity.fields or name == entity.version_attribute:  # type: ignore[operator]
-            raise UpdateRejectedError(
-                f"{entity.name}: ADD on {name!r} is not allowed: key inputs and managed attributes must be SET"
-            )
-    add = {name: to_dynamo(value, where=f"{entity.name}.{name} (ADD)") for name, value in (add or {}).items()}
-    for name, value in add.items():
-        if not isinstance(value, (int, Decimal, set)) or isinstance(value, bool):
-            raise UpdateRejectedError(
-                f"{entity.name}: ADD {name}={value!r} needs a number or a set (ADD adds to numbers and sets)"
-            )
-    check_size({**plan.set, **add}, where=f"{entity.name} update of {key!r}")
+    key = codec_.key_values(entity, key_values, what="update key")
+    plan = codec_.plan_update(entity, key_values, set_values, remove, add, delete, upsert=not must_exist)
+    check_size({**plan.set, **plan.add}, where=f"{entity.name} update of {key!r}")
     expr = Expression()
     sets = [f"{expr.name(k)} = {expr.value(v)}" for k, v in plan.set.items()]
-    adds = [f"{expr.name(k)} {expr.value(v)}" for k, v in (add or {}).items()]
     conditions: list[str] = []
     kind = "plain"
     version_attr = entity.version_attribute
     if expected_version is not None and version_attr is None:
         raise UpdateRejectedError(f"{entity.name}: expected_version given, but the entity has no version_attribute")
+    if not plan.set and not plan.remove and not plan.add and not plan.delete:
+        raise UpdateRejectedError(f"{entity.name}: update of {key!r} changes nothing (no set, remove, add or delete)")
     if version_attr:
         v = expr.name(version_attr)
         sets.append(f"{v} = if_not_exists({v}, {expr.value(0)}) + {expr.value(1)}")
         if expected_version is not None:
             conditions.append(f"{v} = {expr.value(_version(expected_version))}")
             kind = "version"
-    if must_exist:
+    if must_exist or plan.create_missing:
+        # An upsert that lacks required attributes may only update an existing item.
         conditions.append(f"attribute_exists({expr.name(codec_.model.pk_attribute)})")
-        kind = "version" if kind == "version" else "must_exist"
-    if not sets and not plan.remove and not adds:
-        raise UpdateRejectedError(f"{entity.name}: update of {key!r} changes nothing (no set, remove or add)")
+        if kind != "version":
+            kind = "must_exist"
     clauses = []
     if sets:
         clauses.append("SET " + ", ".join(sets))
     if plan.remove:
         clauses.append("REMOVE " + ", ".join(expr.name(a) for a in plan.remove))
-    if adds:
-        clauses.append("ADD " + ", ".join(adds))
+    if plan.add:
+        clauses.append("ADD " + ", ".join(f"{expr.name(k)} {expr.value(v)}" for k, v in plan.add.items()))
+    if plan.delete:
+        clauses.append("DELETE " + ", ".join(f"{expr.name(k)} {expr.value(v)}" for k, v in plan.delete.items()))
     params: dict[str, Any] = {"TableName": table, "Key": _aws.serialize(key), "UpdateExpression": " ".join(clauses)}
     if conditions:
         params["ConditionExpression"] = " AND ".join(conditions)
-    return Request("Update", expr.apply(params), entity.name, key, kind, expected_version)
+    return Request("Update", expr.apply(params), entity.name, key, kind, expected_version,
+                   create_missing=tuple(plan.create_missing))
 
 
 def delete(
@@ -224,7 +278,7 @@ def delete(
     expected_version: int | None = None,
     must_exist: bool = False,
 ) -> Request:
-    key = codec_.table_key(entity, key_values)
+    key = codec_.key_values(entity, key_values, what="delete key")
     expr = Expression()
     params: dict[str, Any] = {"TableName": table, "Key": _aws.serialize(key)}
     kind = "plain"
@@ -246,7 +300,7 @@ def condition_check(
     codec_: ItemCodec, table: str, entity: Entity, key_values: Mapping[str, Any], *, exists: bool = True,
     expected_version: int | None = None,
 ) -> Request:
-    key = codec_.table_key(entity, key_values)
+    key = codec_.key_values(entity, key_values, what="condition check key")
     expr = Expression()
     pk = expr.name(codec_.model.pk_attribute)
     conditions = [f"attribute_exists({pk})" if exists else f"attribute_not_exists({pk})"]
