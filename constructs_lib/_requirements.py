@@ -61,7 +61,7 @@ _CACHE_FORMAT = 1
 _NAME_RE = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _INCLUDE_RE = re.compile(r"^(-r|--requirement)(\s+|=)(?P<path>.+)$")
 _CONSTRAINT_RE = re.compile(r"^(-c|--constraint)(\s+|=)(?P<path>.+)$")
-_NO_MATCH_RE = re.compile(r"No matching distribution found for (\S+)")
+_NO_VERSION_RE = re.compile(r"Could not find a version that satisfies the requirement (\S+) \(from versions: ([^)]*)\)")
 _PIP_TIMEOUT_S = 900
 
 
@@ -100,9 +100,9 @@ def _logical_lines(path: Path) -> list[str]:
     for raw in path.read_text(encoding="utf-8").splitlines():
         line = re.sub(r"(^|\s)#.*$", "", raw).rstrip()
         if line.endswith("\\"):
-            pending += line[:-1] + " "
+            pending += line[:-1].lstrip()
             continue
-        line = (pending + line).strip()
+        line = (pending + line.lstrip()).strip()
         pending = ""
         if line:
             out.append(line)
@@ -226,7 +226,13 @@ def _pip_failure(stderr: str, requirements: RequirementSet, platforms: tuple[str
                  what: str) -> ConstructPropsError:
     machine = platforms[0].split("_", 1)[1]
     tail = "\n".join(stderr.strip().splitlines()[-12:])
-    match = _NO_MATCH_RE.search(stderr)
+    match = _NO_VERSION_RE.search(stderr)
+    if match and match.group(2).strip() != "none":
+        return ConstructPropsError(
+            f"{what}: no release of {match.group(1)!r} (from {str(requirements.source)!r}) matches, among those with "
+            f"a wheel for linux {machine} (manylinux, glibc <= 2.{_defaults.LAMBDA_GLIBC_MINOR}), CPython "
+            f"{python_version}: {match.group(2).strip()}. Remedy: require one of these versions.\npip said:\n{tail}"
+        )
     if match:
         package = match.group(1)
         return ConstructPropsError(
