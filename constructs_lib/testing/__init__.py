@@ -12,7 +12,8 @@
 * :func:`matches` / :func:`matches_any` / :func:`parse_filter_criteria` implement Lambda event
   filter patterns.
 * :func:`invoke_handler` runs a bundled handler in a fresh process; :class:`LocalFunction` keeps
-  a warm handler process (a reused Lambda execution environment).
+  a warm handler process (a reused Lambda execution environment); :class:`Fault` injects an AWS
+  error into its calls.
 * :func:`synthesize` builds a CDK app into a cloud assembly with asset metadata enabled and
   returns a :class:`SynthResult` (templates, function asset directories);
   :func:`start_stream_consumer` runs a synthesized stream consumer's bundled handler on the
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
         parse_filter_criteria,
     )
     from constructs_lib.testing.handlers import (
+        Fault,
         Invocation,
         LocalFunction,
         invoke_handler,
@@ -84,6 +86,7 @@ __all__ = [
     "DynamoDBLocalNotFoundError",
     "DynamoDBLocalStartError",
     "EventFilterError",
+    "Fault",
     "HandlerError",
     "Invocation",
     "LocalDeployError",
@@ -130,6 +133,7 @@ _LAZY = {
     "matches_any": "constructs_lib.testing.event_filters",
     "parse_filter_criteria": "constructs_lib.testing.event_filters",
     "LocalFunction": "constructs_lib.testing.handlers",
+    "Fault": "constructs_lib.testing.handlers",
     "Invocation": "constructs_lib.testing.handlers",
     "invoke_handler": "constructs_lib.testing.handlers",
     "SynthResult": "constructs_lib.testing.synth",
