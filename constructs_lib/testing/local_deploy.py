@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 from constructs_lib.testing._cfn_tables import (
     LAMBDA_FUNCTION,
-    LOCAL_ACCOUNT_ID,
     SUPPORTED_RESOURCE_TYPES,
     TABLE_NAME_RE,
     TablePlan,
