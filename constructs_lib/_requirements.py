@@ -13,9 +13,15 @@ runtime's OS (Amazon Linux 2023, glibc 2.34); pip does not widen a ``--platform`
 glibc versions by itself, so every compatible tag is listed.
 
 Installs are cached per user (``<cache>/python-deps/<key>``, see :mod:`._cache`), keyed by the
-requirement lines (``-r`` includes inlined), the platform tags and the Python version; a lock
-file keeps parallel synths from installing the same set twice. Delete the directory to
-re-resolve unpinned requirements.
+requirement lines (``-r`` includes inlined), the platform tags, the Python version and the
+synthesizing interpreter's version; a lock file keeps parallel synths from installing the same
+set twice. Delete the directory to re-resolve unpinned requirements.
+
+A limit of pip: environment markers (``foo; python_version < "3.12"``) are evaluated for the
+interpreter running pip — the one synthesizing — not for ``--python-version``. Synthesizing with
+Python 3.11 may therefore bring a backport the function does not need (harmless), or miss a
+dependency marked for 3.13 only; synthesize with Python 3.13, or list such a dependency
+without its marker.
 
 What is never installed into an asset:
 
@@ -204,7 +210,9 @@ class InstalledDependencies:
 
 
 def _cache_key(lines: tuple[str, ...], platforms: tuple[str, ...], python_version: str) -> str:
-    payload = json.dumps({"format": _CACHE_FORMAT, "lines": lines, "platforms": platforms, "python": python_version})
+    # pip evaluates environment markers for the interpreter running it: part of the key too.
+    payload = json.dumps({"format": _CACHE_FORMAT, "lines": lines, "platforms": platforms, "python": python_version,
+                          "markers": list(sys.version_info[:2])})
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
