@@ -1,7 +1,9 @@
 """constructs_lib: DynamoDB single-table design as AWS CDK constructs plus a matching runtime.
 
 The CDK constructs (:class:`SingleTable`, :class:`TableFunction`, :class:`ShardedCounter`, :class:`StreamAudit`) are imported lazily, so
-``import constructs_lib.model`` / ``constructs_lib.runtime`` never loads the AWS CDK.
+``import constructs_lib.model`` / ``constructs_lib.runtime`` never loads the AWS CDK. They need the
+``cdk`` extra (``pip install "constructs_lib[cdk]"``); without it, asking for one raises
+:class:`~constructs_lib.exceptions.MissingExtraError` (an ``ImportError``) saying so.
 """
 
 from __future__ import annotations
@@ -17,14 +19,15 @@ _LAZY = {
     "StreamAudit": "constructs_lib.stream_audit",
     "TableFunction": "constructs_lib.table_function",
     "ConstructPropsError": "constructs_lib.exceptions",
+    "MissingExtraError": "constructs_lib.exceptions",
     "Operations": "constructs_lib.operations",
     "Hardening": "constructs_lib.hardening",
 }
 
-__all__ = ["ConstructPropsError", "Hardening", "Operations", "ShardedCounter", "SingleTable", "StreamAudit", "TableFunction", "__version__"]
+__all__ = ["ConstructPropsError", "Hardening", "MissingExtraError", "Operations", "ShardedCounter", "SingleTable", "StreamAudit", "TableFunction", "__version__"]
 
 if TYPE_CHECKING:
-    from .exceptions import ConstructPropsError
+    from .exceptions import ConstructPropsError, MissingExtraError
     from .hardening import Hardening
     from .operations import Operations
     from .sharded_counter import ShardedCounter
@@ -33,7 +36,23 @@ if TYPE_CHECKING:
     from .table_function import TableFunction
 
 
+#: Top-level modules of the ``cdk`` extra.
+_CDK_MODULES = frozenset({"aws_cdk", "constructs", "jsii"})
+
+
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        return getattr(import_module(_LAZY[name]), name)
+        try:
+            module = import_module(_LAZY[name])
+        except ModuleNotFoundError as exc:
+            if (exc.name or "").split(".")[0] not in _CDK_MODULES:
+                raise
+            from .exceptions import MissingExtraError
+
+            raise MissingExtraError(
+                f"constructs_lib.{name} needs the AWS CDK, which is not installed here (No module named "
+                f"{exc.name!r}). Install the cdk extra: pip install \"constructs_lib[cdk]\"",
+                name=exc.name,
+            ) from exc
+        return getattr(module, name)
     raise AttributeError(f"module 'constructs_lib' has no attribute {name!r}")

@@ -1,9 +1,15 @@
-"""Lambda asset bundling: the runtime package + the model JSON + one handler module.
+"""Lambda asset bundling: our runtime + the model JSON, then the user's code and dependencies.
 
-The asset holds exactly ``constructs_lib/__init__.py`` (a stub), ``constructs_lib/model/``,
-``constructs_lib/runtime/``, ``model.json`` and the handler file — no CDK, no third-party
-packages (boto3 comes with the Lambda Python runtime). Output is deterministic so the asset
-hash only changes when the code or the model does.
+Every generated function's asset holds ``constructs_lib/__init__.py`` (a stub),
+``constructs_lib/model/``, ``constructs_lib/runtime/`` and ``model.json`` — the **runtime part**,
+no CDK and nothing beyond what the Lambda Python runtime ships (boto3). A ``TableFunction`` adds
+the **user part**: its handler module or directory (see :mod:`._handler_code`) and the wheels
+installed from its requirements (see :mod:`._requirements`). No file of the user part may take a
+path or a top-level import name of another part. :class:`Bundle` lists the files of each part, so
+their sizes can be checked separately.
+
+Output is deterministic (sorted, content-addressed staging directory, file contents only), so the
+asset hash only changes when the code, the dependencies or the model do.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,7 +26,10 @@ from ._slim import slim_source
 from .exceptions import ConstructPropsError
 
 if TYPE_CHECKING:
+    from ._handler_code import HandlerCode
     from .model import Model
+
+__all__ = ["BUNDLED_PACKAGES", "Bundle", "MODEL_FILE", "NOT_BUNDLED", "bundle"]
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 #: Sub-packages shipped in every generated Lambda.
@@ -32,27 +42,29 @@ MODEL_FILE = "model.json"
 _STUB_INIT = '"""constructs_lib, as bundled into a Lambda function: model + runtime only."""\n'
 
 
-def bundle(model: Model, handler_file: str | Path | None, *, extra_files: dict[str, str] | None = None) -> Path:
-    """Stage an asset directory and return its path.
+@dataclass(frozen=True)
+class Bundle:
+    """A staged asset directory and which part each of its files belongs to.
 
-    Parameters
+    Attributes
     ----------
-    model
-        Serialized to ``model.json`` at the asset root.
-    handler_file
-        Path of the handler module (a ``.py`` file); copied to the asset root under its own name.
-        None when the handler lives in the bundled runtime package.
-    extra_files
-        Asset-relative path → text, for generated handler modules. Default none.
-
-    Raises
-    ------
-    ConstructPropsError
-        If the handler file does not exist or is not a ``.py`` file.
+    directory : Path
+        The asset directory (``lambda.Code.from_asset`` of it).
+    runtime_files : tuple of str
+        Asset-relative paths of the runtime part: ``constructs_lib/**`` and ``model.json``.
+    user_files : tuple of str
+        The user's handler module(s) and data files.
+    dependency_files : tuple of str
+        Files installed from the function's requirements.
     """
-    handler = Path(handler_file) if handler_file is not None else None
-    if handler is not None and (handler.suffix != ".py" or not handler.is_file()):
-        raise ConstructPropsError(f"handler file {str(handler)!r} must be an existing .py file")
+
+    directory: Path
+    runtime_files: tuple[str, ...]
+    user_files: tuple[str, ...] = ()
+    dependency_files: tuple[str, ...] = ()
+
+
+def _runtime_files(model: Model) -> dict[str, bytes]:
     files: dict[str, bytes] = {"constructs_lib/__init__.py": _STUB_INIT.encode()}
     for package in BUNDLED_PACKAGES:
         for path in sorted((PACKAGE_DIR / package).rglob("*.py")):
@@ -61,29 +73,99 @@ def bundle(model: Model, handler_file: str | Path | None, *, extra_files: dict[s
                 source = slim_source(path.read_text(encoding="utf-8"))
                 files[f"constructs_lib/{path.relative_to(PACKAGE_DIR).as_posix()}"] = source.encode()
     files[MODEL_FILE] = model.to_json().encode()
-    if handler is not None:
-        files[handler.name] = handler.read_bytes()
-    for rel, text in (extra_files or {}).items():
-        files[rel] = text.encode()
+    return files
+
+
+def _dependency_files(directory: Path) -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for base, dirs, names in os.walk(directory):
+        dirs.sort()
+        for name in sorted(names):
+            path = Path(base) / name
+            found[path.relative_to(directory).as_posix()] = path
+    return found
+
+
+def _import_name(rel: str) -> str | None:
+    """Top-level import name an asset path provides (None for metadata such as ``*.dist-info``)."""
+    top = rel.split("/")[0]
+    if top.endswith((".dist-info", ".data")) or top == MODEL_FILE:
+        return None
+    if "/" not in rel:
+        return top.split(".")[0] if top.endswith((".py", ".so", ".pyd")) or "." not in top else top
+    return top
+
+
+def _check_parts(parts: dict[str, dict[str, object]], what: str) -> None:
+    """No two parts may ship the same path or the same top-level import name."""
+    owner: dict[str, str] = {}
+    for part, files in parts.items():
+        for name in sorted({n for n in map(_import_name, files) if n} | {f for f in files if "/" not in f}):
+            if name in owner and owner[name] != part:
+                raise ConstructPropsError(
+                    f"{what}: {name!r} is provided by both the {owner[name]} and the {part}; one would shadow the "
+                    "other in the Lambda's import path (the runtime part owns constructs_lib/ and model.json): "
+                    "rename the module or drop the dependency"
+                )
+            owner.setdefault(name, part)
+
+
+def bundle(
+    model: Model,
+    *,
+    code: HandlerCode | None = None,
+    dependencies: Path | None = None,
+    extra_files: dict[str, str] | None = None,
+    what: str = "function",
+) -> Bundle:
+    """Stage an asset directory and return it with its parts.
+
+    Parameters
+    ----------
+    model
+        Serialized to ``model.json`` at the asset root.
+    code
+        The user's handler code, copied to the asset root. Default None: the handler lives in the
+        bundled runtime package (counter aggregator, audit writer).
+    dependencies
+        A directory of installed packages (``pip install --target``), copied to the asset root.
+        Default none.
+    extra_files
+        Asset-relative path → text, for generated modules (runtime part). Default none.
+    what
+        The construct, for error messages. Default ``"function"``.
+
+    Raises
+    ------
+    ConstructPropsError
+        A user file or a dependency takes a path or an import name of another part.
+    """
+    runtime: dict[str, bytes | Path] = dict(_runtime_files(model))
+    runtime.update({rel: text.encode() for rel, text in (extra_files or {}).items()})
+    user: dict[str, bytes | Path] = dict(code.files) if code is not None else {}
+    deps: dict[str, bytes | Path] = dict(_dependency_files(dependencies)) if dependencies is not None else {}
+    _check_parts({"runtime part": runtime, "function's code": user, "function's dependencies": deps}, what)
+    files: dict[str, bytes | Path] = {**deps, **user, **runtime}
     # Stage under a name derived from the content: re-synthesizing reuses the directory
     # instead of leaving a new temporary one behind each time.
     digest = hashlib.sha256()
     for rel in sorted(files):
-        digest.update(rel.encode() + b"\0" + hashlib.sha256(files[rel]).digest())
+        source = files[rel]
+        data = source if isinstance(source, bytes) else source.read_bytes()
+        digest.update(rel.encode() + b"\0" + hashlib.sha256(data).digest())
     staging = Path(tempfile.gettempdir()) / "constructs-lib-assets" / digest.hexdigest()[:32]
     if not staging.is_dir():
         partial = staging.with_name(f"{staging.name}.{os.getpid()}.tmp")
         shutil.rmtree(partial, ignore_errors=True)
-        for rel, data in files.items():
+        for rel, source in files.items():
             target = partial / rel
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
+            if isinstance(source, bytes):
+                target.write_bytes(source)
+            else:
+                shutil.copyfile(source, target)
         try:
             partial.rename(staging)
         except OSError:  # another process staged the same content first
             shutil.rmtree(partial, ignore_errors=True)
-    return staging
-
-
-def module_name(handler_file: str | Path) -> str:
-    return Path(handler_file).stem
+    return Bundle(staging, tuple(sorted(runtime)), tuple(sorted(user)), tuple(sorted(deps)))

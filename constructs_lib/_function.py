@@ -1,8 +1,8 @@
 """The one way generated Lambda functions are built.
 
 Every function the library makes (``TableFunction``, the counter aggregator, the audit
-handler) is a Python function whose asset holds only the runtime package, the model JSON and
-(optionally) a handler module — see :mod:`._bundling`. Each gets its own log group with a
+handler) is a Python function whose asset holds the runtime package and the model JSON, plus a
+``TableFunction``'s own code and dependencies — see :mod:`._bundling`. Each gets its own log group with a
 retention period and its own role whose only logging permission is writing to that group
 (no ``AWSLambdaBasicExecutionRole``, whose ``logs:*`` statements name ``*``). The runtime is the
 one the library pins, so cdk-nag's AwsSolutions-L1 (newest runtime) is acknowledged here.
@@ -11,8 +11,6 @@ one the library pins, so cdk-nag's AwsSolutions-L1 (newest runtime) is acknowled
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
-
 import aws_cdk as cdk
 import jsii
 from aws_cdk import aws_iam as iam
@@ -31,7 +29,7 @@ def bundled_function(
     *,
     model: Model,
     handler: str,
-    entry: str | Path | None = None,
+    bundle: _bundling.Bundle | None = None,
     environment: Mapping[str, str] | None = None,
     memory_size: int = _defaults.LAMBDA_MEMORY_MB,
     timeout: cdk.Duration | None = None,
@@ -41,8 +39,8 @@ def bundled_function(
 ) -> tuple[lambda_.Function, logs.LogGroup]:
     """Create ``Logs``, ``Role`` and ``Function`` children of ``scope``.
 
-    ``handler`` is the Lambda handler string (``"module.function"``); ``entry`` the handler
-    module copied to the asset root, or None when the handler lives in the bundled runtime
+    ``handler`` is the Lambda handler string (``"module.function"``); ``bundle`` the staged
+    asset, or None to stage the runtime part only, when the handler lives in the bundled runtime
     (e.g. ``constructs_lib.runtime.aggregator.handler``).
     """
     what = f"{type(scope).__name__} {scope.node.id!r}"
@@ -50,7 +48,7 @@ def bundled_function(
         raise ConstructPropsError(f"{what}: memory_size {memory_size!r} must be 128-10240 MB")
     if timeout is not None and not 1 <= timeout.to_seconds() <= 900:
         raise ConstructPropsError(f"{what}: timeout {timeout.to_human_string()} must be 1 second to 15 minutes")
-    asset = _bundling.bundle(model, entry)
+    asset = (bundle or _bundling.bundle(model, what=what)).directory
     hardening = Hardening.of(scope)  # stricter stack settings: a customer-managed key, a VPC
     log_group = logs.LogGroup(
         scope, "Logs", retention=log_retention, removal_policy=cdk.RemovalPolicy.RETAIN,

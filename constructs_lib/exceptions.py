@@ -12,4 +12,13 @@ class ConstructPropsError(ValueError):
     """
 
 
-__all__ = ["ConstructPropsError", "ModelError"]
+class MissingExtraError(ImportError):
+    """A part of the package needs an optional dependency that is not installed.
+
+    The message names the missing module and the ``pip install`` command that adds it (the
+    constructs need the ``cdk`` extra: ``pip install "constructs_lib[cdk]"``). The original
+    ``ModuleNotFoundError`` is the ``__cause__``.
+    """
+
+
+__all__ = ["ConstructPropsError", "MissingExtraError", "ModelError"]

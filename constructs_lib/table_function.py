@@ -1,7 +1,8 @@
 """``TableFunction``: a Lambda function bundled with the runtime client and the table's model.
 
-The asset contains only ``constructs_lib/runtime``, ``constructs_lib/model``, ``model.json``
-and the handler module, so the handler can do::
+The asset contains ``constructs_lib/runtime``, ``constructs_lib/model``, ``model.json``, the
+handler module — or the handler's whole directory — and the wheels of its requirements, so the
+handler can do::
 
     from constructs_lib.runtime import TableClient
     table = TableClient.from_environment()
@@ -11,8 +12,8 @@ and build exactly the keys the table was designed for.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import aws_cdk as cdk
@@ -20,8 +21,9 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from . import _bundling, _defaults
+from . import _bundling, _defaults, _requirements
 from ._function import bundled_function
+from ._handler_code import resolve_handler_code
 from .exceptions import ConstructPropsError
 from .runtime.client import ENV_TABLE_NAME
 from .single_table import SingleTable
@@ -42,9 +44,22 @@ class TableFunction(Construct):
     table
         The table the function works on; its name is passed as ``TABLE_NAME``.
     entry
-        Path of the handler module (``.py``). It is copied to the asset root.
+        The function's code: a handler module (``.py`` file, copied to the asset root), or a
+        directory whose modules, sub-packages and data files are copied to the asset root
+        (``__pycache__``, virtualenvs, tests, ``cdk.out``, ``node_modules``, dotfiles and
+        dependency declarations are left out; see ``constructs_lib._handler_code``).
     handler
-        Function name inside ``entry``. Default ``"handler"``.
+        Function name in the handler module; checked at synth to be defined at the module's top
+        level. Default ``"handler"``.
+    index
+        Directory entries only: path of the handler module inside ``entry``, e.g.
+        ``"api/routes.py"`` (handler ``api.routes.<handler>``). Default ``"index.py"``.
+    requirements
+        A ``requirements*.txt`` or ``pyproject.toml`` whose dependencies are installed into the
+        asset as wheels for the function's runtime (python3.13) and architecture, without Docker
+        (see ``constructs_lib._requirements``). Default None: a directory entry's own
+        ``requirements.txt``, else its ``pyproject.toml`` ``[project].dependencies``; a file
+        entry has none. boto3/botocore are skipped (the runtime ships them) with a warning.
     access
         Grant on the table: ``"read"``, ``"write"`` or ``"read_write"`` (default).
     environment
@@ -54,7 +69,7 @@ class TableFunction(Construct):
     timeout
         Default 10 seconds (max 15 minutes).
     architecture
-        Default ``ARM_64`` (cheaper per GB-second; the bundle is pure Python).
+        Default ``ARM_64`` (cheaper per GB-second). Dependencies are installed as wheels for it.
     log_retention
         Retention of the function's log group. Default one month.
     description
@@ -63,6 +78,26 @@ class TableFunction(Construct):
         :class:`ShardedCounter` families the function increments and reads: each is bound
         with :meth:`ShardedCounter.bind` (environment + least-privilege grants), so the
         handler can use ``CounterClient.from_environment("<family>")``. Default none.
+
+    Attributes
+    ----------
+    function, log_group
+        The ``lambda_.Function`` and its log group.
+    bundle
+        The staged asset (``constructs_lib._bundling.Bundle``): its directory and the files of
+        the runtime part, the handler code and the dependencies.
+    dependencies
+        The requirements install (``constructs_lib._requirements.InstalledDependencies``:
+        directory, cache key, seconds, whether it came from the cache), or None.
+
+    Raises
+    ------
+    ConstructPropsError
+        At construction (synth): bad props; an entry/index/handler that does not resolve to a
+        top-level function of a module in the bundle (the message lists the names the module
+        defines); a file or dependency that would shadow ``constructs_lib/`` or ``model.json``;
+        a requirement without a wheel for the function's platform (the message names the
+        package, the platform, the Python version and the remedy).
     """
 
     def __init__(
@@ -71,8 +106,10 @@ class TableFunction(Construct):
         id: str,
         *,
         table: SingleTable,
-        entry: str | Path,
+        entry: str | os.PathLike[str],
         handler: str = "handler",
+        index: str | None = None,
+        requirements: str | os.PathLike[str] | None = None,
         access: Access = "read_write",
         environment: Mapping[str, str] | None = None,
         memory_size: int = _defaults.LAMBDA_MEMORY_MB,
@@ -90,17 +127,40 @@ class TableFunction(Construct):
         env = dict(environment or {})
         if ENV_TABLE_NAME in env:
             raise ConstructPropsError(f"TableFunction {id!r}: environment key {ENV_TABLE_NAME!r} is set by the construct")
-        if not handler.isidentifier():
-            raise ConstructPropsError(f"TableFunction {id!r}: handler {handler!r} must be a Python function name")
+        what = f"TableFunction {id!r}"
+        code = resolve_handler_code(entry=entry, index=index, function=handler, requirements=requirements, what=what)
+        arch = architecture or lambda_.Architecture.ARM_64
+        dependencies = None
+        #: What pip installed for this function (None without requirements).
+        self.dependencies: _requirements.InstalledDependencies | None = None
+        if code.requirements is not None:
+            wanted = _requirements.read_requirements(code.requirements, what=what)
+            for line in wanted.skipped:
+                cdk.Annotations.of(self).add_warning_v2(
+                    f"{_defaults.ANNOTATION_PREFIX}:runtime-provided-requirement",
+                    f"{what}: requirement {line!r} ({wanted.source}) is not bundled: the Lambda {_defaults.LAMBDA_PYTHON_VERSION} "
+                    "runtime provides boto3/botocore, and a function uses the runtime's copy",
+                )
+            if not wanted.empty:
+                self.dependencies = _requirements.install(wanted, architecture=arch.name, what=what)
+                dependencies = self.dependencies.directory
+                if self.dependencies.removed:
+                    cdk.Annotations.of(self).add_warning_v2(
+                        f"{_defaults.ANNOTATION_PREFIX}:runtime-provided-requirement",
+                        f"{what}: {', '.join(self.dependencies.removed)} (required by another dependency) not bundled: "
+                        "the function uses the Lambda runtime's copy",
+                    )
+        #: The staged asset and which files are the runtime's, the handler's and the dependencies'.
+        self.bundle = _bundling.bundle(table.model, code=code, dependencies=dependencies, what=what)
         self.function, self.log_group = bundled_function(
             self,
             model=table.model,
-            handler=f"{_bundling.module_name(entry)}.{handler}",
-            entry=entry,
+            handler=code.handler,
+            bundle=self.bundle,
             environment={ENV_TABLE_NAME: table.table_name, **env},
             memory_size=memory_size,
             timeout=timeout,
-            architecture=architecture,
+            architecture=arch,
             log_retention=log_retention,
             description=description,
         )

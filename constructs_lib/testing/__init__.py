@@ -3,8 +3,10 @@
 * :class:`DynamoDBLocal` runs Amazon DynamoDB Local on 127.0.0.1.
 * :func:`deploy_template` / :func:`deploy_assembly_stack` create the DynamoDB tables of a
   synthesized CloudFormation template in it and return a :class:`LocalDeployment` that resolves
-  table names, ARNs, stream ARNs and Lambda environments; :func:`asset_dir` finds a Lambda's
-  code in the cloud assembly.
+  table names, ARNs, stream ARNs and Lambda environments; :func:`deploy_assembly` deploys several
+  stacks of one cloud assembly in dependency order as one :class:`AssemblyDeployment`, with
+  ``Fn::ImportValue``, ``Fn::GetStackOutput`` and SSM parameters between them resolved;
+  :func:`asset_dir` finds a Lambda's code in the cloud assembly.
 * :class:`StreamRunner` feeds a table's stream to a handler as a Lambda event source mapping
   would (Lambda record shape, filters, batch size, partial batch responses, bisect, capped
   retries, record age, on-failure records); :class:`MappingSettings` reads the mapping from a
@@ -12,7 +14,8 @@
 * :func:`matches` / :func:`matches_any` / :func:`parse_filter_criteria` implement Lambda event
   filter patterns.
 * :func:`invoke_handler` runs a bundled handler in a fresh process; :class:`LocalFunction` keeps
-  a warm handler process (a reused Lambda execution environment).
+  a warm handler process (a reused Lambda execution environment); :class:`Fault` injects an AWS
+  error into its calls.
 * :func:`synthesize` builds a CDK app into a cloud assembly with asset metadata enabled and
   returns a :class:`SynthResult` (templates, function asset directories);
   :func:`start_stream_consumer` runs a synthesized stream consumer's bundled handler on the
@@ -44,6 +47,7 @@ from constructs_lib.testing.exceptions import (
 )
 
 if TYPE_CHECKING:
+    from constructs_lib.testing.assembly import AssemblyDeployment, deploy_assembly
     from constructs_lib.testing.dynamodb_local import (
         DynamoDBLocal,
         find_dynamodb_local_dir,
@@ -54,6 +58,7 @@ if TYPE_CHECKING:
         parse_filter_criteria,
     )
     from constructs_lib.testing.handlers import (
+        Fault,
         Invocation,
         LocalFunction,
         invoke_handler,
@@ -79,11 +84,13 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "AssemblyDeployment",
     "DynamoDBLocal",
     "DynamoDBLocalError",
     "DynamoDBLocalNotFoundError",
     "DynamoDBLocalStartError",
     "EventFilterError",
+    "Fault",
     "HandlerError",
     "Invocation",
     "LocalDeployError",
@@ -99,6 +106,7 @@ __all__ = [
     "TestingError",
     "UnresolvableIntrinsicError",
     "asset_dir",
+    "deploy_assembly",
     "deploy_assembly_stack",
     "deploy_template",
     "find_dynamodb_local_dir",
@@ -115,6 +123,8 @@ __all__ = [
 # Lazy re-exports (PEP 562): `python -m constructs_lib.testing.dynamodb_local` must not find
 # its own module already imported by this package.
 _LAZY = {
+    "AssemblyDeployment": "constructs_lib.testing.assembly",
+    "deploy_assembly": "constructs_lib.testing.assembly",
     "DynamoDBLocal": "constructs_lib.testing.dynamodb_local",
     "find_dynamodb_local_dir": "constructs_lib.testing.dynamodb_local",
     "LocalDeployment": "constructs_lib.testing.local_deploy",
@@ -130,6 +140,7 @@ _LAZY = {
     "matches_any": "constructs_lib.testing.event_filters",
     "parse_filter_criteria": "constructs_lib.testing.event_filters",
     "LocalFunction": "constructs_lib.testing.handlers",
+    "Fault": "constructs_lib.testing.handlers",
     "Invocation": "constructs_lib.testing.handlers",
     "invoke_handler": "constructs_lib.testing.handlers",
     "SynthResult": "constructs_lib.testing.synth",

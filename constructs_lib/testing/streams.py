@@ -412,21 +412,28 @@ class StreamRunner:
         """A runner for a mapping of a locally deployed template (*template* None: the deployed one).
 
         Settings come from :meth:`MappingSettings.from_template`; the stream ARN is
-        ``deployment.stream_arn(settings.table_logical_id)``. Raises StreamRunnerError when the
-        mapping cannot be chosen or its ``EventSourceArn`` is not a table's ``StreamArn``
-        GetAtt, LocalDeployError when that table is not deployed or has no stream.
+        ``deployment.stream_arn(settings.table_logical_id)``, or, for a table of another stack
+        deployed with this one (``local_deploy.assembly``), the resolved ``EventSourceArn``.
+        Raises StreamRunnerError when the mapping cannot be chosen or its ``EventSourceArn``
+        resolves to no stream, LocalDeployError when that table is not deployed or has no stream.
         """
         tpl = deployment.template if template is None else template
         settings = MappingSettings.from_template(tpl, mapping_logical_id, function_logical_id=function_logical_id)
         table = settings.table_logical_id
-        if table is None:
-            raise StreamRunnerError(
-                f"EventSourceArn {settings.event_source!r} is not {{'Fn::GetAtt': [<table>, 'StreamArn']}}; "
-                "build the runner with StreamRunner(...) and an explicit stream ARN"
-            )
-        return cls(
-            streams_client, deployment.stream_arn(table), handler, settings=settings, region=deployment.region
-        )
+        if table is not None:
+            stream_arn = deployment.stream_arn(table)
+        else:  # another stack's table: Fn::ImportValue / Fn::GetStackOutput of its stream ARN
+            try:
+                stream_arn = deployment.resolve(settings.event_source)
+            except LocalDeployError as exc:
+                raise StreamRunnerError(
+                    f"EventSourceArn {settings.event_source!r} is neither {{'Fn::GetAtt': [<table>, 'StreamArn']}} nor "
+                    f"a reference to a stream of a locally deployed stack ({exc}); build the runner with "
+                    "StreamRunner(...) and an explicit stream ARN"
+                ) from exc
+            if not isinstance(stream_arn, str):
+                raise StreamRunnerError(f"EventSourceArn {settings.event_source!r} resolves to {stream_arn!r}, not an ARN")
+        return cls(streams_client, stream_arn, handler, settings=settings, region=deployment.region)
 
     # -- AWS seam -----------------------------------------------------------------------------
     def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:

@@ -1,9 +1,9 @@
 """Synthesize a CDK app for a test, and run a synthesized stream consumer locally.
 
 * :func:`synthesize` builds a CDK app into a cloud assembly directory with asset metadata
-  enabled (as the CDK CLI does) and returns a :class:`SynthResult`: the stacks' templates and
-  the asset directory of every Lambda function. The pytest plugin's ``cdk_synth`` fixture calls
-  it with a fresh temporary directory.
+  enabled and the project's ``cdk.json`` context (as the CDK CLI does) and returns a
+  :class:`SynthResult`: the stacks' templates and the asset directory of every Lambda function.
+  The pytest plugin's ``cdk_synth`` fixture calls it with a fresh temporary directory.
 * :func:`start_stream_consumer` runs the *bundled* handler of a synthesized stream consumer
   (``StreamAudit``, ``ShardedCounter``, or any function with a DynamoDB stream event source
   mapping) in a warm local process and feeds it the deployed table's real stream records with the
@@ -28,7 +28,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ASSET_METADATA_CONTEXT",
+    "read_project_context",
     "StreamConsumer",
     "SynthResult",
     "start_stream_consumer",
@@ -52,6 +53,9 @@ __all__ = [
 
 #: Context key that makes CDK write ``Metadata["aws:asset:path"]`` on asset-backed resources.
 ASSET_METADATA_CONTEXT = "aws:cdk:enable-asset-metadata"
+#: The CDK CLI's project files: ``cdk.json`` (its ``context`` block) and the cached context.
+CDK_JSON = "cdk.json"
+CDK_CONTEXT_JSON = "cdk.context.json"
 _STACK_ARTIFACT = "aws:cloudformation:stack"
 _NESTED_ASSEMBLY_ARTIFACT = "cdk:cloud-assembly"
 # Only quiets jsii's notice about the Node version; set (if unset) while jsii starts.
@@ -68,6 +72,7 @@ class _Stack:
     display_name: str
     assembly_dir: Path
     template_file: str
+    dependencies: tuple[str, ...] = ()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -85,7 +90,8 @@ def _read_stacks(assembly_dir: Path, depth: int = 0) -> list[_Stack]:
         props = art.get("properties") or {}
         if art.get("type") == _STACK_ARTIFACT and isinstance(props.get("templateFile"), str):
             name = str(props.get("stackName") or art_id)
-            stacks.append(_Stack(art_id, name, str(art.get("displayName") or art_id), assembly_dir, props["templateFile"]))
+            stacks.append(_Stack(art_id, name, str(art.get("displayName") or art_id), assembly_dir, props["templateFile"],
+                                 tuple(str(d) for d in art.get("dependencies") or ())))
         elif art.get("type") == _NESTED_ASSEMBLY_ARTIFACT and depth < 8 and isinstance(props.get("directoryName"), str):
             stacks.extend(_read_stacks(assembly_dir / props["directoryName"], depth + 1))  # a cdk.Stage
     return stacks
@@ -99,6 +105,9 @@ class SynthResult:
     ----------
     outdir : pathlib.Path
         The cloud assembly directory (what ``cdk synth`` writes to ``cdk.out``).
+    context_files : tuple of pathlib.Path
+        The ``cdk.json`` / ``cdk.context.json`` whose context the App was given (empty when none
+        was read, or the App was not made by :func:`synthesize`).
 
     Notes
     -----
@@ -110,6 +119,7 @@ class SynthResult:
     outdir: Path
     _stacks: tuple[_Stack, ...] = field(repr=False)
     _templates: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False, compare=False)
+    context_files: tuple[Path, ...] = ()
 
     @classmethod
     def from_directory(cls, outdir: str | os.PathLike[str]) -> SynthResult:
@@ -252,6 +262,84 @@ def _import_cdk() -> Any:
     return aws_cdk
 
 
+def _read_json_object(path: Path, key: str | None = None) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise SynthError(f"Cannot read the CDK project file {str(path)!r}: {exc}") from exc
+    value = data.get(key, {}) if key is not None and isinstance(data, dict) else data
+    if not isinstance(value, dict):
+        where = f"its {key!r} entry" if key else "it"
+        raise SynthError(f"{str(path)!r}: {where} must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _find_cdk_json(build: Any) -> Path | None:
+    """``cdk.json`` in the working directory (where the CLI reads it), else in the directory of
+    the module defining *build* or one of its parents."""
+    if (Path.cwd() / CDK_JSON).is_file():
+        return Path.cwd() / CDK_JSON
+    try:
+        source = inspect.getsourcefile(build if inspect.isclass(build) or inspect.isfunction(build) else type(build))
+    except TypeError:  # a builtin or an object without a source file
+        source = None
+    if source is None:
+        return None
+    for directory in Path(source).resolve().parents:
+        if (directory / CDK_JSON).is_file():
+            return directory / CDK_JSON
+    return None
+
+
+def read_project_context(
+    build: Any, project_context: bool | str | os.PathLike[str] = True
+) -> tuple[dict[str, Any], tuple[Path, ...]]:
+    """The context the CDK CLI would give an app: ``cdk.context.json`` overridden by the
+    ``context`` block of ``cdk.json`` (the CLI's ``-c`` values, here :func:`synthesize`'s
+    *context*, override both; ``~/.cdk.json`` is not read).
+
+    Parameters
+    ----------
+    build : Any
+        The app builder, whose module's directory is searched when the working directory has
+        no ``cdk.json``.
+    project_context : bool or path, optional
+        True (default): find ``cdk.json`` in the working directory, else upward from *build*'s
+        module. A path: that ``cdk.json``, or the directory holding it. False: read nothing.
+
+    Returns
+    -------
+    (dict, tuple of Path)
+        The context values and the files they came from.
+
+    Raises
+    ------
+    SynthError
+        An explicit path has no ``cdk.json``, or a file is not valid JSON or its context is not
+        an object.
+    """
+    if project_context is False:
+        return {}, ()
+    if project_context is True:
+        cdk_json = _find_cdk_json(build)
+        if cdk_json is None:
+            return {}, ()
+    else:
+        cdk_json = Path(project_context)
+        cdk_json = cdk_json / CDK_JSON if cdk_json.is_dir() else cdk_json
+        if not cdk_json.is_file():
+            raise SynthError(f"project_context {str(project_context)!r} names no {CDK_JSON} file")
+    cdk_json = cdk_json.resolve()
+    files = [cdk_json]
+    context: dict[str, Any] = {}
+    cached = cdk_json.parent / CDK_CONTEXT_JSON
+    if cached.is_file():
+        context.update(_read_json_object(cached))
+        files.append(cached)
+    context.update(_read_json_object(cdk_json, "context"))
+    return context, tuple(files)
+
+
 def _takes_app(build: Callable[..., Any]) -> bool:
     """True when *build* has a required positional parameter (it is given the App)."""
     try:
@@ -267,8 +355,9 @@ def synthesize(
     *,
     outdir: str | os.PathLike[str],
     context: Mapping[str, Any] | None = None,
+    project_context: bool | str | os.PathLike[str] = True,
 ) -> SynthResult:
-    """Build a CDK app and synthesize it into a cloud assembly.
+    """Build a CDK app and synthesize it into a cloud assembly, as ``cdk synth`` would.
 
     Parameters
     ----------
@@ -277,18 +366,26 @@ def synthesize(
 
         * a callable with one required positional parameter, e.g.
           ``lambda app: MyStack(app, "MyStack")``: called with a new ``cdk.App`` whose outdir
-          is *outdir* and whose context is *context* plus ``aws:cdk:enable-asset-metadata``;
+          is *outdir* and whose context is the project's (see *project_context*), then
+          ``aws:cdk:enable-asset-metadata``, then *context*;
         * a ``cdk.Stack`` subclass: instantiated as ``MyStack(app, "MyStack")`` (its class name)
           in such an App;
         * a callable without required parameters that builds its own App (``lambda:
           build_app(outdir)``) and returns it, or returns a stack of it: that App is
-          synthesized where its own ``outdir`` says (*outdir* and *context* do not apply);
+          synthesized where its own ``outdir`` says (*outdir*, *context* and *project_context*
+          do not apply);
         * an already built ``cdk.App`` or ``cdk.Stack``: its App is synthesized likewise.
     outdir : str or PathLike
         Directory of the cloud assembly (created if missing) for Apps made here.
     context : Mapping, optional
-        Extra context values of the App made here (as ``cdk.json``'s ``context`` or ``-c``).
+        Context values of the App made here, overriding the project's (as ``cdk synth -c``).
         Default none.
+    project_context : bool or path, optional
+        Default True: the ``context`` block of the ``cdk.json`` in the working directory (else
+        in the directory of *build*'s module or a parent) and the ``cdk.context.json`` beside
+        it, as the CLI reads them (see :func:`read_project_context`). A path names the
+        ``cdk.json`` (or its directory); False reads neither. ``result.context_files`` lists
+        what was read.
 
     Returns
     -------
@@ -300,6 +397,7 @@ def synthesize(
         *build* is none of the above, or the app has no stack. Errors raised while the
         constructs are built or validated (a bad model, a cdk-nag finding) propagate unchanged.
     """
+    context_files: tuple[Path, ...] = ()
     if not callable(build) and not hasattr(build, "node"):
         raise SynthError(
             f"build {build!r} must be a callable (taking the App, or returning one), a cdk.Stack "
@@ -313,7 +411,8 @@ def synthesize(
     elif isinstance(build, type) and issubclass(build, cdk.Stack) or _takes_app(build):
         out = Path(outdir)
         out.mkdir(parents=True, exist_ok=True)
-        app = cdk.App(outdir=str(out), context={ASSET_METADATA_CONTEXT: True, **dict(context or {})})
+        project, context_files = read_project_context(build, project_context)
+        app = cdk.App(outdir=str(out), context={**project, ASSET_METADATA_CONTEXT: True, **dict(context or {})})
         returned = build(app, build.__name__) if isinstance(build, type) and issubclass(build, cdk.Stack) else build(app)
         target = returned.node.root if isinstance(returned, Construct) else app
     else:
@@ -327,7 +426,7 @@ def synthesize(
     if not isinstance(target, cdk.Stage):
         raise SynthError(f"build {build!r} made a construct tree whose root {target!r} is not a cdk.App")
     assembly = target.synth()
-    result = SynthResult.from_directory(assembly.directory)
+    result = replace(SynthResult.from_directory(assembly.directory), context_files=context_files)
     if not result.stack_names:
         raise SynthError(
             f"build {build!r} created no stack in its App (cloud assembly {str(result.outdir)!r}); "

@@ -32,8 +32,8 @@ PRELUDE = textwrap.dedent(
             top = name.split(".")[0]
             if top in CDK + AWS:
                 attempts.append(name)
-            if top in CDK:
-                raise ImportError(f"blocked in test: {name}")
+            if top in CDK:  # as if the cdk extra were not installed
+                raise ModuleNotFoundError(f"No module named {name!r} (blocked in test)", name=name)
             return None
 
     sys.meta_path.insert(0, Watch())
@@ -132,5 +132,45 @@ def test_package_root_import_is_lazy() -> None:
     assert result["version"]
     assert result["cdk"] == []
     # ... and asking for SingleTable is what triggers the (here blocked) CDK import
-    assert result["lazy"].startswith("blocked in test:")
+    assert result["lazy"].startswith("constructs_lib.SingleTable needs the AWS CDK")
     assert any(a.split(".")[0] in ("aws_cdk", "constructs") for a in result["attempts"])
+
+
+def test_a_construct_without_the_cdk_extra_says_which_extra_to_install() -> None:
+    # GIVEN a fresh interpreter in which the CDK packages are missing (the import hook refuses them)
+    # WHEN a construct is imported from the package root
+    result = run(
+        """
+        from constructs_lib.exceptions import MissingExtraError
+        try:
+            from constructs_lib import SingleTable  # noqa: F401
+        except ImportError as exc:
+            caught = {"type": type(exc).__name__, "is_extra": isinstance(exc, MissingExtraError), "message": str(exc),
+                      "name": exc.name, "cause": type(exc.__cause__).__name__}
+        report(caught=caught)
+        """
+    )
+    # THEN it raises an ImportError subclass naming the missing module and the one command that fixes it
+    caught = result["caught"]
+    assert caught["is_extra"] and caught["type"] == "MissingExtraError" and caught["cause"] == "ModuleNotFoundError"
+    assert caught["name"] in ("aws_cdk", "constructs")
+    assert f"No module named {caught['name']!r}" in caught["message"]
+    assert 'pip install "constructs_lib[cdk]"' in caught["message"]
+
+
+def test_an_unrelated_missing_module_is_not_blamed_on_the_cdk_extra() -> None:
+    # GIVEN a lazy construct name whose module fails to import for a reason other than the CDK
+    # WHEN it is asked for
+    result = run(
+        """
+        import constructs_lib
+        constructs_lib._LAZY["Broken"] = "constructs_lib_no_such_module"
+        try:
+            constructs_lib.Broken
+        except ImportError as exc:
+            caught = {"type": type(exc).__name__, "message": str(exc)}
+        report(caught=caught)
+        """
+    )
+    # THEN the original ModuleNotFoundError comes through unchanged
+    assert result["caught"] == {"type": "ModuleNotFoundError", "message": "No module named 'constructs_lib_no_such_module'"}
