@@ -29,6 +29,7 @@ from .exceptions import (
     ItemNotFoundError,
     ItemValidationError,
     KeyValueError,
+    ModelMismatchError,
     RedactionError,
     RuntimeClientError,
     TenantAccessError,
@@ -58,6 +59,10 @@ if TYPE_CHECKING:
         TableClient,
         Transaction,
         load_bundled_model,
+    )
+    from .contract import (
+        ENV_MODEL_FINGERPRINT,
+        fingerprint,
     )
     from .codec import (
         escape,
@@ -113,6 +118,8 @@ _LAZY = {
     "TableClient": "client",
     "Transaction": "client",
     "load_bundled_model": "client",
+    "ENV_MODEL_FINGERPRINT": "contract",
+    "fingerprint": "contract",
     "escape": "codec",
     "unescape": "codec",
     "CounterClient": "counter",
@@ -141,6 +148,7 @@ _LAZY = {
 
 __all__ = [
     "AT",
+    "ENV_MODEL_FINGERPRINT",
     "ENV_MODEL_PATH",
     "ENV_TABLE_NAME",
     "HASH_V",
@@ -164,6 +172,7 @@ __all__ = [
     "ItemNotFoundError",
     "ItemValidationError",
     "KeyValueError",
+    "ModelMismatchError",
     "Page",
     "RecordingClient",
     "RedactionError",
@@ -189,6 +198,7 @@ __all__ = [
     "epoch_seconds",
     "escape",
     "expiry",
+    "fingerprint",
     "is_ulid",
     "load_bundled_model",
     "new_ulid",
