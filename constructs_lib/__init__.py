@@ -19,11 +19,13 @@ _LAZY = {
     "ConstructPropsError": "constructs_lib.exceptions",
     "Operations": "constructs_lib.operations",
     "Hardening": "constructs_lib.hardening",
+    "ModelBoundTable": "constructs_lib.bound_table",
 }
 
-__all__ = ["ConstructPropsError", "Hardening", "Operations", "ShardedCounter", "SingleTable", "StreamAudit", "TableFunction", "__version__"]
+__all__ = ["ConstructPropsError", "Hardening", "ModelBoundTable", "Operations", "ShardedCounter", "SingleTable", "StreamAudit", "TableFunction", "__version__"]
 
 if TYPE_CHECKING:
+    from .bound_table import ModelBoundTable
     from .exceptions import ConstructPropsError
     from .hardening import Hardening
     from .operations import Operations

@@ -53,7 +53,7 @@ from .model.indexes import TABLE
 
 if TYPE_CHECKING:
     from .model import Model
-    from .single_table import SingleTable
+    from .bound_table import ModelBoundTable
 
 #: CloudWatch namespace of DynamoDB's metrics.
 NAMESPACE = "AWS/DynamoDB"
@@ -297,11 +297,11 @@ class TableOperations(Construct):
         registered pattern constructs (keys in the module docstring).
     """
 
-    def __init__(self, scope: Construct, id: str, *, table: SingleTable, settings: Operations) -> None:
+    def __init__(self, scope: Construct, id: str, *, table: ModelBoundTable, settings: Operations) -> None:
         super().__init__(scope, id)
         if not isinstance(settings, Operations):
             raise ConstructPropsError(
-                f"SingleTable {table.node.id!r}: operations {settings!r} must be a constructs_lib.Operations"
+                f"{table.what}: operations {settings!r} must be a constructs_lib.Operations"
             )
         self.settings = settings
         self._table = table
@@ -363,7 +363,7 @@ class TableOperations(Construct):
     def _add(self, key: str, alarm: cloudwatch.Alarm) -> None:
         if key in self._alarms:
             raise ConstructPropsError(
-                f"SingleTable {self._table.node.id!r}: two alarms of its operations view are keyed {key!r}; "
+                f"{self._table.what}: two alarms of its operations view are keyed {key!r}; "
                 "give the pattern constructs on the table distinct ids"
             )
         self._alarms[key] = alarm

@@ -44,6 +44,7 @@ from .hardening import Hardening
 from .operations import MonitoredConsumer
 from .runtime import audit, counter
 from .runtime.exceptions import KeyValueError
+from .bound_table import ModelBoundTable
 from .single_table import SingleTable
 
 #: The audit table's index for "what changed on day D".
@@ -101,7 +102,7 @@ class StreamAudit(Construct):
         scope: Construct,
         id: str,
         *,
-        source: SingleTable,
+        source: ModelBoundTable,
         actor_attribute: str | None = "updated_by",
         redact: Sequence[str] = (),
         redaction: Literal["hash", "drop"] = "hash",
@@ -122,13 +123,23 @@ class StreamAudit(Construct):
     ) -> None:
         super().__init__(scope, id)
         what = f"StreamAudit {id!r}"
-        if not isinstance(source, SingleTable):
-            raise ConstructPropsError(f"{what}: source must be a SingleTable, got {source!r}")
+        if not isinstance(source, ModelBoundTable):
+            raise ConstructPropsError(
+                f"{what}: source must be a SingleTable or an imported one (SingleTable.from_table_attributes, "
+                f"from_parameters), got {source!r}"
+            )
         if source.stream_view_type != dynamodb.StreamViewType.NEW_AND_OLD_IMAGES:
+            if source.table_stream_arn is not None and source.stream_view_type is None:
+                raise ConstructPropsError(
+                    f"{what}: the view type of {source.what}'s stream is not declared (an import cannot read it); "
+                    "auditing needs before and after images: if the deployed stream is NEW_AND_OLD_IMAGES, pass "
+                    "stream_view_type=StreamViewType.NEW_AND_OLD_IMAGES to the importer"
+                )
             view = "off" if source.stream_view_type is None else str(source.stream_view_type).rsplit(".", 1)[-1]
             raise ConstructPropsError(
                 f"{what}: the source table {source.node.id!r} stream is {view}; auditing needs "
                 "stream=StreamViewType.NEW_AND_OLD_IMAGES (before and after images of every change)"
+                + ("" if view != "off" or isinstance(source, SingleTable) else f"; {source.stream_hint}")
             )
         model = source.model
         for name, value in (("redact", redact), ("include_entities", include_entities),
@@ -202,7 +213,7 @@ class StreamAudit(Construct):
             self,
             model=model,
             handler="constructs_lib.runtime.audit_handler.handler",
-            environment=self.environment,
+            environment={**self.environment, **source.runtime_environment},
             memory_size=memory_size,
             timeout=timeout or cdk.Duration.seconds(60),
             log_retention=log_retention,
