@@ -13,7 +13,7 @@ Audit table key design (see ``constructs_lib.runtime.audit``)::
     GSI "ByDay": GSI1PK = DAY#<yyyy-mm-dd>#<shard 000..N-1>,   GSI1SK = SK#PK
                  "what changed on day D" reads N partitions: no hot partition per day
 
-What the construct adds: the audit table (PITR on, deletion protection on, RETAIN, optional TTL
+What the construct adds: the audit table (PITR on; deletion protection and RETAIN by default; optional TTL
 retention, encryption shared with the source or its own KMS key), the audit function with its
 log group and role, an event source mapping on the source stream (filters from
 ``include_entities``/``exclude_entities``, partial batch responses, bisect on error, capped
@@ -95,6 +95,12 @@ class StreamAudit(Construct):
         Alarm when the audit lags the stream by more than this. Default 5 minutes.
     memory_size, timeout, log_retention
         Audit function settings. Defaults 256 MB, 60 seconds, one month.
+    removal_policy
+        What CloudFormation does with the audit table (and the key of ``encryption="own_key"``
+        and the redaction salt) when it leaves the stack. Default ``RETAIN``: the history outlives
+        the stack. ``DESTROY`` (e.g. a dev stack) requires ``deletion_protection=False``.
+    deletion_protection
+        Refuse DeleteTable on the audit table. Default True.
     """
 
     def __init__(
@@ -120,9 +126,21 @@ class StreamAudit(Construct):
         memory_size: int = _defaults.LAMBDA_MEMORY_MB,
         timeout: cdk.Duration | None = None,
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
+        removal_policy: cdk.RemovalPolicy = cdk.RemovalPolicy.RETAIN,
+        deletion_protection: bool = True,
     ) -> None:
         super().__init__(scope, id)
         what = f"StreamAudit {id!r}"
+        if not isinstance(deletion_protection, bool):
+            raise ConstructPropsError(f"{what}: deletion_protection {deletion_protection!r} must be True or False")
+        if not isinstance(removal_policy, cdk.RemovalPolicy):
+            raise ConstructPropsError(f"{what}: removal_policy {removal_policy!r} must be an aws_cdk.RemovalPolicy")
+        if removal_policy == cdk.RemovalPolicy.DESTROY and deletion_protection:
+            raise ConstructPropsError(
+                f"{what}: removal_policy=DESTROY with deletion_protection=True would fail when the stack deletes "
+                "the audit table; set deletion_protection=False to allow destruction"
+            )
+        self._removal = (removal_policy, deletion_protection)
         if not isinstance(source, ModelBoundTable):
             raise ConstructPropsError(
                 f"{what}: source must be a SingleTable or an imported one (SingleTable.from_table_attributes, "
@@ -203,7 +221,7 @@ class StreamAudit(Construct):
                 description=f"Salt of the redaction hashes in the audit trail of {source.node.path}",
                 generate_secret_string=secretsmanager.SecretStringGenerator(password_length=48, exclude_punctuation=True),
                 encryption_key=self.encryption_key,
-                removal_policy=cdk.RemovalPolicy.RETAIN,
+                removal_policy=self._removal[0],
             )
             # No rotation schedule, on purpose: a new salt would change every hash.
             _nag.acknowledge_resource(self.salt_secret, "AwsSolutions-SMG4", _nag.SALT_MUST_NOT_ROTATE)
@@ -241,7 +259,7 @@ class StreamAudit(Construct):
     def _key(self, encryption: Encryption) -> kms.IKey | None:
         if encryption == "own_key":
             return kms.Key(
-                self, "Key", enable_key_rotation=True, removal_policy=cdk.RemovalPolicy.RETAIN,
+                self, "Key", enable_key_rotation=True, removal_policy=self._removal[0],
                 description=f"Encrypts the audit trail of {self.source.node.path}",
             )
         return self.source.encryption_key
@@ -263,8 +281,8 @@ class StreamAudit(Construct):
             point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
                 point_in_time_recovery_enabled=True
             ),
-            deletion_protection=True,
-            removal_policy=cdk.RemovalPolicy.RETAIN,
+            deletion_protection=self._removal[1],
+            removal_policy=self._removal[0],
             encryption=dynamodb.TableEncryptionV2.customer_managed_key(self.encryption_key)
             if self.encryption_key is not None else None,
         )
