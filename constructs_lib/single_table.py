@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import re
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 import aws_cdk as cdk
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_kms as kms
 from constructs import Construct
 
 from . import _defaults
 from .bound_table import ModelBoundTable
 from .exceptions import ConstructPropsError
 from .hardening import Hardening
+from .imported_table import ImportedSingleTable
 from .model import Index, Model
 from .model.indexes import TABLE
 from .operations import (
@@ -27,6 +30,9 @@ from .operations import (
     apply_index_contributor_insights,
     contributor_insights_by_index,
 )
+
+if TYPE_CHECKING:
+    from .model_contract import ModelContract, PublishedContract
 
 
 class SingleTable(ModelBoundTable):
@@ -71,6 +77,16 @@ class SingleTable(ModelBoundTable):
         An :class:`~constructs_lib.operations.Operations`: a CloudWatch dashboard and alarms for
         the table (and for the ``ShardedCounter``/``StreamAudit`` constructs built on it). Default
         None (none; ``add_operations`` can add them later).
+    publish
+        A :class:`~constructs_lib.model_contract.ModelContract`: publish the table's name, ARNs,
+        model fingerprint and model JSON as SSM parameters for consumers in other stacks or
+        repositories (``SingleTable.from_parameters``). Default None (nothing published;
+        ``publish_contract`` can publish later).
+
+    Importing a table deployed elsewhere: :meth:`from_table_name`, :meth:`from_table_attributes`
+    and :meth:`from_parameters` return an
+    :class:`~constructs_lib.imported_table.ImportedSingleTable` that every construct and grant of
+    this library accepts.
     """
 
     def __init__(
@@ -91,6 +107,7 @@ class SingleTable(ModelBoundTable):
         table_class: dynamodb.TableClass | None = None,
         contributor_insights: ContributorInsights = False,
         operations: Operations | None = None,
+        publish: ModelContract | None = None,
     ) -> None:
         super().__init__(scope, id)
         if not isinstance(model, Model):
@@ -179,6 +196,107 @@ class SingleTable(ModelBoundTable):
         attach_model_docs(self)
         if operations is not None:
             self.add_operations(operations)
+        #: The published contract (``publish=`` / ``publish_contract``), or None.
+        self.contract: PublishedContract | None = None
+        if publish is not None:
+            self.publish_contract(publish)
+
+    # Importing tables deployed elsewhere ---------------------------------------------------------
+    @staticmethod
+    def from_table_name(scope: Construct, id: str, *, model: Model, table_name: str) -> ImportedSingleTable:
+        """A table of this stack's account and region, by name, with its model (no stream, no
+        customer-managed key: use :meth:`from_table_attributes` for those)."""
+        return ImportedSingleTable(scope, id, model=model, table_name=table_name)
+
+    @staticmethod
+    def from_table_attributes(
+        scope: Construct,
+        id: str,
+        *,
+        model: Model,
+        table_name: str | None = None,
+        table_arn: str | None = None,
+        table_stream_arn: str | None = None,
+        encryption_key: kms.IKey | None = None,
+        stream_view_type: dynamodb.StreamViewType | None = None,
+        model_fingerprint: str | None = None,
+    ) -> ImportedSingleTable:
+        """A table deployed elsewhere, like ``TableV2.from_table_attributes``, with its model.
+
+        Parameters are those of :class:`~constructs_lib.imported_table.ImportedSingleTable`: a name
+        or an ARN (any account and region), the stream ARN (needed by ``StreamAudit``, a
+        stream-driven ``ShardedCounter`` and ``grant_stream_read``; default none), the stream's
+        ``stream_view_type`` (``StreamAudit`` needs ``NEW_AND_OLD_IMAGES``; default undeclared),
+        the customer-managed key (KMS permissions in every grant; default none) and the deployed
+        ``model_fingerprint`` (checked at synth if literal, by the functions at run time;
+        default none)."""
+        return ImportedSingleTable(
+            scope, id, model=model, table_name=table_name, table_arn=table_arn, table_stream_arn=table_stream_arn,
+            stream_view_type=stream_view_type, encryption_key=encryption_key, model_fingerprint=model_fingerprint,
+        )
+
+    @staticmethod
+    def from_parameters(
+        scope: Construct,
+        id: str,
+        *,
+        model: Model,
+        parameter_prefix: str,
+        stream_view_type: dynamodb.StreamViewType | None = None,
+        encryption_key: kms.IKey | None = None,
+        expected_fingerprint: str | None = None,
+        lookup_fingerprint: bool = False,
+        operations: Operations | None = None,
+    ) -> ImportedSingleTable:
+        """A table whose owner published its contract (``SingleTable(publish=ModelContract(...))``).
+
+        Parameters
+        ----------
+        scope, id
+            The usual construct scope and id.
+        model
+            The consumer's copy of the model. Its fingerprint must equal the published one:
+            checked at synth when known, else by every function built on the table at its
+            first use (``ModelMismatchError``, before any request).
+        parameter_prefix
+            The producer's ``ModelContract.parameter_prefix``. Required.
+        stream_view_type
+            Import the published stream too, declaring its view type (``StreamAudit`` needs
+            ``NEW_AND_OLD_IMAGES``). Default None: no stream imported.
+        encryption_key
+            The table's customer-managed key (the producer publishes its ARN as
+            ``<prefix>/encryption-key-arn``). Default None.
+        expected_fingerprint
+            The producer's fingerprint as a literal (``python -m constructs_lib fingerprint``):
+            a mismatch with ``model`` fails synth. Default None.
+        lookup_fingerprint
+            Read the published fingerprint at synth with an SSM context lookup (needs a stack
+            with a concrete account and region, and credentials when the CLI first looks it
+            up; cached in ``cdk.context.json``) and fail synth on a mismatch. Default False.
+        operations
+            A dashboard and alarms for the imported table. Default None.
+        """
+        from .model_contract import import_from_parameters
+
+        return import_from_parameters(
+            scope, id, model=model, parameter_prefix=parameter_prefix, stream_view_type=stream_view_type,
+            encryption_key=encryption_key, expected_fingerprint=expected_fingerprint,
+            lookup_fingerprint=lookup_fingerprint, operations=operations,
+        )
+
+    # Publishing the contract -------------------------------------------------------------------
+    def publish_contract(self, contract: ModelContract) -> PublishedContract:
+        """Publish the table's contract as SSM parameters (see
+        :mod:`constructs_lib.model_contract`), at most once; also ``self.contract``."""
+        from .model_contract import PublishedContract
+
+        if self.contract is not None:
+            raise ConstructPropsError(
+                f"{self.what} already publishes its contract under {self.contract.contract.parameter_prefix!r}; "
+                "publish once"
+            )
+        self.contract = PublishedContract(self, "Contract", table=self, contract=contract)
+        return self.contract
 
     # Index definitions ---------------------------------------------------------------------------
     def _projection(self, index: Index) -> tuple[dynamodb.ProjectionType, list[str] | None]:
