@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The showcase CDK app: every construct constructs_lib offers, in the four worked examples.
+"""The showcase CDK app: every construct constructs_lib offers, in the five worked examples.
 
 * ``ShopStack`` (``examples/shop``): the e-commerce single table — overloaded and sparse GSIs, TTL,
   a stream, ``ShardedCounter`` for product views, ``StreamAudit``, a ``TableFunction`` orders API,
@@ -7,7 +7,10 @@
 * ``SaasStack`` (``examples/saas``): multi-tenant versioned documents — tenant-prefixed keys,
   ``grant_tenant_access``, a per-index ``grant_query``, an audit trail;
 * ``IotTelemetryStack`` (``examples/iot``): month-bucketed sensor readings with TTL retention;
-* ``ViralVideoStack`` (``examples/viral``): a view counter sized from 50,000 writes/s.
+* ``ViralVideoStack`` (``examples/viral``): a view counter sized from 50,000 writes/s;
+* ``ShopReportingStack`` (``examples/reporting``): a consumer owning no table — it imports
+  ``ShopStack``'s from the contract the shop publishes in SSM (``SingleTable.from_parameters``)
+  and runs a report granted Query on one index.
 
 Each example is also an app of its own (``examples/<name>/app.py``). ``python app.py`` writes to
 ``cdk.out/`` (or ``$CDK_OUTDIR``, which ``cdk synth`` sets).
@@ -21,6 +24,7 @@ from pathlib import Path
 import aws_cdk as cdk
 
 from examples.iot.app import IotTelemetryStack
+from examples.reporting.stack import ShopReportingStack
 from examples.saas.stack import SaasStack
 from examples.shop.stack import ShopStack
 from examples.viral.app import ViralVideoStack
@@ -33,14 +37,17 @@ STACKS = {
     "SaasStack": (SaasStack, "constructs_lib showcase: multi-tenant versioned documents"),
     "IotTelemetryStack": (IotTelemetryStack, "constructs_lib showcase: IoT time series with month buckets and TTL"),
     "ViralVideoStack": (ViralVideoStack, "constructs_lib showcase: view counter for a viral video"),
+    "ShopReportingStack": (ShopReportingStack, "constructs_lib showcase: reporting on the shop table, imported"),
 }
 
 
 def build_app(outdir: str | None = None) -> cdk.App:
     """Build (but do not synthesize) the app; tests call this in-process."""
     app = cdk.App(outdir=outdir or os.environ.get("CDK_OUTDIR") or str(HERE / "cdk.out"))
-    for name, (stack_class, description) in STACKS.items():
-        stack_class(app, name, description=description)
+    stacks = {name: stack_class(app, name, description=description) for name, (stack_class, description)
+              in STACKS.items()}
+    # The reporting stack reads the parameters ShopStack publishes: deploy ShopStack first.
+    stacks["ShopReportingStack"].add_stack_dependency(stacks["ShopStack"])
     return app
 
 

@@ -22,13 +22,22 @@ _LAZY = {
     "MissingExtraError": "constructs_lib.exceptions",
     "Operations": "constructs_lib.operations",
     "Hardening": "constructs_lib.hardening",
+    "ModelBoundTable": "constructs_lib.bound_table",
+    "ImportedSingleTable": "constructs_lib.imported_table",
+    "ModelContract": "constructs_lib.model_contract",
 }
 
-__all__ = ["ConstructPropsError", "Hardening", "MissingExtraError", "Operations", "ShardedCounter", "SingleTable", "StreamAudit", "TableFunction", "__version__"]
+__all__ = [
+    "ConstructPropsError", "Hardening", "ImportedSingleTable", "MissingExtraError", "ModelBoundTable", "ModelContract",
+    "Operations", "ShardedCounter", "SingleTable", "StreamAudit", "TableFunction", "__version__",
+]
 
 if TYPE_CHECKING:
+    from .bound_table import ModelBoundTable
     from .exceptions import ConstructPropsError, MissingExtraError
     from .hardening import Hardening
+    from .imported_table import ImportedSingleTable
+    from .model_contract import ModelContract
     from .operations import Operations
     from .sharded_counter import ShardedCounter
     from .single_table import SingleTable

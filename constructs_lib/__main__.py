@@ -5,6 +5,9 @@
     with example keys, sparse indexes, tenancy, warnings, a Mermaid diagram).
 ``python -m constructs_lib export --format workbench TARGET [--output FILE]``
     A NoSQL Workbench data model (JSON) to import into NoSQL Workbench for Amazon DynamoDB.
+``python -m constructs_lib fingerprint TARGET``
+    The key-schema fingerprint of every model in TARGET, one ``<fingerprint>  <model>`` line each
+    (what a table's published contract holds; see ``constructs_lib.runtime.contract``).
 
 TARGET is a module (``examples.shop.model``) or a Python file (``examples/shop/model.py``,
 ``app.py``), optionally followed by ``:attribute`` to pick one object (a ``Model``, a construct,
@@ -220,6 +223,12 @@ def _export(args: argparse.Namespace) -> str:
     return to_workbench_json(tables, model_name=name)
 
 
+def _fingerprint(args: argparse.Namespace) -> str:
+    from .runtime.contract import fingerprint
+
+    return "".join(f"{fingerprint(model)}  {title or model.name}\n" for title, model in load_models(args.target))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description="See a constructs_lib data model.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -233,12 +242,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     export.add_argument("--format", choices=["workbench"], default="workbench",
                         help="output format (default: workbench — NoSQL Workbench data model JSON, version 3.0)")
-    for sub in (describe, export):
+    fingerprint = commands.add_parser(
+        "fingerprint", help="key-schema fingerprint of the model(s) in TARGET",
+        description="Print the fingerprint of every data model in TARGET (what SingleTable publishes and "
+                    "imported tables check).",
+    )
+    for sub in (describe, export, fingerprint):
         sub.add_argument("target", metavar="TARGET",
                          help="module (examples.shop.model), file (app.py) or either with :attribute")
         sub.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
     describe.set_defaults(run=_describe)
     export.set_defaults(run=_export)
+    fingerprint.set_defaults(run=_fingerprint)
     return parser
 
 

@@ -18,7 +18,7 @@ from constructs import Construct
 from . import _nag
 from .exceptions import ConstructPropsError
 from .hardening import Hardening
-from .single_table import SingleTable
+from .bound_table import ModelBoundTable
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ def stream_mapping(
     scope: Construct,
     *,
     function: lambda_.Function,
-    table: SingleTable,
+    table: ModelBoundTable,
     filters: Sequence[dict[str, Any]],
     settings: StreamSettings,
     dlq: sqs.IQueue,

@@ -53,7 +53,7 @@ from .model.indexes import TABLE
 
 if TYPE_CHECKING:
     from .model import Model
-    from .single_table import SingleTable
+    from .bound_table import ModelBoundTable
 
 #: CloudWatch namespace of DynamoDB's metrics.
 NAMESPACE = "AWS/DynamoDB"
@@ -292,16 +292,19 @@ class TableOperations(Construct):
         The :class:`Operations` it was built with.
     dashboard
         The ``aws_cloudwatch.Dashboard``, or None with ``dashboard=False``.
+    stack_dashboards
+        Read-only mapping stack path → the dashboard in that stack showing the consumers built
+        in it, for consumers in other stacks than the table's view (see :meth:`add_consumer`).
     alarms
         Read-only mapping key → ``aws_cloudwatch.Alarm``: the table's alarms and those of the
         registered pattern constructs (keys in the module docstring).
     """
 
-    def __init__(self, scope: Construct, id: str, *, table: SingleTable, settings: Operations) -> None:
+    def __init__(self, scope: Construct, id: str, *, table: ModelBoundTable, settings: Operations) -> None:
         super().__init__(scope, id)
         if not isinstance(settings, Operations):
             raise ConstructPropsError(
-                f"SingleTable {table.node.id!r}: operations {settings!r} must be a constructs_lib.Operations"
+                f"{table.what}: operations {settings!r} must be a constructs_lib.Operations"
             )
         self.settings = settings
         self._table = table
@@ -309,6 +312,7 @@ class TableOperations(Construct):
         self._consumers: list[MonitoredConsumer] = []
         self._gsis = [i.name for i in table.model.gsis]
         self.dashboard: cloudwatch.Dashboard | None = None
+        self._stack_dashboards: dict[str, cloudwatch.Dashboard] = {}
         if settings.dashboard:
             self.dashboard = cloudwatch.Dashboard(self, "Dashboard", dashboard_name=settings.dashboard_name)
             self._table_widgets()
@@ -318,6 +322,10 @@ class TableOperations(Construct):
     @property
     def alarms(self) -> Mapping[str, cloudwatch.Alarm]:
         return MappingProxyType(dict(self._alarms))
+
+    @property
+    def stack_dashboards(self) -> Mapping[str, cloudwatch.Dashboard]:
+        return MappingProxyType(dict(self._stack_dashboards))
 
     @property
     def consumers(self) -> tuple[MonitoredConsumer, ...]:
@@ -363,7 +371,7 @@ class TableOperations(Construct):
     def _add(self, key: str, alarm: cloudwatch.Alarm) -> None:
         if key in self._alarms:
             raise ConstructPropsError(
-                f"SingleTable {self._table.node.id!r}: two alarms of its operations view are keyed {key!r}; "
+                f"{self._table.what}: two alarms of its operations view are keyed {key!r}; "
                 "give the pattern constructs on the table distinct ids"
             )
         self._alarms[key] = alarm
@@ -480,12 +488,19 @@ class TableOperations(Construct):
     def add_consumer(self, consumer: MonitoredConsumer) -> None:
         """Put ``consumer``'s alarms under this view (with its alarm actions) and, with a dashboard,
         add a row: invocations/errors/throttles, duration, iterator age (stream consumers) and the
-        failure queue's depth."""
+        failure queue's depth.
+
+        A consumer in another stack than this view gets its row on a dashboard in its own stack
+        (one per stack and table, see :meth:`dashboard_for`): the consumer's stack already
+        references the table's, so the row must not make the table's stack reference the
+        consumer's (a dependency cycle). Its alarms stay in its stack and get the alarm actions.
+        """
         for key, alarm in consumer.alarms().items():
             self._add(key, alarm)
         self._consumers.append(consumer)
         if self.dashboard is None:
             return
+        dashboard = self.dashboard_for(consumer.construct)
         fn, title = consumer.function, consumer.title
         age = consumer.iterator_age_alarm
         width = 6 if age is not None else 8
@@ -505,7 +520,32 @@ class TableOperations(Construct):
         widgets.append(self._graph(f"{title}: failure queue depth", [
             consumer.dlq.metric_approximate_number_of_messages_visible(statistic="Maximum", label="messages visible")],
             width=width, unit="count", annotations=[(_threshold(consumer.dlq_alarm), "alarm at")]))
-        self.dashboard.add_widgets(*widgets)
+        dashboard.add_widgets(*widgets)
+
+    def dashboard_for(self, construct: Construct) -> cloudwatch.Dashboard:
+        """The dashboard showing consumers in ``construct``'s stack: the table's own in its stack,
+        else ``<stack>/<table path>Consumers`` (created on first use; named
+        ``<dashboard_name>-<stack name>`` when ``dashboard_name`` is set)."""
+        assert self.dashboard is not None
+        stack = cdk.Stack.of(construct)
+        if stack.node.path == cdk.Stack.of(self).node.path:
+            return self.dashboard
+        found = self._stack_dashboards.get(stack.node.path)
+        if found is None:
+            name = self.settings.dashboard_name
+            if name is not None and not cdk.Token.is_unresolved(name):
+                name = f"{name}-{stack.stack_name}"[:255]
+            elif name is not None:
+                name = None
+            found = cloudwatch.Dashboard(
+                stack, re.sub(r"[^A-Za-z0-9]", "", self._table.node.path) + "Consumers", dashboard_name=name,
+            )
+            found.add_widgets(cloudwatch.TextWidget(
+                markdown=f"## Consumers of DynamoDB table {self._table.node.path}\nPattern constructs of stack "
+                         f"{stack.stack_name} built on the table; the table's own dashboard is in stack "
+                         f"{cdk.Stack.of(self).stack_name}.", width=24, height=2))
+            self._stack_dashboards[stack.node.path] = found
+        return found
 
 
 def _threshold(alarm: cloudwatch.Alarm) -> float:

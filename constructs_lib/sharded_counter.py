@@ -45,7 +45,7 @@ from .exceptions import ConstructPropsError
 from .operations import MonitoredConsumer
 from .runtime import aggregator, counter
 from .runtime.exceptions import KeyValueError
-from .single_table import SingleTable
+from .bound_table import ModelBoundTable
 
 _COUNTER_TYPES = (counter.SHARD_TYPE, counter.TOTAL_TYPE, counter.DEDUP_TYPE)
 
@@ -116,7 +116,7 @@ class ShardedCounter(Construct):
         scope: Construct,
         id: str,
         *,
-        table: SingleTable,
+        table: ModelBoundTable,
         name: str,
         shards: int | None = None,
         expected_writes_per_second: float | None = None,
@@ -137,8 +137,11 @@ class ShardedCounter(Construct):
     ) -> None:
         super().__init__(scope, id)
         what = f"ShardedCounter {id!r}"
-        if not isinstance(table, SingleTable):
-            raise ConstructPropsError(f"{what}: table must be a SingleTable, got {table!r}")
+        if not isinstance(table, ModelBoundTable):
+            raise ConstructPropsError(
+                f"{what}: table must be a SingleTable or an imported one (SingleTable.from_table_name, "
+                f"from_table_attributes, from_parameters), got {table!r}"
+            )
         model = table.model
         if not model.has_sort_key:
             raise ConstructPropsError(
@@ -176,7 +179,7 @@ class ShardedCounter(Construct):
         if table.table_stream_arn is None and schedule is None:
             raise ConstructPropsError(
                 f"{what}: table {table.node.id!r} has no stream, so totals can only be recomputed on a schedule; "
-                "pass schedule=Duration.minutes(...) and scheduled_counters=[...] or give the table a stream"
+                f"pass schedule=Duration.minutes(...) and scheduled_counters=[...], or {table.stream_hint}"
             )
         if (schedule is None) != (not scheduled):
             raise ConstructPropsError(f"{what}: schedule and scheduled_counters go together (got {schedule}, {scheduled!r})")
@@ -195,6 +198,7 @@ class ShardedCounter(Construct):
             handler="constructs_lib.runtime.aggregator.handler",
             environment={
                 **self.environment,
+                **table.runtime_environment,
                 aggregator.ENV_FAMILY: name,
                 "COUNTER_SHARDS_DERIVATION": self.derivation,
             },
@@ -253,7 +257,7 @@ class ShardedCounter(Construct):
         except KeyValueError as exc:
             raise ConstructPropsError(f"{what}: {exc}") from exc
 
-    def _check_table(self, what: str, table: SingleTable) -> None:
+    def _check_table(self, what: str, table: ModelBoundTable) -> None:
         model = table.model
         clash = [t for t in _COUNTER_TYPES if t in model.entities]
         if clash:

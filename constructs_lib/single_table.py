@@ -9,31 +9,33 @@ protection on, ``RemovalPolicy.RETAIN``, on-demand billing. Design smells the mo
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING
 
 import aws_cdk as cdk
 from aws_cdk import aws_dynamodb as dynamodb
-from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from constructs import Construct
 
-from . import _defaults, _perms
+from . import _defaults
+from .bound_table import ModelBoundTable
 from .exceptions import ConstructPropsError
 from .hardening import Hardening
+from .imported_table import ImportedSingleTable
 from .model import Index, Model
 from .model.indexes import TABLE
 from .operations import (
     ContributorInsights,
-    MonitoredConsumer,
     Operations,
-    TableOperations,
     apply_index_contributor_insights,
     contributor_insights_by_index,
 )
 
+if TYPE_CHECKING:
+    from .model_contract import ModelContract, PublishedContract
 
-class SingleTable(Construct):
+
+class SingleTable(ModelBoundTable):
     """A single table whose schema is derived from a :class:`~constructs_lib.model.Model`.
 
     Parameters
@@ -75,6 +77,16 @@ class SingleTable(Construct):
         An :class:`~constructs_lib.operations.Operations`: a CloudWatch dashboard and alarms for
         the table (and for the ``ShardedCounter``/``StreamAudit`` constructs built on it). Default
         None (none; ``add_operations`` can add them later).
+    publish
+        A :class:`~constructs_lib.model_contract.ModelContract`: publish the table's name, ARNs,
+        model fingerprint and model JSON as SSM parameters for consumers in other stacks or
+        repositories (``SingleTable.from_parameters``). Default None (nothing published;
+        ``publish_contract`` can publish later).
+
+    Importing a table deployed elsewhere: :meth:`from_table_name`, :meth:`from_table_attributes`
+    and :meth:`from_parameters` return an
+    :class:`~constructs_lib.imported_table.ImportedSingleTable` that every construct and grant of
+    this library accepts.
     """
 
     def __init__(
@@ -95,6 +107,7 @@ class SingleTable(Construct):
         table_class: dynamodb.TableClass | None = None,
         contributor_insights: ContributorInsights = False,
         operations: Operations | None = None,
+        publish: ModelContract | None = None,
     ) -> None:
         super().__init__(scope, id)
         if not isinstance(model, Model):
@@ -174,11 +187,7 @@ class SingleTable(Construct):
             else None,
         )
         self.stream_view_type = stream
-        self._key_prefixes: dict[str, str] = {}
         apply_index_contributor_insights(self.table, model, self.contributor_insights)
-        self._consumers: list[MonitoredConsumer] = []
-        #: The dashboard and alarms (``add_operations``), or None.
-        self.operations: TableOperations | None = None
         for warning in model.warnings():
             cdk.Annotations.of(self).add_warning_v2(f"{_defaults.ANNOTATION_PREFIX}:{warning.code}", warning.message)
         # <stack>.<id>.model.md and .workbench.json in the cloud assembly at synth
@@ -187,6 +196,107 @@ class SingleTable(Construct):
         attach_model_docs(self)
         if operations is not None:
             self.add_operations(operations)
+        #: The published contract (``publish=`` / ``publish_contract``), or None.
+        self.contract: PublishedContract | None = None
+        if publish is not None:
+            self.publish_contract(publish)
+
+    # Importing tables deployed elsewhere ---------------------------------------------------------
+    @staticmethod
+    def from_table_name(scope: Construct, id: str, *, model: Model, table_name: str) -> ImportedSingleTable:
+        """A table of this stack's account and region, by name, with its model (no stream, no
+        customer-managed key: use :meth:`from_table_attributes` for those)."""
+        return ImportedSingleTable(scope, id, model=model, table_name=table_name)
+
+    @staticmethod
+    def from_table_attributes(
+        scope: Construct,
+        id: str,
+        *,
+        model: Model,
+        table_name: str | None = None,
+        table_arn: str | None = None,
+        table_stream_arn: str | None = None,
+        encryption_key: kms.IKey | None = None,
+        stream_view_type: dynamodb.StreamViewType | None = None,
+        model_fingerprint: str | None = None,
+    ) -> ImportedSingleTable:
+        """A table deployed elsewhere, like ``TableV2.from_table_attributes``, with its model.
+
+        Parameters are those of :class:`~constructs_lib.imported_table.ImportedSingleTable`: a name
+        or an ARN (any account and region), the stream ARN (needed by ``StreamAudit``, a
+        stream-driven ``ShardedCounter`` and ``grant_stream_read``; default none), the stream's
+        ``stream_view_type`` (``StreamAudit`` needs ``NEW_AND_OLD_IMAGES``; default undeclared),
+        the customer-managed key (KMS permissions in every grant; default none) and the deployed
+        ``model_fingerprint`` (checked at synth if literal, by the functions at run time;
+        default none)."""
+        return ImportedSingleTable(
+            scope, id, model=model, table_name=table_name, table_arn=table_arn, table_stream_arn=table_stream_arn,
+            stream_view_type=stream_view_type, encryption_key=encryption_key, model_fingerprint=model_fingerprint,
+        )
+
+    @staticmethod
+    def from_parameters(
+        scope: Construct,
+        id: str,
+        *,
+        model: Model,
+        parameter_prefix: str,
+        stream_view_type: dynamodb.StreamViewType | None = None,
+        encryption_key: kms.IKey | None = None,
+        expected_fingerprint: str | None = None,
+        lookup_fingerprint: bool = False,
+        operations: Operations | None = None,
+    ) -> ImportedSingleTable:
+        """A table whose owner published its contract (``SingleTable(publish=ModelContract(...))``).
+
+        Parameters
+        ----------
+        scope, id
+            The usual construct scope and id.
+        model
+            The consumer's copy of the model. Its fingerprint must equal the published one:
+            checked at synth when known, else by every function built on the table at its
+            first use (``ModelMismatchError``, before any request).
+        parameter_prefix
+            The producer's ``ModelContract.parameter_prefix``. Required.
+        stream_view_type
+            Import the published stream too, declaring its view type (``StreamAudit`` needs
+            ``NEW_AND_OLD_IMAGES``). Default None: no stream imported.
+        encryption_key
+            The table's customer-managed key (the producer publishes its ARN as
+            ``<prefix>/encryption-key-arn``). Default None.
+        expected_fingerprint
+            The producer's fingerprint as a literal (``python -m constructs_lib fingerprint``):
+            a mismatch with ``model`` fails synth. Default None.
+        lookup_fingerprint
+            Read the published fingerprint at synth with an SSM context lookup (needs a stack
+            with a concrete account and region, and credentials when the CLI first looks it
+            up; cached in ``cdk.context.json``) and fail synth on a mismatch. Default False.
+        operations
+            A dashboard and alarms for the imported table. Default None.
+        """
+        from .model_contract import import_from_parameters
+
+        return import_from_parameters(
+            scope, id, model=model, parameter_prefix=parameter_prefix, stream_view_type=stream_view_type,
+            encryption_key=encryption_key, expected_fingerprint=expected_fingerprint,
+            lookup_fingerprint=lookup_fingerprint, operations=operations,
+        )
+
+    # Publishing the contract -------------------------------------------------------------------
+    def publish_contract(self, contract: ModelContract) -> PublishedContract:
+        """Publish the table's contract as SSM parameters (see
+        :mod:`constructs_lib.model_contract`), at most once; also ``self.contract``."""
+        from .model_contract import PublishedContract
+
+        if self.contract is not None:
+            raise ConstructPropsError(
+                f"{self.what} already publishes its contract under {self.contract.contract.parameter_prefix!r}; "
+                "publish once"
+            )
+        self.contract = PublishedContract(self, "Contract", table=self, contract=contract)
+        return self.contract
 
     # Index definitions ---------------------------------------------------------------------------
     def _projection(self, index: Index) -> tuple[dynamodb.ProjectionType, list[str] | None]:
@@ -224,178 +334,9 @@ class SingleTable(Construct):
             non_key_attributes=non_key,
         )
 
-    # Operations ----------------------------------------------------------------------------------
-    def add_operations(self, operations: Operations | None = None) -> TableOperations:
-        """Add the table's CloudWatch dashboard and alarms (``Operations()`` defaults when None);
-        at most once per table. Pattern constructs registered before or after join it; the result
-        is also ``self.operations``."""
-        if self.operations is not None:
-            raise ConstructPropsError(
-                f"SingleTable {self.node.id!r} already has its operations view ({self.operations.node.path}); "
-                "pass one Operations(...) to SingleTable(operations=...) or add_operations(), once"
-            )
-        self.operations = TableOperations(self, "Operations", table=self, settings=Operations() if operations is None else operations)
-        for consumer in self._consumers:
-            self.operations.add_consumer(consumer)
-        return self.operations
-
-    def register_consumer(self, consumer: MonitoredConsumer) -> None:
-        """Record a pattern construct consuming this table (``ShardedCounter``, ``StreamAudit`` call
-        it): its widgets and alarms join the operations view, now or when it is added."""
-        self._consumers.append(consumer)
-        if self.operations is not None:
-            self.operations.add_consumer(consumer)
-
     # Attributes ----------------------------------------------------------------------------------
-    @property
-    def table_name(self) -> str:
-        return self.table.table_name
-
-    @property
-    def table_arn(self) -> str:
-        return self.table.table_arn
-
     @property
     def table_stream_arn(self) -> str | None:
         """The stream ARN, or None when the table has no stream (``TableV2.table_stream_arn``
         is a token even then, which would fail at deploy time)."""
         return self.table.table_stream_arn if self.stream_view_type is not None else None
-
-    def claim_key_prefix(self, prefix: str, *, owner: str) -> None:
-        """Reserve a partition-key prefix for a pattern construct's own items (e.g. a counter
-        family's ``COUNTER#views#``); a second claim of a prefix that overlaps it is refused."""
-        for taken, by in self._key_prefixes.items():
-            if prefix.startswith(taken) or taken.startswith(prefix):
-                raise ConstructPropsError(
-                    f"SingleTable {self.node.id!r}: key prefix {prefix!r} of {owner} overlaps {taken!r} of {by}"
-                )
-        self._key_prefixes[prefix] = owner
-
-    def index_arn(self, index: str) -> str:
-        """ARN of one index of this table (for per-index least-privilege grants)."""
-        self.model.index(index)
-        return f"{self.table.table_arn}/index/{index}"
-
-    # Grants: all go through _grant ---------------------------------------------------------------
-    def grant_read_data(self, grantee: iam.IGrantable) -> iam.Grant:
-        """GetItem, BatchGetItem, Query, ConditionCheckItem, DescribeTable on the table and its indexes."""
-        return self._grant(grantee, _perms.READ_DATA + _perms.DESCRIBE, indexes=True, kms=_perms.KMS_DECRYPT)
-
-    def grant_write_data(self, grantee: iam.IGrantable) -> iam.Grant:
-        """PutItem, UpdateItem, DeleteItem, BatchWriteItem, DescribeTable on the table."""
-        return self._grant(grantee, _perms.WRITE_DATA + _perms.DESCRIBE, indexes=False, kms=_perms.KMS_ENCRYPT_DECRYPT)
-
-    def grant_read_write_data(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Both of the above."""
-        return self._grant(
-            grantee, _perms.READ_DATA + _perms.WRITE_DATA + _perms.DESCRIBE, indexes=True, kms=_perms.KMS_ENCRYPT_DECRYPT
-        )
-
-    def grant_query(self, grantee: iam.IGrantable, *, index: str) -> iam.Grant:
-        """Query on exactly one index ARN (``index="GSI1"``), or the table itself
-        (``index="table"``) — CDK's own grants only offer ``index/*``."""
-        if index == TABLE:
-            return self._grant(grantee, ("dynamodb:Query",), kms=_perms.KMS_DECRYPT)
-        if index not in self.model.indexes:
-            raise ConstructPropsError(
-                f"SingleTable {self.node.id!r}: grant_query index {index!r} is not in model {self.model.name!r} "
-                f"(indexes: {', '.join(self.model.indexes) or 'none'}; use index='table' for the table)"
-            )
-        return self._grant(grantee, ("dynamodb:Query",), resources=[self.index_arn(index)], kms=_perms.KMS_DECRYPT)
-
-    def grant_tenant_access(
-        self,
-        grantee: iam.IGrantable,
-        *,
-        actions: Literal["read", "write", "read_write"] = "read",
-        tenant_tag: str = "tenant",
-    ) -> iam.Grant:
-        """Item access confined to the principal's own tenant.
-
-        The allow statement carries ``ForAllValues:StringLike dynamodb:LeadingKeys`` =
-        ``<prefix>${aws:PrincipalTag/<tenant_tag>}`` and ``<prefix>${aws:PrincipalTag/<tenant_tag>}#*``
-        (tenant ``acme`` reaches ``TENANT#acme`` and ``TENANT#acme#...``, never ``TENANT#acmecorp``
-        or the escaped ``TENANT#acme%23x``), requires the tag to be present, and covers the table
-        and its tenant-safe indexes. Read grants also get an explicit **Deny** of every read on the
-        indexes whose partition keys do not start with the tenant. Requires the model's
-        ``tenant_field``; tenant ids are restricted so the tag value equals the key text.
-        """
-        model = self.model
-        if model.tenant_field is None or model.tenant_key_prefix is None:
-            raise ConstructPropsError(
-                f"SingleTable {self.node.id!r}: grant_tenant_access needs a model with tenant_field=... "
-                f"(model {model.name!r} has none)"
-            )
-        if actions not in ("read", "write", "read_write"):
-            raise ConstructPropsError(f"grant_tenant_access actions {actions!r} must be 'read', 'write' or 'read_write'")
-        if not re.fullmatch(r"[A-Za-z0-9_.:/=+@-]{1,128}", tenant_tag or ""):
-            raise ConstructPropsError(f"grant_tenant_access tenant_tag {tenant_tag!r} is not a valid IAM tag key")
-        read = actions in ("read", "read_write")
-        wanted = (_perms.READ_DATA if read else ()) + (_perms.WRITE_DATA if actions != "read" else ())
-        tenant = f"${{aws:PrincipalTag/{tenant_tag}}}"
-        prefix = model.tenant_key_prefix
-        safe = [*model.tenant_safe_gsis, *(i.name for i in model.lsis)] if read else []
-        resources = [self.table.table_arn] + [self.index_arn(name) for name in safe]
-        grant = self._grant(
-            grantee, wanted, resources=resources,
-            kms=_perms.KMS_ENCRYPT_DECRYPT if actions != "read" else _perms.KMS_DECRYPT,
-            conditions={
-                "ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{prefix}{tenant}", f"{prefix}{tenant}#*"]},
-                "Null": {f"aws:PrincipalTag/{tenant_tag}": "false"},
-            },
-        )
-        unsafe = [i.name for i in model.gsis if i.name not in model.tenant_safe_gsis]
-        if read and unsafe:
-            grantee.grant_principal.add_to_principal_policy(iam.PolicyStatement(
-                effect=iam.Effect.DENY, actions=sorted(_perms.READ_DATA),
-                resources=[self.index_arn(name) for name in unsafe],
-            ))
-        return grant
-
-    def grant_stream_read(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Read the table's stream: DescribeStream, GetRecords, GetShardIterator and ListStreams,
-        all on the stream ARN (the scoping AWS's own example policy for stream-triggered Lambda
-        functions uses; no ``*`` resource)."""
-        if self.table_stream_arn is None:
-            raise ConstructPropsError(f"SingleTable {self.node.id!r} has no stream; pass stream=StreamViewType...")
-        return self._grant(
-            grantee, _perms.STREAM_READ + _perms.LIST_STREAMS, resources=[self.table_stream_arn], kms=_perms.KMS_DECRYPT
-        )
-
-    def grant_items(
-        self, grantee: iam.IGrantable, actions: Sequence[str], *, leading_key_prefix: str, write: bool
-    ) -> iam.Grant:
-        """Item actions on the table ARN, limited to partition keys starting with
-        ``leading_key_prefix`` (an IAM ``dynamodb:LeadingKeys`` condition). Used by pattern
-        constructs (e.g. a counter family's keys); ``write`` selects the KMS permissions."""
-        if not leading_key_prefix or any(c in leading_key_prefix for c in "*?"):
-            raise ConstructPropsError(f"leading_key_prefix {leading_key_prefix!r} must be a non-empty literal prefix")
-        return self._grant(
-            grantee, actions, kms=_perms.KMS_ENCRYPT_DECRYPT if write else _perms.KMS_DECRYPT,
-            conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{leading_key_prefix}*"]}},
-        )
-
-    def _grant(
-        self,
-        grantee: iam.IGrantable,
-        actions: Sequence[str],
-        *,
-        indexes: bool = False,
-        resources: Sequence[str] | None = None,
-        kms: Sequence[str] = (),
-        conditions: dict[str, Any] | None = None,
-    ) -> iam.Grant:
-        """The one place grants are made: table (and index) ARNs, never ``*`` actions, plus
-        the customer-managed key's permissions when the table uses one."""
-        if resources is None:
-            resources = [self.table.table_arn]
-            if indexes and self.model.indexes:
-                resources += [self.index_arn(name) for name in self.model.indexes]
-        grant = iam.Grant.add_to_principal(
-            grantee=grantee, actions=sorted(set(actions)), resource_arns=list(resources), conditions=conditions
-        )
-        if self.encryption_key is not None and kms:
-            iam.Grant.add_to_principal(
-                grantee=grantee, actions=sorted(set(kms)), resource_arns=[self.encryption_key.key_arn]
-            )
-        return grant

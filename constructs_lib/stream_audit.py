@@ -13,7 +13,7 @@ Audit table key design (see ``constructs_lib.runtime.audit``)::
     GSI "ByDay": GSI1PK = DAY#<yyyy-mm-dd>#<shard 000..N-1>,   GSI1SK = SK#PK
                  "what changed on day D" reads N partitions: no hot partition per day
 
-What the construct adds: the audit table (PITR on, deletion protection on, RETAIN, optional TTL
+What the construct adds: the audit table (PITR on; deletion protection and RETAIN by default; optional TTL
 retention, encryption shared with the source or its own KMS key), the audit function with its
 log group and role, an event source mapping on the source stream (filters from
 ``include_entities``/``exclude_entities``, partial batch responses, bisect on error, capped
@@ -44,6 +44,7 @@ from .hardening import Hardening
 from .operations import MonitoredConsumer
 from .runtime import audit, counter
 from .runtime.exceptions import KeyValueError
+from .bound_table import ModelBoundTable
 from .single_table import SingleTable
 
 #: The audit table's index for "what changed on day D".
@@ -94,6 +95,12 @@ class StreamAudit(Construct):
         Alarm when the audit lags the stream by more than this. Default 5 minutes.
     memory_size, timeout, log_retention
         Audit function settings. Defaults 256 MB, 60 seconds, one month.
+    removal_policy
+        What CloudFormation does with the audit table (and the key of ``encryption="own_key"``
+        and the redaction salt) when it leaves the stack. Default ``RETAIN``: the history outlives
+        the stack. ``DESTROY`` (e.g. a dev stack) requires ``deletion_protection=False``.
+    deletion_protection
+        Refuse DeleteTable on the audit table. Default True.
     """
 
     def __init__(
@@ -101,7 +108,7 @@ class StreamAudit(Construct):
         scope: Construct,
         id: str,
         *,
-        source: SingleTable,
+        source: ModelBoundTable,
         actor_attribute: str | None = "updated_by",
         redact: Sequence[str] = (),
         redaction: Literal["hash", "drop"] = "hash",
@@ -119,16 +126,38 @@ class StreamAudit(Construct):
         memory_size: int = _defaults.LAMBDA_MEMORY_MB,
         timeout: cdk.Duration | None = None,
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
+        removal_policy: cdk.RemovalPolicy = cdk.RemovalPolicy.RETAIN,
+        deletion_protection: bool = True,
     ) -> None:
         super().__init__(scope, id)
         what = f"StreamAudit {id!r}"
-        if not isinstance(source, SingleTable):
-            raise ConstructPropsError(f"{what}: source must be a SingleTable, got {source!r}")
+        if not isinstance(deletion_protection, bool):
+            raise ConstructPropsError(f"{what}: deletion_protection {deletion_protection!r} must be True or False")
+        if not isinstance(removal_policy, cdk.RemovalPolicy):
+            raise ConstructPropsError(f"{what}: removal_policy {removal_policy!r} must be an aws_cdk.RemovalPolicy")
+        if removal_policy == cdk.RemovalPolicy.DESTROY and deletion_protection:
+            raise ConstructPropsError(
+                f"{what}: removal_policy=DESTROY with deletion_protection=True would fail when the stack deletes "
+                "the audit table; set deletion_protection=False to allow destruction"
+            )
+        self._removal = (removal_policy, deletion_protection)
+        if not isinstance(source, ModelBoundTable):
+            raise ConstructPropsError(
+                f"{what}: source must be a SingleTable or an imported one (SingleTable.from_table_attributes, "
+                f"from_parameters), got {source!r}"
+            )
         if source.stream_view_type != dynamodb.StreamViewType.NEW_AND_OLD_IMAGES:
+            if source.table_stream_arn is not None and source.stream_view_type is None:
+                raise ConstructPropsError(
+                    f"{what}: the view type of {source.what}'s stream is not declared (an import cannot read it); "
+                    "auditing needs before and after images: if the deployed stream is NEW_AND_OLD_IMAGES, pass "
+                    "stream_view_type=StreamViewType.NEW_AND_OLD_IMAGES to the importer"
+                )
             view = "off" if source.stream_view_type is None else str(source.stream_view_type).rsplit(".", 1)[-1]
             raise ConstructPropsError(
                 f"{what}: the source table {source.node.id!r} stream is {view}; auditing needs "
                 "stream=StreamViewType.NEW_AND_OLD_IMAGES (before and after images of every change)"
+                + ("" if view != "off" or isinstance(source, SingleTable) else f"; {source.stream_hint}")
             )
         model = source.model
         for name, value in (("redact", redact), ("include_entities", include_entities),
@@ -192,7 +221,7 @@ class StreamAudit(Construct):
                 description=f"Salt of the redaction hashes in the audit trail of {source.node.path}",
                 generate_secret_string=secretsmanager.SecretStringGenerator(password_length=48, exclude_punctuation=True),
                 encryption_key=self.encryption_key,
-                removal_policy=cdk.RemovalPolicy.RETAIN,
+                removal_policy=self._removal[0],
             )
             # No rotation schedule, on purpose: a new salt would change every hash.
             _nag.acknowledge_resource(self.salt_secret, "AwsSolutions-SMG4", _nag.SALT_MUST_NOT_ROTATE)
@@ -202,7 +231,7 @@ class StreamAudit(Construct):
             self,
             model=model,
             handler="constructs_lib.runtime.audit_handler.handler",
-            environment=self.environment,
+            environment={**self.environment, **source.runtime_environment},
             memory_size=memory_size,
             timeout=timeout or cdk.Duration.seconds(60),
             log_retention=log_retention,
@@ -230,7 +259,7 @@ class StreamAudit(Construct):
     def _key(self, encryption: Encryption) -> kms.IKey | None:
         if encryption == "own_key":
             return kms.Key(
-                self, "Key", enable_key_rotation=True, removal_policy=cdk.RemovalPolicy.RETAIN,
+                self, "Key", enable_key_rotation=True, removal_policy=self._removal[0],
                 description=f"Encrypts the audit trail of {self.source.node.path}",
             )
         return self.source.encryption_key
@@ -252,8 +281,8 @@ class StreamAudit(Construct):
             point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
                 point_in_time_recovery_enabled=True
             ),
-            deletion_protection=True,
-            removal_policy=cdk.RemovalPolicy.RETAIN,
+            deletion_protection=self._removal[1],
+            removal_policy=self._removal[0],
             encryption=dynamodb.TableEncryptionV2.customer_managed_key(self.encryption_key)
             if self.encryption_key is not None else None,
         )

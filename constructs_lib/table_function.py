@@ -26,7 +26,8 @@ from ._function import bundled_function
 from ._handler_code import resolve_handler_code
 from .exceptions import ConstructPropsError
 from .runtime.client import ENV_TABLE_NAME
-from .single_table import SingleTable
+from .bound_table import ModelBoundTable
+from .runtime.contract import ENV_MODEL_FINGERPRINT
 
 if TYPE_CHECKING:
     from .sharded_counter import ShardedCounter
@@ -35,7 +36,7 @@ Access = Literal["read", "write", "read_write"]
 
 
 class TableFunction(Construct):
-    """A Python Lambda function wired to a :class:`SingleTable`.
+    """A Python Lambda function wired to a :class:`SingleTable` (owned or imported).
 
     Parameters
     ----------
@@ -61,9 +62,12 @@ class TableFunction(Construct):
         ``requirements.txt``, else its ``pyproject.toml`` ``[project].dependencies``; a file
         entry has none. boto3/botocore are skipped (the runtime ships them) with a warning.
     access
-        Grant on the table: ``"read"``, ``"write"`` or ``"read_write"`` (default).
+        Grant on the table: ``"read"``, ``"write"``, ``"read_write"`` (default), or None for no
+        table-wide grant — then grant exactly what the handler needs, e.g.
+        ``table.grant_query(function.function, index="GSI1")`` (Query on that index ARN only).
     environment
-        Extra environment variables. ``TABLE_NAME`` is reserved. Default none.
+        Extra environment variables. ``TABLE_NAME`` and ``CONSTRUCTS_LIB_MODEL_FINGERPRINT`` (set
+        on an imported table whose model was published) are reserved. Default none.
     memory_size
         MB, 128–10240. Default 256.
     timeout
@@ -105,12 +109,12 @@ class TableFunction(Construct):
         scope: Construct,
         id: str,
         *,
-        table: SingleTable,
+        table: ModelBoundTable,
         entry: str | os.PathLike[str],
         handler: str = "handler",
         index: str | None = None,
         requirements: str | os.PathLike[str] | None = None,
-        access: Access = "read_write",
+        access: Access | None = "read_write",
         environment: Mapping[str, str] | None = None,
         memory_size: int = _defaults.LAMBDA_MEMORY_MB,
         timeout: cdk.Duration | None = None,
@@ -120,13 +124,19 @@ class TableFunction(Construct):
         counters: Sequence[ShardedCounter] = (),
     ) -> None:
         super().__init__(scope, id)
-        if not isinstance(table, SingleTable):
-            raise ConstructPropsError(f"TableFunction {id!r}: table must be a SingleTable, got {table!r}")
-        if access not in ("read", "write", "read_write"):
-            raise ConstructPropsError(f"TableFunction {id!r}: access {access!r} must be 'read', 'write' or 'read_write'")
+        if not isinstance(table, ModelBoundTable):
+            raise ConstructPropsError(
+                f"TableFunction {id!r}: table must be a SingleTable or an imported one (SingleTable.from_table_name, "
+                f"from_table_attributes, from_parameters), got {table!r}"
+            )
+        if access not in ("read", "write", "read_write", None):
+            raise ConstructPropsError(
+                f"TableFunction {id!r}: access {access!r} must be 'read', 'write', 'read_write' or None"
+            )
         env = dict(environment or {})
-        if ENV_TABLE_NAME in env:
-            raise ConstructPropsError(f"TableFunction {id!r}: environment key {ENV_TABLE_NAME!r} is set by the construct")
+        for reserved in (ENV_TABLE_NAME, ENV_MODEL_FINGERPRINT):
+            if reserved in env:
+                raise ConstructPropsError(f"TableFunction {id!r}: environment key {reserved!r} is set by the construct")
         what = f"TableFunction {id!r}"
         code = resolve_handler_code(entry=entry, index=index, function=handler, requirements=requirements, what=what)
         arch = architecture or lambda_.Architecture.ARM_64
@@ -157,15 +167,17 @@ class TableFunction(Construct):
             model=table.model,
             handler=code.handler,
             bundle=self.bundle,
-            environment={ENV_TABLE_NAME: table.table_name, **env},
+            environment={ENV_TABLE_NAME: table.table_name, **table.runtime_environment, **env},
             memory_size=memory_size,
             timeout=timeout,
             architecture=arch,
             log_retention=log_retention,
             description=description,
         )
-        grant = {"read": table.grant_read_data, "write": table.grant_write_data, "read_write": table.grant_read_write_data}
-        grant[access](self.function)
+        if access is not None:
+            grant = {"read": table.grant_read_data, "write": table.grant_write_data,
+                     "read_write": table.grant_read_write_data}
+            grant[access](self.function)
         for counter in counters:
             counter.bind(self.function)
         self.table = table

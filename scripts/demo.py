@@ -13,7 +13,10 @@ schema), with the bundled Lambda handlers run from their ``cdk.out`` asset direc
 3. IoT time series (``examples/iot/scenario.py``): month-bucketed readings, "last hour" across
    a month boundary, TTL retention;
 4. viral video counter (``examples/viral/scenario.py``): 50,000 writes/s sizing, concurrent
-   increments, aggregation from the stream, an idempotent retry counted once.
+   increments, aggregation from the stream, an idempotent retry counted once;
+5. reporting (``examples/reporting/scenario.py``): a consumer stack importing the shop's table
+   from its published contract — its bundled handler queries GSI2 with a one-index grant, then
+   refuses to run once the published model fingerprint is not its own.
 
 Then stops the server. Run it with ``make demo`` (which synthesizes first), or
 ``.venv/bin/python scripts/demo.py --cdk-out cdk.out``; ``--only shop,iot`` runs a subset.
@@ -33,6 +36,7 @@ from app import STACKS
 from constructs_lib.testing import DynamoDBLocal
 from examples._scenario import show
 from examples.iot import scenario as iot_scenario
+from examples.reporting import scenario as reporting_scenario
 from examples.saas import scenario as saas_scenario
 from examples.shop import scenario as shop_scenario
 from examples.viral import scenario as viral_scenario
@@ -42,6 +46,7 @@ SCENARIOS = {
     "saas": lambda cdk_out, server: saas_scenario.run(cdk_out, server.client(), server.streams_client()),
     "iot": lambda cdk_out, server: iot_scenario.run(cdk_out, server),
     "viral": lambda cdk_out, server: viral_scenario.run(cdk_out, server),
+    "reporting": lambda cdk_out, server: reporting_scenario.run(cdk_out, server),
 }
 
 

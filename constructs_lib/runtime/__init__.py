@@ -29,6 +29,7 @@ from .exceptions import (
     ItemNotFoundError,
     ItemValidationError,
     KeyValueError,
+    ModelMismatchError,
     RedactionError,
     RuntimeClientError,
     TenantAccessError,
@@ -59,6 +60,10 @@ if TYPE_CHECKING:
         TableClient,
         Transaction,
         load_bundled_model,
+    )
+    from .contract import (
+        ENV_MODEL_FINGERPRINT,
+        fingerprint,
     )
     from .codec import (
         escape,
@@ -114,6 +119,8 @@ _LAZY = {
     "TableClient": "client",
     "Transaction": "client",
     "load_bundled_model": "client",
+    "ENV_MODEL_FINGERPRINT": "contract",
+    "fingerprint": "contract",
     "escape": "codec",
     "unescape": "codec",
     "CounterClient": "counter",
@@ -142,6 +149,7 @@ _LAZY = {
 
 __all__ = [
     "AT",
+    "ENV_MODEL_FINGERPRINT",
     "ENV_MODEL_PATH",
     "ENV_TABLE_NAME",
     "HASH_V",
@@ -165,6 +173,7 @@ __all__ = [
     "ItemNotFoundError",
     "ItemValidationError",
     "KeyValueError",
+    "ModelMismatchError",
     "Page",
     "RecordingClient",
     "RedactionError",
@@ -191,6 +200,7 @@ __all__ = [
     "epoch_seconds",
     "escape",
     "expiry",
+    "fingerprint",
     "is_ulid",
     "load_bundled_model",
     "new_ulid",

@@ -34,7 +34,7 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Context, Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
-from . import _aws, codec
+from . import _aws, codec, contract
 from .exceptions import ImageOmittedError, KeyValueError, RedactionError
 from .pages import CursorCodec, derive_cursor_key
 
@@ -395,6 +395,7 @@ class AuditClient:
         start). Readers never fetch it.
         """
         env = os.environ if environ is None else environ
+        contract.verify(environ=env)  # on an imported table: the bundled model must be the deployed one
         for var in (ENV_SPEC, ENV_AUDIT_TABLE, ENV_SOURCE_TABLE):
             if not env.get(var):
                 raise KeyValueError(f"environment variable {var!r} is not set; StreamAudit sets it on the functions it binds")

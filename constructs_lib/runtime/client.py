@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import _aws, buckets, keys, requests
+from . import _aws, buckets, contract, keys, requests
 from .exceptions import (
     BatchIncompleteError,
     ConditionFailedError,
@@ -137,11 +137,17 @@ class TableClient:
 
     @classmethod
     def from_environment(cls, *, table_env: str = ENV_TABLE_NAME, **kwargs: Any) -> TableClient:
-        """Build the client inside a generated Lambda: model from the bundle, table from env."""
+        """Build the client inside a generated Lambda: model from the bundle, table from env.
+
+        On an imported table the function also holds the deployed model's fingerprint, and a
+        bundled model that does not match it raises :class:`~.exceptions.ModelMismatchError`
+        (see :mod:`.contract`)."""
         name = os.environ.get(table_env)
         if not name:
             raise ValueError(f"environment variable {table_env!r} is not set; it should hold the table name")
-        return cls(load_bundled_model(), name, **kwargs)
+        model = load_bundled_model()
+        contract.verify(model)
+        return cls(model, name, **kwargs)
 
     @property
     def cursors(self) -> CursorCodec:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from . import _aws, codec
+from . import _aws, codec, contract
 from .exceptions import (
     ConditionFailedError,
     DynamoDBError,
@@ -342,6 +342,7 @@ class CounterClient:
         aggregator): spec from ``CONSTRUCTS_LIB_COUNTER_<FAMILY>``, table from
         ``CONSTRUCTS_LIB_COUNTER_<FAMILY>_TABLE``."""
         env = os.environ if environ is None else environ
+        contract.verify(environ=env)  # on an imported table: the bundled model must be the deployed one
         var = ENV_PREFIX + str(family).upper()
         if var not in env:
             raise KeyValueError(

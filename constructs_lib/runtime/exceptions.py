@@ -123,3 +123,15 @@ class TenantAccessError(RuntimeClientError, PermissionError):
 class TrafficInsightError(RuntimeClientError, ValueError):
     """Traffic recording or its report was configured against a rule (a sample rate outside
     (0, 1], a negative threshold, one recorder for two tables…); the message names the value."""
+
+
+class ModelMismatchError(RuntimeClientError):
+    """The model bundled with a function is not the model the deployed table was designed for
+    (their fingerprints differ, see :mod:`constructs_lib.runtime.contract`). Raised before any
+    request, so no key of the wrong shape is ever written. ``bundled`` and ``deployed`` hold the
+    two fingerprints."""
+
+    def __init__(self, message: str, *, bundled: str, deployed: str) -> None:
+        super().__init__(message)
+        self.bundled = bundled
+        self.deployed = deployed

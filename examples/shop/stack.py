@@ -1,6 +1,6 @@
 """The e-commerce stack: the shop single table with its stream, a sharded product-view counter,
-an audit trail of every change (counter items excluded), an orders API, and the operations
-dashboard with alarms for all of them."""
+an audit trail of every change (counter items excluded), an orders API, the operations
+dashboard with alarms for all of them, and the table's contract published for consumers."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
 from constructs_lib import (
+    ModelContract,
     Operations,
     ShardedCounter,
     SingleTable,
@@ -21,6 +22,8 @@ from constructs_lib.stream_audit import COUNTER_ENTITIES
 from examples.shop.model import shop_model
 
 HERE = Path(__file__).resolve().parent
+#: Where the shop publishes its table's contract (name, ARNs, model and fingerprint) in SSM.
+CONTRACT_PREFIX = "/constructs-lib-showcase/shop/data"
 
 
 class ShopStack(cdk.Stack):
@@ -36,6 +39,9 @@ class ShopStack(cdk.Stack):
             # A CloudWatch dashboard and alarms (throttles, errors, latency); the counter and the
             # audit below add their rows and alarms to it.
             operations=Operations(),
+            # Consumers in other stacks or repositories import the table from these SSM parameters
+            # (SingleTable.from_parameters; see examples/reporting).
+            publish=ModelContract(parameter_prefix=CONTRACT_PREFIX),
         )
         # Product pages can go viral: size the view counter for 50,000 views/s of one product.
         # Idempotent increments (a request id per view) double the WCU per write, hence 120 shards.

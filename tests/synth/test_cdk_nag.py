@@ -8,7 +8,8 @@ acknowledgment's id, reason and construct path). Our constructs acknowledge the 
 break by design (``constructs_lib._nag``); ``REVIEWED_ACKNOWLEDGMENTS`` below is the reviewed
 copy of those reasons, so a new or changed acknowledgment fails these tests until reviewed here.
 
-The stacks: ``app.py``'s ShopStack and SaasStack (one app), plus one stack per construct variant they do not cover
+The stacks: ``app.py``'s stacks (one app, the reporting consumer of the shop's table included), plus one stack per
+construct variant they do not cover
 (``VARIANT_STACKS``, also linted by ``test_cfn_lint.py``).
 """
 
@@ -177,6 +178,28 @@ def operations_stack(app: cdk.App) -> cdk.Stack:
     return stack
 
 
+def imported_consumer_stack(app: cdk.App) -> cdk.Stack:
+    """Every construct on an imported table of another account: its stream and customer-managed
+    key imported, a stream-mode counter, an audit, a function, and the operations view."""
+    from constructs_lib import Operations
+    from examples.shop.model import shop_model
+
+    stack = cdk.Stack(app, "ImportedConsumerStack", env=cdk.Environment(region=REGION))
+    arn = f"arn:aws:dynamodb:{REGION}:111122223333:table/shop-data"
+    table = SingleTable.from_table_attributes(
+        stack, "Shop", model=shop_model, table_arn=arn, table_stream_arn=f"{arn}/stream/2024-06-01T00:00:00.000",
+        stream_view_type=NEW_AND_OLD,
+        encryption_key=kms.Key.from_key_arn(stack, "ShopKey", f"arn:aws:kms:{REGION}:111122223333:key/"
+                                                              "11111111-2222-3333-4444-555555555555"),
+    )
+    table.add_operations(Operations())
+    views = ShardedCounter(stack, "Views", table=table, name="views", shards=4)
+    StreamAudit(stack, "Audit", source=table, redact=["email"], exclude_entities=COUNTER_ENTITIES)
+    reader = TableFunction(stack, "Reader", table=table, entry=HANDLER, access=None, counters=[views])
+    table.grant_query(reader.function, index="GSI2")
+    return stack
+
+
 #: The construct variants app.py does not cover, by stack name.
 VARIANT_STACKS: dict[str, Callable[[cdk.App], cdk.Stack]] = {
     "CounterScheduleStack": counter_schedule_stack,
@@ -185,6 +208,7 @@ VARIANT_STACKS: dict[str, Callable[[cdk.App], cdk.Stack]] = {
     "CmkProvisionedStack": cmk_provisioned_stack,
     "HardenedStack": hardened_stack,
     "OperationsStack": operations_stack,
+    "ImportedConsumerStack": imported_consumer_stack,
 }
 ALL_STACKS = ["ShopStack", *VARIANT_STACKS]
 

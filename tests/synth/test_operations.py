@@ -447,3 +447,38 @@ def test_module_docstring_documents_every_alarm_key(provisioned: Synth) -> None:
     kinds = {re.sub(r"^(GSI\d|Views|Audit)/", "<x>/", k) for k in provisioned.table.operations.alarms}
     for kind in kinds:
         assert kind.split("/")[-1] in ops.__doc__, kind
+
+
+# Consumers in another stack ------------------------------------------------------------------------
+def test_consumers_in_another_stack_synthesize_without_a_cycle(shop_model: Model, tmp_path: Any) -> None:
+    from aws_cdk import aws_sns as sns
+
+    # GIVEN a table with its operations view (named dashboard, alarm topic) in one stack, and a
+    # counter and an audit on it in a second stack of the same app
+    app = cdk.App(outdir=str(tmp_path))
+    producer = cdk.Stack(app, "Producer")
+    topic = sns.Topic(producer, "Alarms")
+    table = SingleTable(producer, "Data", model=shop_model, stream=NEW_AND_OLD,
+                        operations=Operations(dashboard_name="shop-ops", alarm_topic=topic))
+    consumer = cdk.Stack(app, "Reporting")
+    ShardedCounter(consumer, "Views", table=table, name="views", shards=2)
+    StreamAudit(consumer, "Audit", source=table, exclude_entities=COUNTER_ENTITIES)
+    # WHEN the app is synthesized THEN there is no dependency cycle (it used to fail with DependencyCycle)
+    assembly = app.synth()
+    templates = {name: assembly.get_stack_by_name(name).template for name in ("Producer", "Reporting")}
+    # AND references flow one way: the producer's template imports nothing of the consumer's
+    assert "Fn::ImportValue" not in json.dumps(templates["Producer"])
+    assert "Fn::ImportValue" in json.dumps(templates["Reporting"])
+    # AND the consumers' rows are on a dashboard in their own stack, named after the view's
+    (dashboard,) = [r for r in templates["Reporting"]["Resources"].values() if r["Type"] == "AWS::CloudWatch::Dashboard"]
+    assert dashboard["Properties"]["DashboardName"] == "shop-ops-Reporting"
+    body = json.dumps(dashboard["Properties"]["DashboardBody"])
+    assert "ShardedCounter Views (views): invocations" in body and "StreamAudit Audit: iterator age" in body
+    assert table.operations is not None and list(table.operations.stack_dashboards) == ["Reporting"]
+    producer_body = json.dumps([r for r in templates["Producer"]["Resources"].values()
+                                if r["Type"] == "AWS::CloudWatch::Dashboard"])
+    assert "ShardedCounter Views" not in producer_body
+    # AND their alarms stay in their stack, join the view and notify the view's topic
+    assert {"Views/Errors", "Views/IteratorAge", "Audit/FailedBatches"} <= set(table.operations.alarms)
+    alarms = [r for r in templates["Reporting"]["Resources"].values() if r["Type"] == "AWS::CloudWatch::Alarm"]
+    assert len(alarms) == 6 and all(len(a["Properties"]["AlarmActions"]) == 1 for a in alarms)

@@ -258,3 +258,48 @@ def test_bad_props_fail_at_construction(
     table = SingleTable(stack, "Data", model=shop_model, stream=stream)
     with pytest.raises(ConstructPropsError, match=message):
         StreamAudit(stack, "Audit", source=table, **kwargs)
+
+
+# Removal policy and deletion protection --------------------------------------------------------------------------
+def test_audit_table_is_retained_and_protected_by_default(shop: Synth) -> None:
+    # GIVEN the audit with default props
+    _, table = shop.audit_table()
+    # THEN CloudFormation keeps the table (and the salt) and DeleteTable is refused
+    assert table["DeletionPolicy"] == "Retain" and table["UpdateReplacePolicy"] == "Retain"
+    assert table["Properties"]["Replicas"][0]["DeletionProtectionEnabled"] is True
+    (secret,) = shop.of_type("AWS::SecretsManager::Secret").values()
+    assert secret["DeletionPolicy"] == "Retain"
+
+
+def test_a_dev_stack_can_destroy_the_audit_table(shop_model: Model, tmp_path: Path) -> None:
+    # GIVEN an audit with its own key, removal_policy=DESTROY and deletion protection off
+    dev = synth(shop_model, tmp_path, redact=["email"], encryption="own_key", region="eu-west-1",
+                removal_policy=cdk.RemovalPolicy.DESTROY, deletion_protection=False)
+    _, table = dev.audit_table()
+    # THEN the audit table, its key and the salt secret are deleted with the stack
+    assert table["DeletionPolicy"] == "Delete"
+    assert table["Properties"]["Replicas"][0]["DeletionProtectionEnabled"] is False
+    (secret,) = dev.of_type("AWS::SecretsManager::Secret").values()
+    (key,) = dev.of_type("AWS::KMS::Key").values()
+    assert secret["DeletionPolicy"] == "Delete" and key["DeletionPolicy"] == "Delete"
+    # AND the source table keeps its own (safe) defaults
+    source = dev.tables()[dev.source_table_id()]
+    assert source["DeletionPolicy"] == "Retain"
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"removal_policy": cdk.RemovalPolicy.DESTROY},
+     "removal_policy=DESTROY with deletion_protection=True would fail.*set deletion_protection=False"),
+    ({"deletion_protection": "no"}, "deletion_protection 'no' must be True or False"),
+    ({"removal_policy": "destroy"}, "removal_policy 'destroy' must be an aws_cdk.RemovalPolicy"),
+])
+def test_bad_removal_props_are_refused(
+    shop_model: Model, new_stack: Callable[[str], cdk.Stack], kwargs: dict[str, Any], message: str
+) -> None:
+    # GIVEN a source table with a stream
+    stack = new_stack("BadRemoval")
+    table = SingleTable(stack, "Data", model=shop_model, stream=NEW_AND_OLD)
+    # WHEN the audit gets a removal setting that would fail at deploy time or is not one
+    # THEN a props error names the value and the rule
+    with pytest.raises(ConstructPropsError, match=message):
+        StreamAudit(stack, "Audit", source=table, **kwargs)

@@ -240,5 +240,5 @@ def test_bad_access_value_is_rejected(scratch_stack: cdk.Stack, scratch_table: S
     # GIVEN an access level that is not read / write / read_write
     # WHEN the function is built
     # THEN construction fails naming the value and the allowed ones
-    with pytest.raises(ConstructPropsError, match=rf"access {access!r} must be 'read', 'write' or 'read_write'"):
+    with pytest.raises(ConstructPropsError, match=rf"access {access!r} must be 'read', 'write', 'read_write' or None"):
         TableFunction(scratch_stack, f"BadAccess{access}", table=scratch_table, entry=HANDLER, access=access)  # type: ignore[arg-type]

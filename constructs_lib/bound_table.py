@@ -1,0 +1,266 @@
+"""``ModelBoundTable``: a DynamoDB table bound to a data model, owned or imported.
+
+What :class:`~constructs_lib.single_table.SingleTable` (a table this stack creates) and
+:class:`~constructs_lib.imported_table.ImportedSingleTable` (a table deployed elsewhere) share, and
+all that ``TableFunction``, ``ShardedCounter``, ``StreamAudit`` and ``Operations`` need of a table:
+its model, name and ARNs, least-privilege grants (table ARN plus named index ARNs, never ``*``,
+KMS permissions when a customer-managed key encrypts it), key-prefix claims and the operations
+view pattern constructs register with.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from constructs import Construct
+
+from . import _perms
+from .exceptions import ConstructPropsError
+from .model.indexes import TABLE
+
+if TYPE_CHECKING:
+    from .model import Model
+    from .operations import MonitoredConsumer, Operations, TableOperations
+
+
+class ModelBoundTable(Construct):
+    """Base class of the tables constructs of this library accept. Not built directly: use
+    :class:`~constructs_lib.single_table.SingleTable` or one of its importers
+    (``SingleTable.from_table_name``, ``from_table_attributes``, ``from_parameters``).
+
+    Attributes
+    ----------
+    model
+        The data model the table was designed for.
+    table
+        The underlying ``aws_dynamodb.ITableV2`` (a ``TableV2`` when owned).
+    encryption_key
+        The customer-managed KMS key encrypting the table, or None.
+    stream_view_type
+        The stream's view type, or None (no stream, or an imported stream of undeclared type).
+    provisioned
+        Whether the table uses provisioned billing (False for imports: unknown).
+    model_fingerprint
+        The deployed model's fingerprint (a literal or a deploy-time token) that functions built
+        on this table check at run time (:mod:`constructs_lib.runtime.contract`), or None.
+    operations
+        The dashboard and alarms (``add_operations``), or None.
+    """
+
+    model: Model
+    table: dynamodb.ITableV2
+    encryption_key: kms.IKey | None
+    stream_view_type: dynamodb.StreamViewType | None
+    provisioned: bool
+
+    def __init__(self, scope: Construct, id: str) -> None:
+        super().__init__(scope, id)
+        self.model_fingerprint: str | None = None
+        self.operations: TableOperations | None = None
+        self._key_prefixes: dict[str, str] = {}
+        self._consumers: list[MonitoredConsumer] = []
+
+    # Describing the table in messages ------------------------------------------------------------
+    @property
+    def what(self) -> str:
+        """``"<class> '<id>'"``, how errors name this table."""
+        return f"{type(self).__name__} {self.node.id!r}"
+
+    @property
+    def stream_hint(self) -> str:
+        """What to pass to give this table a stream (used in error messages)."""
+        return "pass stream=StreamViewType.NEW_AND_OLD_IMAGES (or another view type) to SingleTable"
+
+    # Attributes ----------------------------------------------------------------------------------
+    @property
+    def table_name(self) -> str:
+        return self.table.table_name
+
+    @property
+    def table_arn(self) -> str:
+        return self.table.table_arn
+
+    @property
+    def table_stream_arn(self) -> str | None:
+        """The stream ARN, or None when the table has no (known) stream."""
+        raise NotImplementedError
+
+    @property
+    def runtime_environment(self) -> Mapping[str, str]:
+        """Environment variables every function built on this table gets besides its own: the
+        deployed model's fingerprint when it is known (imports from published parameters)."""
+        from .runtime.contract import ENV_MODEL_FINGERPRINT
+
+        return {ENV_MODEL_FINGERPRINT: self.model_fingerprint} if self.model_fingerprint is not None else {}
+
+    def index_arn(self, index: str) -> str:
+        """ARN of one index of this table (for per-index least-privilege grants)."""
+        self.model.index(index)
+        return f"{self.table_arn}/index/{index}"
+
+    def claim_key_prefix(self, prefix: str, *, owner: str) -> None:
+        """Reserve a partition-key prefix for a pattern construct's own items (e.g. a counter
+        family's ``COUNTER#views#``); a second claim of a prefix that overlaps it is refused.
+        Claims are recorded on this construct: an imported table does not see the claims made on
+        the owner's ``SingleTable`` in another app."""
+        for taken, by in self._key_prefixes.items():
+            if prefix.startswith(taken) or taken.startswith(prefix):
+                raise ConstructPropsError(f"{self.what}: key prefix {prefix!r} of {owner} overlaps {taken!r} of {by}")
+        self._key_prefixes[prefix] = owner
+
+    # Operations ----------------------------------------------------------------------------------
+    def add_operations(self, operations: Operations | None = None) -> TableOperations:
+        """Add the table's CloudWatch dashboard and alarms (``Operations()`` defaults when None);
+        at most once per table. Pattern constructs registered before or after join it; the result
+        is also ``self.operations``."""
+        from .operations import Operations, TableOperations
+
+        if self.operations is not None:
+            raise ConstructPropsError(
+                f"{self.what} already has its operations view ({self.operations.node.path}); "
+                "pass one Operations(...) to operations= or add_operations(), once"
+            )
+        self.operations = TableOperations(self, "Operations", table=self,
+                                          settings=Operations() if operations is None else operations)
+        for consumer in self._consumers:
+            self.operations.add_consumer(consumer)
+        return self.operations
+
+    def register_consumer(self, consumer: MonitoredConsumer) -> None:
+        """Record a pattern construct consuming this table (``ShardedCounter``, ``StreamAudit`` call
+        it): its widgets and alarms join the operations view, now or when it is added."""
+        self._consumers.append(consumer)
+        if self.operations is not None:
+            self.operations.add_consumer(consumer)
+
+    # Grants: all go through _grant ---------------------------------------------------------------
+    def grant_read_data(self, grantee: iam.IGrantable) -> iam.Grant:
+        """GetItem, BatchGetItem, Query, ConditionCheckItem, DescribeTable on the table and its indexes."""
+        return self._grant(grantee, _perms.READ_DATA + _perms.DESCRIBE, indexes=True, kms=_perms.KMS_DECRYPT)
+
+    def grant_write_data(self, grantee: iam.IGrantable) -> iam.Grant:
+        """PutItem, UpdateItem, DeleteItem, BatchWriteItem, DescribeTable on the table."""
+        return self._grant(grantee, _perms.WRITE_DATA + _perms.DESCRIBE, indexes=False, kms=_perms.KMS_ENCRYPT_DECRYPT)
+
+    def grant_read_write_data(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Both of the above."""
+        return self._grant(
+            grantee, _perms.READ_DATA + _perms.WRITE_DATA + _perms.DESCRIBE, indexes=True, kms=_perms.KMS_ENCRYPT_DECRYPT
+        )
+
+    def grant_query(self, grantee: iam.IGrantable, *, index: str) -> iam.Grant:
+        """Query on exactly one index ARN (``index="GSI1"``), or the table itself
+        (``index="table"``) — CDK's own grants only offer ``index/*``."""
+        if index == TABLE:
+            return self._grant(grantee, ("dynamodb:Query",), kms=_perms.KMS_DECRYPT)
+        if index not in self.model.indexes:
+            raise ConstructPropsError(
+                f"{self.what}: grant_query index {index!r} is not in model {self.model.name!r} "
+                f"(indexes: {', '.join(self.model.indexes) or 'none'}; use index='table' for the table)"
+            )
+        return self._grant(grantee, ("dynamodb:Query",), resources=[self.index_arn(index)], kms=_perms.KMS_DECRYPT)
+
+    def grant_tenant_access(
+        self,
+        grantee: iam.IGrantable,
+        *,
+        actions: Literal["read", "write", "read_write"] = "read",
+        tenant_tag: str = "tenant",
+    ) -> iam.Grant:
+        """Item access confined to the principal's own tenant.
+
+        The allow statement carries ``ForAllValues:StringLike dynamodb:LeadingKeys`` =
+        ``<prefix>${aws:PrincipalTag/<tenant_tag>}`` and ``<prefix>${aws:PrincipalTag/<tenant_tag>}#*``
+        (tenant ``acme`` reaches ``TENANT#acme`` and ``TENANT#acme#...``, never ``TENANT#acmecorp``
+        or the escaped ``TENANT#acme%23x``), requires the tag to be present, and covers the table
+        and its tenant-safe indexes. Read grants also get an explicit **Deny** of every read on the
+        indexes whose partition keys do not start with the tenant. Requires the model's
+        ``tenant_field``; tenant ids are restricted so the tag value equals the key text.
+        """
+        model = self.model
+        if model.tenant_field is None or model.tenant_key_prefix is None:
+            raise ConstructPropsError(
+                f"{self.what}: grant_tenant_access needs a model with tenant_field=... "
+                f"(model {model.name!r} has none)"
+            )
+        if actions not in ("read", "write", "read_write"):
+            raise ConstructPropsError(f"grant_tenant_access actions {actions!r} must be 'read', 'write' or 'read_write'")
+        if not re.fullmatch(r"[A-Za-z0-9_.:/=+@-]{1,128}", tenant_tag or ""):
+            raise ConstructPropsError(f"grant_tenant_access tenant_tag {tenant_tag!r} is not a valid IAM tag key")
+        read = actions in ("read", "read_write")
+        wanted = (_perms.READ_DATA if read else ()) + (_perms.WRITE_DATA if actions != "read" else ())
+        tenant = f"${{aws:PrincipalTag/{tenant_tag}}}"
+        prefix = model.tenant_key_prefix
+        safe = [*model.tenant_safe_gsis, *(i.name for i in model.lsis)] if read else []
+        resources = [self.table_arn] + [self.index_arn(name) for name in safe]
+        grant = self._grant(
+            grantee, wanted, resources=resources,
+            kms=_perms.KMS_ENCRYPT_DECRYPT if actions != "read" else _perms.KMS_DECRYPT,
+            conditions={
+                "ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{prefix}{tenant}", f"{prefix}{tenant}#*"]},
+                "Null": {f"aws:PrincipalTag/{tenant_tag}": "false"},
+            },
+        )
+        unsafe = [i.name for i in model.gsis if i.name not in model.tenant_safe_gsis]
+        if read and unsafe:
+            grantee.grant_principal.add_to_principal_policy(iam.PolicyStatement(
+                effect=iam.Effect.DENY, actions=sorted(_perms.READ_DATA),
+                resources=[self.index_arn(name) for name in unsafe],
+            ))
+        return grant
+
+    def grant_stream_read(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Read the table's stream: DescribeStream, GetRecords, GetShardIterator and ListStreams,
+        all on the stream ARN (the scoping AWS's own example policy for stream-triggered Lambda
+        functions uses; no ``*`` resource)."""
+        if self.table_stream_arn is None:
+            raise ConstructPropsError(f"{self.what} has no stream; {self.stream_hint}")
+        return self._grant(
+            grantee, _perms.STREAM_READ + _perms.LIST_STREAMS, resources=[self.table_stream_arn], kms=_perms.KMS_DECRYPT
+        )
+
+    def grant_items(
+        self, grantee: iam.IGrantable, actions: Sequence[str], *, leading_key_prefix: str, write: bool
+    ) -> iam.Grant:
+        """Item actions on the table ARN, limited to partition keys starting with
+        ``leading_key_prefix`` (an IAM ``dynamodb:LeadingKeys`` condition). Used by pattern
+        constructs (e.g. a counter family's keys); ``write`` selects the KMS permissions."""
+        if not leading_key_prefix or any(c in leading_key_prefix for c in "*?"):
+            raise ConstructPropsError(f"leading_key_prefix {leading_key_prefix!r} must be a non-empty literal prefix")
+        return self._grant(
+            grantee, actions, kms=_perms.KMS_ENCRYPT_DECRYPT if write else _perms.KMS_DECRYPT,
+            conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{leading_key_prefix}*"]}},
+        )
+
+    def _grant(
+        self,
+        grantee: iam.IGrantable,
+        actions: Sequence[str],
+        *,
+        indexes: bool = False,
+        resources: Sequence[str] | None = None,
+        kms: Sequence[str] = (),
+        conditions: dict[str, Any] | None = None,
+    ) -> iam.Grant:
+        """The one place grants are made: table (and index) ARNs, never ``*`` actions, plus
+        the customer-managed key's permissions when the table uses one."""
+        if resources is None:
+            resources = [self.table_arn]
+            if indexes and self.model.indexes:
+                resources += [self.index_arn(name) for name in self.model.indexes]
+        grant = iam.Grant.add_to_principal(
+            grantee=grantee, actions=sorted(set(actions)), resource_arns=list(resources), conditions=conditions
+        )
+        if self.encryption_key is not None and kms:
+            iam.Grant.add_to_principal(
+                grantee=grantee, actions=sorted(set(kms)), resource_arns=[self.encryption_key.key_arn]
+            )
+        return grant
+
+
+__all__ = ["ModelBoundTable"]

@@ -1,0 +1,85 @@
+"""The model as a contract between a table's owner and the functions of other stacks.
+
+A model's **fingerprint** hashes only what decides which keys and index entries an item gets:
+the key attribute names (table, entity, TTL, tenant), every index (name, kind, key attributes,
+projection) and every entity's name, key templates, typed fields, index templates with their
+sparse conditions, and version attribute. Access patterns, descriptions, required attributes and
+the model's name are left out: a consumer may declare its own access patterns on the existing
+indexes and still match. Two models with equal fingerprints build identical keys for every item.
+
+A function bound to an imported table receives the deployed table's fingerprint in
+:data:`ENV_MODEL_FINGERPRINT`; :func:`verify` compares it with the fingerprint of the model
+bundled in the function and raises :class:`ModelMismatchError` when they differ.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from .exceptions import ModelMismatchError
+
+if TYPE_CHECKING:
+    from ..model import Model
+
+#: Environment variable holding the fingerprint of the deployed table's model.
+ENV_MODEL_FINGERPRINT = "CONSTRUCTS_LIB_MODEL_FINGERPRINT"
+#: Hex digits kept of the SHA-256 (128 bits).
+FINGERPRINT_LENGTH = 32
+_ENTITY_KEYS = ("name", "pk", "sk", "fields", "indexes", "version_attribute")
+_MODEL_KEYS = ("format", "version", "pk_attribute", "sk_attribute", "entity_attribute", "ttl_attribute", "tenant_field")
+
+
+def key_schema(model: Model | Mapping[str, Any]) -> dict[str, Any]:
+    """The key-relevant part of a model (or of its ``to_dict()``), in a canonical order."""
+    data = model if isinstance(model, Mapping) else model.to_dict()
+    schema = {key: data.get(key) for key in _MODEL_KEYS}
+    schema["indexes"] = sorted(data["indexes"], key=lambda i: i["name"])
+    schema["entities"] = sorted(
+        ({key: entity.get(key) for key in _ENTITY_KEYS} for entity in data["entities"]), key=lambda e: e["name"]
+    )
+    return schema
+
+
+def fingerprint(model: Model | Mapping[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of :func:`key_schema`, first :data:`FINGERPRINT_LENGTH` hex digits."""
+    text = json.dumps(key_schema(model), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:FINGERPRINT_LENGTH]
+
+
+def verify(model: Model | None = None, *, environ: Mapping[str, str] | None = None) -> None:
+    """Refuse to run against a table whose model is not this function's.
+
+    Does nothing unless :data:`ENV_MODEL_FINGERPRINT` is set (functions on a table the stack
+    owns do not need it). ``model`` defaults to the bundled ``model.json``.
+
+    Raises
+    ------
+    ModelMismatchError
+        The bundled model's fingerprint differs from the deployed one.
+    """
+    env = os.environ if environ is None else environ
+    deployed = env.get(ENV_MODEL_FINGERPRINT)
+    if not deployed:
+        return
+    if model is None:
+        from .client import load_bundled_model
+
+        model = load_bundled_model()
+    bundled = fingerprint(model)
+    if bundled != deployed:
+        raise ModelMismatchError(
+            f"model {model.name!r} bundled with this function has fingerprint {bundled}, but the table's published "
+            f"model has fingerprint {deployed} ({ENV_MODEL_FINGERPRINT}): their keys, typed fields or indexes "
+            "differ, so this function could write keys the table was not designed for. Rebuild and redeploy the "
+            "function with the table owner's current model (python -m constructs_lib fingerprint <model> shows a "
+            "model's fingerprint); nothing was read or written.",
+            bundled=bundled,
+            deployed=deployed,
+        )
+
+
+__all__ = ["ENV_MODEL_FINGERPRINT", "FINGERPRINT_LENGTH", "fingerprint", "key_schema", "verify"]

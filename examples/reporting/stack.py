@@ -1,0 +1,56 @@
+"""The reporting stack: a consumer of the shop's table, deployable on its own (e.g. from another
+repository). It owns no table: it imports ``ShopStack``'s from the contract the shop publishes in
+SSM, with the shared shop model, and runs a pending-orders report granted one index."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import aws_cdk as cdk
+from constructs import Construct
+
+from constructs_lib import SingleTable, TableFunction
+from examples.shop.model import shop_model
+from examples.shop.stack import CONTRACT_PREFIX
+
+HERE = Path(__file__).resolve().parent
+
+
+class ShopReportingStack(cdk.Stack):
+    """Pending-orders reporting on the shop's table, imported with ``SingleTable.from_parameters``.
+
+    Parameters
+    ----------
+    scope, id
+        The usual construct scope and id.
+    parameter_prefix
+        Where the shop published its contract. Default ``examples.shop.stack.CONTRACT_PREFIX``.
+    description
+        Stack description. Default none.
+    env
+        Stack environment. Default none (environment-agnostic).
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        parameter_prefix: str = CONTRACT_PREFIX,
+        description: str | None = None,
+        env: cdk.Environment | None = None,
+    ) -> None:
+        super().__init__(scope, id, description=description, env=env)
+        # Name, ARN and model fingerprint are read from SSM at deploy time; the functions below
+        # refuse to run if the shop's published model is not the shop_model bundled with them.
+        self.shop = SingleTable.from_parameters(self, "Shop", model=shop_model, parameter_prefix=parameter_prefix)
+        self.pending_orders = TableFunction(
+            self,
+            "PendingOrdersReport",
+            table=self.shop,
+            entry=HERE / "handlers" / "pending_orders.py",
+            access=None,  # no table-wide grant: Query on GSI2 below is all it needs
+            description="Pending orders by day, from the shop's sparse GSI2",
+        )
+        self.shop.grant_query(self.pending_orders.function, index="GSI2")
+        cdk.CfnOutput(self, "PendingOrdersFunction", value=self.pending_orders.function.function_name)
