@@ -13,7 +13,7 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_CLI_TELEMETRY := true
 export AWS_EC2_METADATA_DISABLED := true
 
-.PHONY: setup demo test synth unit lint clean bench
+.PHONY: setup demo test synth unit lint clean bench soak
 
 setup: $(STAMPS)/venv $(STAMPS)/npm $(STAMPS)/java
 
@@ -54,6 +54,11 @@ test: setup
 
 unit: setup
 	$(PY) -m pytest tests/unit -q
+
+# The model-based test of TableClient at 10x its `make test` size: 300 programs of 50 steps from
+# a random seed, printed in the summary (replay with CONSTRUCTS_LIB_SEED=<seed> make soak).
+soak: setup
+	CONSTRUCTS_LIB_SOAK=1 $(PY) -m pytest tests/integration/test_model_based.py
 
 # Benchmarks (benchmarks/README.md): writes benchmarks/results.{md,json} and PNG plots.
 bench: setup $(STAMPS)/bench
