@@ -14,7 +14,8 @@ Semantics encoded here (README "Semantics" + the decisions of issue 12):
   components joined by ``#``; partition key values <= 2048 bytes, sort key values <= 1024.
 * put: every derived key computed; an index whose inputs are not all present (or whose sparse
   condition fails) gets no keys. A versioned entity's plain put never moves the version
-  backwards: version 1 on create, stored + 1 on overwrite.
+  backwards: version 1 on create, stored + 1 on overwrite; in a transaction, which cannot read
+  the stored version, it is refused without create_only/expected_version.
 * update: index keys whose inputs are touched are recomputed; a removed input removes the
   index keys; a set input needs every other input known from the key or the update
   (``UpdateRejectedError``); ADD on a ``when_present``-only input recomputes membership under
@@ -445,13 +446,16 @@ class Reference:
 
     # put -----------------------------------------------------------------------------------
     def put(self, entity: str, attrs: Mapping[str, Any], *, create_only: bool = False,
-            expected_version: int | None = None) -> Outcome:
+            expected_version: int | None = None, in_transaction: bool = False) -> Outcome:
         ent = ENTITIES[entity]
         errors = Errors()
         if expected_version is not None and ent.version is None:
             errors.add(UpdateRejectedError, f"{entity} has no version attribute")
         if create_only and expected_version is not None:
             errors.add(UpdateRejectedError, "create_only with expected_version")
+        if in_transaction and ent.version and not create_only and expected_version is None:
+            # a transaction cannot read the stored version a plain put would continue
+            errors.add(UpdateRejectedError, f"transaction put of versioned {entity} without create_only/expected_version")
         item: dict[str, Any] = {}
         failed: set[str] = set()
         for name, value in attrs.items():

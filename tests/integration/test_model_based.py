@@ -281,8 +281,9 @@ class Call:
     def __repr__(self) -> str:
         return f"{self.op}({self.entity!r}, {show(self.arg, 600)}, **{show(self.kw, 600)})"
 
-    def predict(self, ref: Reference) -> Outcome:
-        return getattr(ref, self.op)(self.entity, self.arg, **self.kw)  # type: ignore[no-any-return]
+    def predict(self, ref: Reference, *, in_transaction: bool = False) -> Outcome:
+        extra = {"in_transaction": True} if in_transaction and self.op == "put" else {}
+        return getattr(ref, self.op)(self.entity, self.arg, **self.kw, **extra)  # type: ignore[no-any-return]
 
     def run(self, target: Any) -> Any:
         return getattr(target, self.op)(self.entity, self.arg, **self.kw)
@@ -625,7 +626,7 @@ class TableMachine(RuleBasedStateMachine):
         keys: list[Any] = []
         for call in calls:
             try:
-                outcome = call.predict(self.ref)
+                outcome = call.predict(self.ref, in_transaction=True)
             except Refused as exc:
                 expected, why = exc.classes, f"{call!r}: {exc}"
                 self.note_touch(call, None)
