@@ -5,7 +5,9 @@
   synthesized CloudFormation template in it and return a :class:`LocalDeployment` that resolves
   table names, ARNs, stream ARNs and Lambda environments; :func:`deploy_assembly` deploys several
   stacks of one cloud assembly in dependency order as one :class:`AssemblyDeployment`, with
-  ``Fn::ImportValue``, ``Fn::GetStackOutput`` and SSM parameters between them resolved;
+  ``Fn::ImportValue``, ``Fn::GetStackOutput`` and SSM parameters between them resolved (and,
+  given an earlier deployment's :class:`CrossStackValues` as ``shared=``, those another
+  assembly's stacks created);
   :func:`asset_dir` finds a Lambda's code in the cloud assembly.
 * :class:`StreamRunner` feeds a table's stream to a handler as a Lambda event source mapping
   would (Lambda record shape, filters, batch size, partial batch responses, bisect, capped
@@ -47,6 +49,7 @@ from constructs_lib.testing.exceptions import (
 )
 
 if TYPE_CHECKING:
+    from constructs_lib.testing._resolver import CrossStackValues
     from constructs_lib.testing.assembly import AssemblyDeployment, deploy_assembly
     from constructs_lib.testing.dynamodb_local import (
         DynamoDBLocal,
@@ -85,6 +88,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AssemblyDeployment",
+    "CrossStackValues",
     "DynamoDBLocal",
     "DynamoDBLocalError",
     "DynamoDBLocalNotFoundError",
@@ -124,6 +128,7 @@ __all__ = [
 # its own module already imported by this package.
 _LAZY = {
     "AssemblyDeployment": "constructs_lib.testing.assembly",
+    "CrossStackValues": "constructs_lib.testing._resolver",
     "deploy_assembly": "constructs_lib.testing.assembly",
     "DynamoDBLocal": "constructs_lib.testing.dynamodb_local",
     "find_dynamodb_local_dir": "constructs_lib.testing.dynamodb_local",

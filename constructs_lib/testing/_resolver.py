@@ -36,7 +36,13 @@ _DYNAMIC_RE = re.compile(r"\{\{resolve:([a-z-]+):([^}]*)\}\}")
 
 @dataclass
 class CrossStackValues:
-    """What the stacks of one local deployment share: outputs, exports and SSM parameters.
+    """What locally deployed stacks share, like stacks of one AWS account and region: outputs,
+    exports and SSM parameters.
+
+    The stacks of one :func:`~constructs_lib.testing.assembly.deploy_assembly` call share one;
+    pass it on (``deploy_assembly(..., shared=earlier.shared)``) to let the stacks of another
+    assembly — another app, another repository — read what the earlier ones created. Deleting
+    a deployment removes its entries again.
 
     Attributes
     ----------
@@ -61,12 +67,19 @@ class CrossStackValues:
         Raises
         ------
         LocalDeployError
-            Another deployed stack already exports that name or created that parameter.
+            Another deployed stack already exports that name, created that parameter, or has
+            the same stack name.
         """
         from constructs_lib.testing.exceptions import LocalDeployError
 
         outputs = dict(deployment.template.get("Outputs") or {})
         if deployment.stack_name is not None:
+            earlier = self.outputs.get(deployment.stack_name)
+            if earlier is not None and earlier[0] is not deployment:
+                raise LocalDeployError(
+                    f"Stack {deployment.stack_name!r} is already deployed with these shared values; stack names are "
+                    "unique per account and region (delete the earlier deployment first)."
+                )
             self.outputs[deployment.stack_name] = (deployment, outputs)
         for output_id, output in outputs.items():
             export = (output or {}).get("Export") if isinstance(output, Mapping) else None
@@ -88,6 +101,17 @@ class CrossStackValues:
                     f"{self.parameters[name][0].stack_name or 'another deployment'!r}."
                 )
             self.parameters[name] = (deployment, logical_id)
+
+    def unregister(self, deployment: LocalDeployment) -> None:
+        """Forget the outputs, exports and SSM parameters *deployment* registered (idempotent):
+        what a deleted stack created is no longer there to read."""
+        stacks = {name for name, (owner, _) in self.outputs.items() if owner is deployment}
+        for name in stacks:
+            del self.outputs[name]
+        for export in [e for e, (stack, _) in self.exports.items() if stack in stacks]:
+            del self.exports[export]
+        for parameter in [p for p, (owner, _) in self.parameters.items() if owner is deployment]:
+            del self.parameters[parameter]
 
 
 class Resolver:

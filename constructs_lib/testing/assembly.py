@@ -10,6 +10,14 @@ references, ``@aws-cdk/core:defaultCrossStackReferences``), and reads of SSM par
 producer stack created (``ssm.StringParameter.value_for_string_parameter`` →
 ``AWS::SSM::Parameter::Value<String>``, ``{{resolve:ssm:...}}``) resolve to the local values.
 
+Stacks of **another** assembly (another app, e.g. in another repository) see them too when
+deployed with the earlier deployment's values, as stacks of one account and region would::
+
+    producer = deploy_assembly(producer_cdk_out, client=client)
+    consumer = deploy_assembly(consumer_cdk_out, client=client, shared=producer.shared)
+
+(SSM parameters and exports the producer created resolve in the consumer's templates.)
+
 Import-light: standard library only at module level.
 """
 
@@ -45,7 +53,9 @@ class AssemblyDeployment:
     stacks : dict[str, LocalDeployment]
         Stack name -> its deployment, in deployment (dependency) order.
     shared : CrossStackValues
-        The outputs, exports and SSM parameters the stacks share.
+        The outputs, exports and SSM parameters the stacks share — with the stacks of earlier
+        deployments when ``deploy_assembly(shared=...)`` was given theirs. Pass it to a later
+        ``deploy_assembly`` to let its stacks read these stacks' SSM parameters and exports.
     """
 
     cdk_out: Path
@@ -211,6 +221,7 @@ def deploy_assembly(
     name_prefix: str = "",
     wait: bool = True,
     timeout: float = 60.0,
+    shared: CrossStackValues | None = None,
 ) -> AssemblyDeployment:
     """Deploy stacks of a cloud assembly to DynamoDB Local in dependency order.
 
@@ -227,6 +238,13 @@ def deploy_assembly(
     name_prefix, wait, timeout
         As in :func:`~constructs_lib.testing.local_deploy.deploy_template`. Defaults ``""``,
         ``True``, ``60.0``.
+    shared : CrossStackValues, optional
+        What earlier deployments created that these stacks may read — the ``shared`` of an
+        earlier :class:`AssemblyDeployment` (or ``LocalDeployment``), e.g. the producer app's
+        when deploying a consumer app of another repository: its SSM parameters
+        (``AWS::SSM::Parameter::Value<String>`` template parameters, ``{{resolve:ssm:...}}``)
+        and exports (``Fn::ImportValue``) resolve in these stacks. These stacks' own are added
+        to it (and removed again when they are deleted). Default None: a new, empty one.
 
     Returns
     -------
@@ -237,8 +255,8 @@ def deploy_assembly(
     SynthError
         *cdk_out* is not a cloud assembly, or a named stack is not in it.
     LocalDeployError
-        A stack cannot be deployed, or two stacks export the same name; stacks deployed before
-        the failure are deleted again.
+        A stack cannot be deployed, or two stacks export the same name, create the same SSM
+        parameter or have the same name; stacks deployed before the failure are deleted again.
     """
     from constructs_lib.testing.local_deploy import deploy_template
     from constructs_lib.testing.synth import SynthResult
@@ -248,7 +266,7 @@ def deploy_assembly(
     chosen = every if stacks is None else [result._stack(name) for name in dict.fromkeys(stacks)]
     if not chosen:
         raise LocalDeployError(f"The cloud assembly {str(result.outdir)!r} has no stack to deploy.")
-    deployment = AssemblyDeployment(result.outdir)
+    deployment = AssemblyDeployment(result.outdir, shared=shared if shared is not None else CrossStackValues())
     try:
         for stack in _dependency_order(every, chosen):
             deployment.stacks[stack.stack_name] = deploy_template(

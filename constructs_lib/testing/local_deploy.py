@@ -221,7 +221,7 @@ class LocalDeployment:
     # -- teardown ---------------------------------------------------------------------------
     def delete(self) -> None:
         """Delete every table this deployment created (idempotent; tables already gone are
-        fine).
+        fine), then remove its outputs, exports and SSM parameters from :attr:`shared`.
 
         Raises
         ------
@@ -245,6 +245,7 @@ class LocalDeployment:
             self._deleted.add(lid)
         if failures:
             raise LocalDeployError("Could not delete local tables: " + "; ".join(failures)) from first
+        self.shared.unregister(self)
 
     def __enter__(self) -> LocalDeployment:
         return self

@@ -22,10 +22,13 @@ cdk_synth
 local_deploy
     Function scope. A factory ``local_deploy(template_dict_or_path, *, name_prefix="",
     wait=True) -> LocalDeployment``, and ``local_deploy.assembly(cdk_out_or_synth_result, *,
-    stacks=None, name_prefix="", wait=True) -> AssemblyDeployment`` deploying several stacks of
-    one assembly in dependency order with cross-stack references (``Fn::ImportValue``,
-    ``Fn::GetStackOutput``, SSM parameters) resolved; every table they create is deleted at test
-    teardown.
+    stacks=None, name_prefix="", wait=True, shared=None) -> AssemblyDeployment`` deploying
+    several stacks of one assembly in dependency order with cross-stack references
+    (``Fn::ImportValue``, ``Fn::GetStackOutput``, SSM parameters) resolved. For two apps (two
+    repositories) sharing one DynamoDB Local, deploy the producer's assembly first and pass its
+    values on: ``consumer = local_deploy.assembly(consumer_out, shared=producer.shared)`` — the
+    consumer's reads of the producer's SSM parameters and exports then resolve. Every table they
+    create is deleted at test teardown.
 stream_runner
     Function scope. A factory ``stream_runner(stream_arn, handler, *,
     settings=MappingSettings(), region="us-east-1", normalize_ttl=True) -> StreamRunner``
@@ -63,6 +66,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from constructs_lib.testing._resolver import CrossStackValues
     from constructs_lib.testing.assembly import AssemblyDeployment
     from constructs_lib.testing.dynamodb_local import DynamoDBLocal
     from constructs_lib.testing.handlers import Fault, LocalFunction
@@ -203,12 +207,16 @@ class LocalDeployFactory:
         stacks: Sequence[str] | None = None,
         name_prefix: str = "",
         wait: bool = True,
+        shared: CrossStackValues | None = None,
     ) -> AssemblyDeployment:
         """Deploy stacks of a cloud assembly in dependency order, cross-stack references
-        resolved (see ``assembly.deploy_assembly``). *stacks*: names; default every stack."""
+        resolved (see ``assembly.deploy_assembly``). *stacks*: names; default every stack.
+        *shared*: an earlier deployment's ``shared`` values, whose SSM parameters and exports
+        these stacks may read (another app's assembly deployed first); default a new one."""
         from constructs_lib.testing.assembly import deploy_assembly
 
-        deployment = deploy_assembly(cdk_out, client=self._client, stacks=stacks, name_prefix=name_prefix, wait=wait)
+        deployment = deploy_assembly(cdk_out, client=self._client, stacks=stacks, name_prefix=name_prefix, wait=wait,
+                                     shared=shared)
         self._deployments.append(deployment)
         return deployment
 
@@ -225,8 +233,10 @@ def local_deploy(dynamodb_client: Any) -> Iterator[LocalDeployFactory]:
     Call it as ``local_deploy(template, *, name_prefix="", wait=True)`` where *template* is a
     template dict or the path of a ``*.template.json`` file; returns a
     :class:`~constructs_lib.testing.local_deploy.LocalDeployment`. For several stacks of one
-    assembly call ``local_deploy.assembly(cdk_out, *, stacks=None, name_prefix="", wait=True)``;
-    it returns an :class:`~constructs_lib.testing.assembly.AssemblyDeployment`.
+    assembly call ``local_deploy.assembly(cdk_out, *, stacks=None, name_prefix="", wait=True,
+    shared=None)``; it returns an :class:`~constructs_lib.testing.assembly.AssemblyDeployment`.
+    Pass an earlier assembly deployment's ``shared`` to let these stacks read the SSM parameters
+    and exports its stacks created (a producer app deployed before a consumer app).
     """
     factory = LocalDeployFactory(dynamodb_client)
     yield factory

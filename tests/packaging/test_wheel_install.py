@@ -14,128 +14,30 @@ run against the plugin from the wheel. The time of each step is printed at the e
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
 import shutil
-import subprocess
-import sys
-import sysconfig
-import time
 import zipfile
-from collections import Counter
-from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
+from _apps import REPO, Clock, clean_env, cli_synth, make_venv, resource_types
 
 from constructs_lib.model import Model
 from constructs_lib.testing import SynthResult, find_dynamodb_local_dir
 
 pytestmark = pytest.mark.e2e
 
-REPO = Path(__file__).resolve().parents[2]
 USER_APP = Path(__file__).resolve().parent / "user_app"
-CDK_CLI = REPO / "node_modules" / ".bin" / "cdk"
 STACK = "LibraryStack"
 HEAVY = ("aws_cdk", "jsii", "constructs")
-#: The sources a wheel is built from (pyproject's ``readme`` needs README.md).
-SOURCES = ("pyproject.toml", "README.md", "constructs_lib")
-_SETUP_HINT = "run `make setup` (it installs the dev extra, which holds the build requirements)"
+CLOCK_TITLE = "wheel install check"
 
 
-# Helpers ------------------------------------------------------------------------------------------
-class Clock:
-    """Seconds per step, printed when the module is done."""
-
-    def __init__(self) -> None:
-        self.start = time.monotonic()
-        self.steps: dict[str, float] = {}
-
-    def run(self, step: str, cmd: Sequence[str | os.PathLike[str]], *, cwd: Path, env: dict[str, str],
-            timeout: float = 300.0) -> subprocess.CompletedProcess[str]:
-        begin = time.monotonic()
-        done = subprocess.run([os.fspath(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True,
-                              timeout=timeout, check=False)
-        self.steps[step] = self.steps.get(step, 0.0) + time.monotonic() - begin
-        if done.returncode != 0:
-            pytest.fail(f"{step}: {' '.join(map(str, cmd))} exited {done.returncode}\n"
-                        f"--- stdout\n{done.stdout[-6000:]}\n--- stderr\n{done.stderr[-6000:]}", pytrace=False)
-        return done
-
-    def summary(self) -> str:
-        steps = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in self.steps.items())
-        return f"wheel install check: {time.monotonic() - self.start:.1f} s in total ({steps})"
-
-
-def clean_env(venv: Path | None = None, **extra: str) -> dict[str, str]:
-    """This environment minus what would point a child Python at this checkout or this run."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("PYTEST_") and k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV")}
-    env.update(JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION="20", CDK_DISABLE_CLI_TELEMETRY="true",
-               AWS_EC2_METADATA_DISABLED="true", PIP_DISABLE_PIP_VERSION_CHECK="1", PYTHONDONTWRITEBYTECODE="1")
-    if venv is not None:
-        env["VIRTUAL_ENV"] = str(venv)
-        env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
-    env.update(extra)
-    return env
-
-
-def resource_types(template: dict[str, Any]) -> Counter[str]:
-    return Counter(r["Type"] for r in template["Resources"].values())
-
-
-# Fixtures -----------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def clock(request: pytest.FixtureRequest) -> Iterator[Clock]:
-    timer = Clock()
-    yield timer
-    line = timer.summary()
-    print(line)  # in the captured output (-rP, junit)
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    capture = request.config.pluginmanager.get_plugin("capturemanager")
-    if reporter is not None and capture is not None:  # and on the terminal, even when captured
-        with capture.global_and_fixture_disabled():
-            reporter.write_line(f"\n{line}")
-
-
-@pytest.fixture(scope="module")
-def sources(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of the package sources (so the build writes nothing into the working tree)."""
-    src = tmp_path_factory.mktemp("src")
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
-    for name in SOURCES:
-        if (REPO / name).is_dir():
-            shutil.copytree(REPO / name, src / name, ignore=ignore)
-        else:
-            shutil.copy2(REPO / name, src / name)
-    return src
-
-
-@pytest.fixture(scope="module")
-def wheel_file(sources: Path, tmp_path_factory: pytest.TempPathFactory, clock: Clock) -> Path:
-    missing = [name for name in ("setuptools", "wheel") if importlib.util.find_spec(name) is None]
-    assert not missing, f"{', '.join(missing)} missing from {sys.prefix}: {_SETUP_HINT}"
-    dist = tmp_path_factory.mktemp("dist")
-    clock.run("build wheel", [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                              "--no-index", "--quiet", "-w", dist, sources], cwd=dist, env=clean_env())
-    (wheel,) = dist.glob("constructs_lib-*.whl")
-    return wheel
-
-
+# Fixtures (the wheel, `sources` and `clock` are in conftest.py) -----------------------------------
 @pytest.fixture(scope="module")
 def venv(wheel_file: Path, tmp_path_factory: pytest.TempPathFactory, clock: Clock) -> Path:
     """A fresh virtualenv holding the wheel; other packages come from this environment."""
-    root = tmp_path_factory.mktemp("venv")
-    clock.run("create venv", [sys.executable, "-m", "venv", "--without-pip", root], cwd=root, env=clean_env())
-    python = root / "bin" / "python"
-    clock.run("install wheel", [sys.executable, "-m", "pip", "--python", python, "install", "--no-index",
-                                "--no-deps", "--quiet", wheel_file], cwd=root, env=clean_env())
-    purelib = clock.run("install wheel", [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                        cwd=root, env=clean_env(root)).stdout.strip()
-    (Path(purelib) / "outer_site_packages.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
-    return root
+    return make_venv(tmp_path_factory.mktemp("venv") / "venv", wheel_file, clock)
 
 
 @pytest.fixture(scope="module")
@@ -218,11 +120,8 @@ def test_separate_app_synthesizes_with_python(user_app: Path, venv: Path) -> Non
 
 def test_separate_app_synthesizes_with_the_cdk_cli(user_app: Path, venv: Path, clock: Clock) -> None:
     # GIVEN the pinned CDK CLI (npm ci)
-    assert CDK_CLI.exists(), f"{CDK_CLI} is missing: run `make setup` (npm ci installs the pinned CDK CLI)"
     # WHEN it synthesizes the separate app with the fresh virtualenv's interpreter
-    app = f"{venv / 'bin' / 'python'} app.py"
-    clock.run("cdk synth", [CDK_CLI, "synth", "--app", app, "--output", user_app / "cli.out", "--no-notices",
-                            "--quiet"], cwd=user_app, env=clean_env(venv))
+    cli_synth(clock, "cdk synth", user_app, venv, output=user_app / "cli.out")
     # THEN it writes the same resources as `python app.py` (plus the CLI's version reporting
     # resource), with the asset metadata the CLI enables
     cli, direct = SynthResult.from_directory(user_app / "cli.out"), SynthResult.from_directory(user_app / "cdk.out")

@@ -142,3 +142,30 @@ def test_a_second_stack_creating_the_same_parameter_is_refused(stacks) -> None: 
     # THEN the error names the parameter and the stack that created it
     with pytest.raises(LocalDeployError, match=r"SSM parameter '/shop/table-name' \(P\) already exists: created by 'Producer'"):
         deploy(clash, "Clash", producer.shared)
+
+
+def test_a_second_stack_with_the_same_name_is_refused(stacks) -> None:  # noqa: ANN001
+    # GIVEN another deployment of a stack named like the deployed producer
+    producer, _ = stacks
+    # WHEN it is deployed with the same shared values (another app's assembly, say)
+    # THEN it is refused, naming the stack: stack names are unique per account and region
+    with pytest.raises(LocalDeployError, match=r"Stack 'Producer' is already deployed"):
+        deploy({"Resources": {}}, "Producer", producer.shared)
+
+
+def test_a_deleted_stacks_parameters_and_exports_are_gone(stacks) -> None:  # noqa: ANN001
+    # GIVEN the producer and the consumer reading its parameter and its export
+    producer, consumer = stacks
+    assert consumer.resolve({"Ref": "SsmParameterValueshoptablename"}) == "shop-table"
+    # WHEN the producer is deleted (it has no tables here)
+    producer.delete()
+    # THEN what it created no longer resolves, and nothing of it is left in the shared values
+    with pytest.raises(UnresolvableIntrinsicError, match="which no locally deployed stack created"):
+        consumer.resolve({"Ref": "SsmParameterValueshoptablename"})
+    with pytest.raises(UnresolvableIntrinsicError, match="no locally deployed stack exports"):
+        consumer.resolve({"Fn::ImportValue": "Producer:ExportsOutputRefName"})
+    assert (sorted(consumer.shared.outputs), consumer.shared.exports, consumer.shared.parameters) == (["Consumer"], {}, {})
+    # AND a stack of that name may be deployed again with the same shared values
+    again = deploy(PRODUCER, "Producer", consumer.shared)
+    assert consumer.resolve({"Ref": "SsmParameterValueshoptablename"}) == "shop-table"
+    assert again.shared is consumer.shared

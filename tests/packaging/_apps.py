@@ -1,0 +1,161 @@
+"""Helpers of the packaging tests: separate apps in their own directories and virtualenvs.
+
+The virtualenvs are made offline: ``python -m venv --without-pip``, the wheel installed with
+``pip --python <venv> install --no-index --no-deps``, and the third-party dependencies
+(aws-cdk-lib, constructs, jsii, cdk-nag, boto3, pytest...) seen through a ``.pth`` line naming this
+environment's site-packages — a plain path, so this checkout's editable-install hook (another
+``.pth`` file in there) is never run and ``constructs_lib`` can only come from the wheel.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import time
+import zipfile
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+CDK_CLI = REPO / "node_modules" / ".bin" / "cdk"
+CLI_HINT = f"{CDK_CLI} is missing: run `make setup` (npm ci installs the pinned CDK CLI)"
+#: What an app directory copy leaves out.
+_APP_IGNORE = shutil.ignore_patterns("cdk.out", "__pycache__", "*.pyc", ".venv")
+
+
+class Clock:
+    """Seconds per step and other figures, printed when the module is done."""
+
+    def __init__(self, title: str) -> None:
+        self.title = title
+        self.start = time.monotonic()
+        self.steps: dict[str, float] = {}
+        self.figures: dict[str, str] = {}
+
+    def run(self, step: str, cmd: Sequence[str | os.PathLike[str]], *, cwd: Path, env: dict[str, str],
+            timeout: float = 300.0, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """Run *cmd*, adding its time to *step*; a non-zero exit fails the test unless not *check*."""
+        begin = time.monotonic()
+        done = subprocess.run([os.fspath(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True,
+                              timeout=timeout, check=False)
+        self.steps[step] = self.steps.get(step, 0.0) + time.monotonic() - begin
+        if check and done.returncode != 0:
+            pytest.fail(f"{step}: {' '.join(map(str, cmd))} exited {done.returncode}\n"
+                        f"--- stdout\n{done.stdout[-6000:]}\n--- stderr\n{done.stderr[-6000:]}", pytrace=False)
+        return done
+
+    def note(self, name: str, value: str) -> None:
+        self.figures[name] = value
+
+    def summary(self) -> str:
+        steps = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in self.steps.items())
+        lines = [f"{self.title}: {time.monotonic() - self.start:.1f} s in total ({steps})"]
+        lines += [f"  {name}: {value}" for name, value in self.figures.items()]
+        return "\n".join(lines)
+
+
+def clean_env(venv: Path | None = None, **extra: str) -> dict[str, str]:
+    """This environment minus what would point a child Python at this checkout or this run."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("PYTEST_") and k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV")}
+    env.update(JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION="20", CDK_DISABLE_CLI_TELEMETRY="true",
+               AWS_EC2_METADATA_DISABLED="true", PIP_DISABLE_PIP_VERSION_CHECK="1", PYTHONDONTWRITEBYTECODE="1")
+    if venv is not None:
+        env["VIRTUAL_ENV"] = str(venv)
+        env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    env.update(extra)
+    return env
+
+
+def make_venv(root: Path, wheel: Path, clock: Clock, *, step: str = "create venv") -> Path:
+    """A fresh virtualenv at *root* holding *wheel*; other packages come from this environment."""
+    clock.run(step, [sys.executable, "-m", "venv", "--without-pip", root], cwd=root.parent, env=clean_env())
+    python = root / "bin" / "python"
+    clock.run(step, [sys.executable, "-m", "pip", "--python", python, "install", "--no-index", "--no-deps", "--quiet",
+                     wheel], cwd=root, env=clean_env())
+    purelib = clock.run(step, [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                        cwd=root, env=clean_env(root)).stdout.strip()
+    (Path(purelib) / "outer_site_packages.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
+    return root
+
+
+def site_packages(venv: Path) -> Path:
+    (site,) = (venv / "lib").glob("python3*/site-packages")
+    return site
+
+
+def copy_app(source: Path, target: Path) -> Path:
+    """A copy of an app directory (no cdk.out, bytecode or virtualenv), as a repository checkout."""
+    shutil.copytree(source, target, ignore=_APP_IGNORE)
+    return target
+
+
+def cli_synth(clock: Clock, step: str, app_dir: Path, venv: Path, *, output: Path | None = None, check: bool = True,
+              **env: str) -> subprocess.CompletedProcess[str]:
+    """``cdk synth`` with the pinned CLI in *app_dir* (its cdk.json), the app run by *venv*'s
+    interpreter; writes *output*, default ``app_dir/cdk.out``. *env*: extra variables."""
+    assert CDK_CLI.exists(), CLI_HINT
+    cmd: list[str | os.PathLike[str]] = [CDK_CLI, "synth", "--app", f"{venv / 'bin' / 'python'} app.py", "--no-notices",
+                                         "--quiet"]
+    if output is not None:
+        cmd += ["--output", output]
+    return clock.run(step, cmd, cwd=app_dir, env=clean_env(venv, **env), check=check)
+
+
+def resource_types(template: dict[str, Any]) -> Counter[str]:
+    return Counter(r["Type"] for r in template["Resources"].values())
+
+
+def nag_problems(cdk_out: Path) -> list[str]:
+    """What makes an assembly synthesized with cdk-nag's ``AwsSolutionsChecks`` not clean: a
+    missing report, a finding left, or a finding acknowledged by anything but constructs_lib
+    itself (with its reviewed reason, on the one resource concerned). Empty when clean."""
+    from constructs_lib import _nag
+
+    library = {"AwsSolutions-L1": _nag.PINNED_RUNTIME, "AwsSolutions-SQS3": _nag.QUEUE_IS_THE_DLQ,
+               "AwsSolutions-SMG4": _nag.SALT_MUST_NOT_ROTATE}
+    report_file = cdk_out / "validation-report.json"
+    if not report_file.is_file():
+        return [f"no validation-report.json in {cdk_out}: cdk-nag did not run"]
+    reports = json.loads(report_file.read_text(encoding="utf-8")).get("pluginReports", [])
+    problems = [f"plugins {[r.get('pluginName') for r in reports]} are not ['AwsSolutions']"] \
+        if [r.get("pluginName") for r in reports] != ["AwsSolutions"] else []
+    for report in reports:
+        problems += [f"finding {v['ruleName']} on {[c['constructPath'] for c in v['violatingConstructs']]}"
+                     for v in report.get("violations", [])]
+        for finding in report.get("suppressedViolations", []):
+            rule, where = finding["ruleName"], [c["constructPath"] for c in finding["violatingConstructs"]]
+            if library.get(rule) != finding.get("reason") or where != [finding.get("acknowledgedAt")]:
+                problems.append(f"{rule} on {where} acknowledged at {finding.get('acknowledgedAt')}, "
+                                f"not by constructs_lib: {finding.get('reason')!r}")
+    return problems
+
+
+def lint_findings(template_file: Path) -> list[str]:
+    """cfn-lint's errors and warnings (``E``/``W`` rules) on a template, as readable lines."""
+    from cfnlint.api import lint_file
+
+    return [f"{m.rule.id} {m.message} ({'/'.join(map(str, getattr(m, 'path', []) or []))})"
+            for m in lint_file(template_file) if m.rule.id[:1] in ("E", "W")]
+
+
+def zipped_size(root: Path, files: Iterable[Path]) -> int:
+    """Bytes of a deflated zip of *files* (paths under *root*), as Lambda's code package would be."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(files):
+            archive.write(path, path.relative_to(root).as_posix())
+    return len(buffer.getvalue())
+
+
+def kb(size: int) -> str:
+    return f"{size / 1024:.1f} KB"

@@ -1,0 +1,376 @@
+"""Packaging: two repositories — a producer owning the table, a consumer importing it — each a CDK
+app in its own directory with its own virtualenv holding the wheel, deployed into one DynamoDB Local.
+
+* ``producer_app/`` (the table's owner): a ``SingleTable`` with a stream and the index ``GSI1``, a
+  ``ShardedCounter`` and a ``StreamAudit``; it publishes the table's contract as SSM parameters
+  under ``/desk/data`` (``ModelContract``).
+* ``consumer_app/``: imports the table with ``SingleTable.from_parameters``; its ``TableFunction``
+  is a handler package (``handlers/report``: ``index.py`` importing its sibling ``summary.py``, and
+  ``tabulate`` from ``requirements.txt``) granted Query on ``GSI1`` only. ``cdk.json`` pins the
+  producer's model fingerprint.
+* ``model.py`` is the shared model. In real life it is a small package both repositories depend
+  on; here each directory holds an identical copy (checked below).
+
+Each app is copied to its own temporary directory (a checkout), synthesized with the pinned CLI
+(``cdk synth``, the app run by its own virtualenv's interpreter) with cdk-nag's
+``AwsSolutionsChecks`` on, and linted with cfn-lint. Then the producer's assembly is deployed to
+DynamoDB Local, the consumer's after it with the producer's values (``shared=``), so the consumer's
+SSM parameter reads resolve to what the producer published; items written with the producer's
+model are read by the consumer's bundled handler, run from its asset directory. A consumer whose
+copy of the model has one key template changed fails ``cdk synth`` when the fingerprint is pinned,
+and without the pin refuses to run at its first call — before any request reaches DynamoDB.
+
+``tabulate`` is installed into a per-module cache (``CONSTRUCTS_LIB_CACHE_DIR``), so the consumer's
+synth time includes its cold install. Times, the wheel's and the assets' sizes are printed at the
+end of the module.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _apps import (
+    Clock,
+    clean_env,
+    cli_synth,
+    copy_app,
+    kb,
+    lint_findings,
+    make_venv,
+    nag_problems,
+    resource_types,
+    site_packages,
+    zipped_size,
+)
+
+from constructs_lib._cache import ENV_CACHE_DIR
+from constructs_lib.model import Model
+from constructs_lib.runtime import TableClient
+from constructs_lib.runtime.contract import ENV_MODEL_FINGERPRINT, fingerprint
+from constructs_lib.testing import HandlerError, LocalDeployError, SynthResult
+
+pytestmark = pytest.mark.e2e
+
+HERE = Path(__file__).resolve().parent
+PRODUCER_APP, CONSUMER_APP = HERE / "producer_app", HERE / "consumer_app"
+PRODUCER, CONSUMER = "DeskData", "DeskReports"
+PREFIX = "/desk/data"
+PIN = "desk:model-fingerprint"
+REPORT, HANDLER = "TicketReport", "index.handler"
+#: The one key template the mismatched consumer changes in its copy of the model.
+SK, CHANGED_SK = 'sk="TICKET#{ticket_id}"', 'sk="TICKET#{opened_at}#{ticket_id}"'
+SSM_VALUE = "AWS::SSM::Parameter::Value<String>"
+DAY = datetime(2024, 6, 3, 8, 0, tzinfo=UTC)
+WINDOW = {"since": "2024-06-03T00:00:00Z", "until": "2024-06-05T23:59:59Z"}
+CLOCK_TITLE = "two repositories check"
+
+
+# Helpers ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class App:
+    """An app's checkout and the cloud assembly `cdk synth` wrote into it."""
+
+    directory: Path
+
+    @property
+    def out(self) -> Path:
+        return self.directory / "cdk.out"
+
+    @property
+    def result(self) -> SynthResult:
+        return SynthResult.from_directory(self.out)
+
+
+def load_model(app_dir: Path, name: str) -> Model:
+    """``desk_model`` of an app directory's ``model.py`` (imported under a unique module name)."""
+    spec = importlib.util.spec_from_file_location(name, app_dir / "model.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.desk_model  # type: ignore[no-any-return]
+
+
+def pinned(app_dir: Path) -> str:
+    return json.loads((app_dir / "cdk.json").read_text(encoding="utf-8"))["context"][PIN]
+
+
+def published(template: dict[str, Any]) -> dict[str, Any]:
+    """SSM parameter name -> its value in the template, for every parameter it creates."""
+    return {r["Properties"]["Name"]: r["Properties"]["Value"] for r in template["Resources"].values()
+            if r["Type"] == "AWS::SSM::Parameter"}
+
+
+class CountingEndpoint:
+    """A local HTTP endpoint that counts requests and answers each with a DynamoDB client error
+    (no retry), to show whether a handler sent any request at all."""
+
+    def __init__(self) -> None:
+        self.requests: list[str] = []
+        seen = self.requests
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                seen.append(str(self.headers.get("X-Amz-Target")))
+                body = json.dumps({"__type": "com.amazonaws.dynamodb.v20120810#ResourceNotFoundException",
+                                   "message": "counting endpoint"}).encode()
+                self.send_response(400)
+                self.send_header("Content-Type", "application/x-amz-json-1.0")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+# Fixtures (the wheel and `clock` are in conftest.py) ----------------------------------------------
+@pytest.fixture(scope="module")
+def repos(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("repos")
+
+
+@pytest.fixture(scope="module")
+def deps_cache(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """An empty per-user cache: the consumer's synth installs tabulate cold."""
+    return str(tmp_path_factory.mktemp("user-cache"))
+
+
+@pytest.fixture(scope="module")
+def producer_venv(repos: Path, wheel_file: Path, clock: Clock) -> Path:
+    return make_venv(repos / "producer-venv", wheel_file, clock, step="create 2 venvs")
+
+
+@pytest.fixture(scope="module")
+def consumer_venv(repos: Path, wheel_file: Path, clock: Clock) -> Path:
+    return make_venv(repos / "consumer-venv", wheel_file, clock, step="create 2 venvs")
+
+
+@pytest.fixture(scope="module")
+def producer(repos: Path, producer_venv: Path, deps_cache: str, clock: Clock) -> App:
+    app = App(copy_app(PRODUCER_APP, repos / "producer"))
+    cli_synth(clock, "producer cdk synth", app.directory, producer_venv, **{ENV_CACHE_DIR: deps_cache})
+    assets = {app.result.asset_dir(function) for function in ("TicketUpdatesFunction", "AuditFunction")}
+    clock.note("producer assets (zipped)", ", ".join(
+        f"{asset.name[:14]} {kb(zipped_size(asset, [p for p in asset.rglob('*') if p.is_file()]))}"
+        for asset in sorted(assets)) + " (the aggregator and the audit writer)")
+    return app
+
+
+@pytest.fixture(scope="module")
+def consumer(repos: Path, consumer_venv: Path, deps_cache: str, clock: Clock) -> App:
+    app = App(copy_app(CONSUMER_APP, repos / "consumer"))
+    cli_synth(clock, "consumer cdk synth (tabulate installed cold)", app.directory, consumer_venv,
+              **{ENV_CACHE_DIR: deps_cache})
+    asset = app.result.asset_dir(REPORT)
+    parts = {"runtime": [p for p in asset.rglob("*") if p.is_file() and p.relative_to(asset).parts[0] in (
+                 "constructs_lib", "model.json")],
+             "handler package": [asset / "index.py", asset / "summary.py"],
+             "tabulate": [p for p in asset.rglob("*") if p.is_file() and p.relative_to(asset).parts[0].startswith("tabulate")]}
+    every = [p for p in asset.rglob("*") if p.is_file()]
+    clock.note("consumer asset (zipped)", f"{kb(zipped_size(asset, every))} in {len(every)} files: " + ", ".join(
+        f"{name} {kb(zipped_size(asset, files))}" for name, files in parts.items()))
+    return app
+
+
+@pytest.fixture(scope="module")
+def mismatched(repos: Path) -> Path:
+    """A consumer checkout whose copy of the model has one key template changed."""
+    directory = copy_app(CONSUMER_APP, repos / "consumer-mismatched")
+    model = directory / "model.py"
+    text = model.read_text(encoding="utf-8")
+    assert text.count(SK) == 1, f"{SK} is no longer in the shared model exactly once"
+    model.write_text(text.replace(SK, CHANGED_SK), encoding="utf-8")
+    return directory
+
+
+@pytest.fixture(scope="module")
+def unpinned_mismatched(repos: Path, mismatched: Path, consumer_venv: Path, deps_cache: str, clock: Clock) -> App:
+    """The mismatched consumer without the fingerprint pin in cdk.json, synthesized."""
+    app = App(copy_app(mismatched, repos / "consumer-mismatched-unpinned"))
+    (app.directory / "cdk.json").write_text(json.dumps({"app": "python app.py"}), encoding="utf-8")
+    cli_synth(clock, "mismatched consumer cdk synth (no pin)", app.directory, consumer_venv, **{ENV_CACHE_DIR: deps_cache})
+    return app
+
+
+@pytest.fixture
+def counting_endpoint() -> Iterator[CountingEndpoint]:
+    endpoint = CountingEndpoint()
+    yield endpoint
+    endpoint.close()
+
+
+def tickets(table: TableClient) -> None:
+    """What the desk's own code writes: agent a-1's queue holds t-01 and t-02 in the window."""
+    for ticket_id, customer, agent, hours, status, priority, subject in [
+        ("t-01", "c-1", "a-1", 0, "OPEN", "P2", "Invoice shows the wrong VAT"),
+        ("t-02", "c-2", "a-1", 26, "WAITING", "P1", "Cannot sign in"),
+        ("t-03", "c-1", "a-1", 30, "CLOSED", "P1", "Password reset"),   # closed: not in the queue
+        ("t-04", "c-3", "a-1", 24 * 8, "OPEN", "P3", "Dark mode"),       # after the window
+        ("t-05", "c-2", "a-2", 2, "OPEN", "P1", "Outage"),               # another agent's
+    ]:
+        table.put("Ticket", {"ticket_id": ticket_id, "customer_id": customer, "agent_id": agent, "status": status,
+                             "opened_at": DAY + timedelta(hours=hours), "priority": priority, "subject": subject})
+
+
+# Tests --------------------------------------------------------------------------------------------
+def test_both_repositories_share_one_model_and_the_consumer_pins_its_fingerprint(
+    producer: App, producer_venv: Path, clock: Clock
+) -> None:
+    # GIVEN the two app directories
+    # WHEN the producer's team prints its model's fingerprint in its checkout, with its virtualenv
+    done = clock.run("fingerprint command", [producer_venv / "bin" / "python", "-m", "constructs_lib", "fingerprint",
+                                             "model"], cwd=producer.directory, env=clean_env(producer_venv))
+    # THEN both hold the same model file, and the consumer's cdk.json pins the printed fingerprint
+    assert (PRODUCER_APP / "model.py").read_bytes() == (CONSUMER_APP / "model.py").read_bytes()
+    assert done.stdout.split() == [pinned(CONSUMER_APP), "desk"]
+    assert pinned(CONSUMER_APP) == fingerprint(load_model(PRODUCER_APP, "producer_repo_model"))
+
+
+def test_producer_synthesizes_with_the_cli_and_passes_cdk_nag_and_cfn_lint(producer: App) -> None:
+    # GIVEN the producer's app synthesized by the pinned CLI with its own virtualenv
+    result = producer.result
+    template = result.template(PRODUCER)
+    # THEN it owns the table and the audit table, the counter's aggregator and the audit writer, each
+    # fed by a stream mapping
+    types = resource_types(template)
+    assert (types["AWS::DynamoDB::GlobalTable"], types["AWS::Lambda::Function"],
+            types["AWS::Lambda::EventSourceMapping"]) == (2, 2, 2)
+    assert sorted(result.functions(PRODUCER).values()) == [
+        "constructs_lib.runtime.aggregator.handler", "constructs_lib.runtime.audit_handler.handler"]
+    # AND it publishes the contract: name, ARNs, the model and its fingerprint, under the prefix
+    contract = published(template)
+    assert sorted(contract) == [f"{PREFIX}/{n}" for n in ("model", "model-fingerprint", "stream-arn", "table-arn",
+                                                           "table-name")]
+    model = load_model(PRODUCER_APP, "producer_repo_model")
+    assert contract[f"{PREFIX}/model-fingerprint"] == fingerprint(model)
+    assert fingerprint(Model.from_json(contract[f"{PREFIX}/model"])) == fingerprint(model)
+    # AND cdk-nag left nothing but the library's own acknowledgments, and cfn-lint nothing at all
+    assert nag_problems(producer.out) == []
+    assert lint_findings(producer.out / f"{PRODUCER}.template.json") == []
+
+
+def test_consumer_synthesizes_a_handler_package_granted_one_index(consumer: App, consumer_venv: Path) -> None:
+    # GIVEN the consumer's app synthesized by the pinned CLI with its own virtualenv
+    result = consumer.result
+    template = result.template(CONSUMER)
+    # THEN it owns no table: one function, its role, policy and log group
+    assert sorted(set(resource_types(template)) - {"AWS::CDK::Metadata"}) == [
+        "AWS::IAM::Policy", "AWS::IAM::Role", "AWS::Lambda::Function", "AWS::Logs::LogGroup"]
+    # AND it reads the table's name, ARN and fingerprint from the producer's SSM parameters at deploy time
+    reads = {lid: p["Default"] for lid, p in template["Parameters"].items() if p["Type"] == SSM_VALUE}
+    assert {f"{PREFIX}/{n}" for n in ("table-name", "table-arn", "model-fingerprint")} <= set(reads.values())
+    function = template["Resources"][result.function_logical_id(REPORT, CONSUMER)]["Properties"]
+    assert function["Handler"] == HANDLER
+    assert {name: reads[value["Ref"]] for name, value in function["Environment"]["Variables"].items()} == {
+        "TABLE_NAME": f"{PREFIX}/table-name", ENV_MODEL_FINGERPRINT: f"{PREFIX}/model-fingerprint"}
+    # AND its only DynamoDB permission is Query on the GSI1 index ARN of the imported table
+    statements = [s for r in template["Resources"].values() if r["Type"] == "AWS::IAM::Policy"
+                  for s in r["Properties"]["PolicyDocument"]["Statement"] if "dynamodb:" in json.dumps(s["Action"])]
+    assert [s["Action"] for s in statements] == ["dynamodb:Query"]
+    (arn_parameter,) = [lid for lid, name in reads.items() if name == f"{PREFIX}/table-arn"]
+    assert statements[0]["Resource"] == {"Fn::Join": ["", [{"Ref": arn_parameter}, "/index/GSI1"]]}
+    # AND the asset holds the package with its sibling module, tabulate, the runtime (from the
+    # consumer's virtualenv) and the model — no dependency declaration, boto3 or CDK
+    asset = result.asset_dir(REPORT)
+    assert (asset / "index.py").read_bytes() == (CONSUMER_APP / "handlers" / "report" / "index.py").read_bytes()
+    assert (asset / "summary.py").is_file() and (asset / "tabulate" / "__init__.py").is_file()
+    assert fingerprint(Model.from_json((asset / "model.json").read_text(encoding="utf-8"))) == pinned(CONSUMER_APP)
+    top = {p.name for p in asset.iterdir()}
+    assert not top & {"requirements.txt", "boto3", "botocore", "aws_cdk", "jsii", "constructs"}, top
+    runtime = [p.relative_to(asset) for p in (asset / "constructs_lib").rglob("*.py")]
+    assert runtime and [rel for rel in runtime if not (site_packages(consumer_venv) / rel).is_file()] == []
+    # AND cdk-nag left nothing but the library's own acknowledgments, and cfn-lint nothing at all
+    assert nag_problems(consumer.out) == []
+    assert lint_findings(consumer.out / f"{CONSUMER}.template.json") == []
+
+
+def test_both_apps_deploy_into_one_dynamodb_local_and_the_consumers_handler_reads_the_index(
+    producer: App, consumer: App, local_deploy: Any, local_function: Any, dynamodb_client: Any
+) -> None:
+    # GIVEN the producer's assembly deployed to DynamoDB Local
+    desk = local_deploy.assembly(producer.out, name_prefix="desk-")
+    # WHEN the consumer's assembly is deployed after it, with the values the producer's stacks created
+    reports = local_deploy.assembly(consumer.out, shared=desk.shared)
+    env = reports.function_environment(REPORT)
+    # THEN the report function's SSM reads resolved to the producer's table and published fingerprint
+    assert env == {"TABLE_NAME": desk.table_name("DataTable"),
+                   ENV_MODEL_FINGERPRINT: desk.parameter_value(f"{PREFIX}/model-fingerprint")}
+    # AND on its own, the consumer's assembly cannot resolve them (nothing published the parameters)
+    alone = local_deploy.assembly(consumer.out)
+    with pytest.raises(LocalDeployError, match=f"SSM parameter '{PREFIX}/table-name'"):
+        alone.function_environment(REPORT)
+    # WHEN the desk writes tickets with its own model, and the consumer's bundled handler runs
+    tickets(TableClient(load_model(producer.directory, "producer_checkout_model"), env["TABLE_NAME"],
+                        client=dynamodb_client))
+    report = local_function(consumer.result.asset_dir(REPORT), HANDLER, environment=env)
+    answer = report({"agent_id": "a-1", **WINDOW})
+    # THEN it read agent a-1's unresolved tickets of the window from GSI1, most urgent first, grouped
+    # by its sibling module and formatted by tabulate
+    assert (answer["count"], answer["tickets"], answer["by_priority"]) == (2, ["t-02", "t-01"], {"P1": 1, "P2": 1})
+    assert answer["table"].splitlines() == [
+        "| priority   | ticket   | customer   | opened           | subject                     |",
+        "|------------|----------|------------|------------------|-----------------------------|",
+        "| P1         | t-02     | c-2        | 2024-06-04 10:00 | Cannot sign in              |",
+        "| P2         | t-01     | c-1        | 2024-06-03 08:00 | Invoice shows the wrong VAT |",
+    ]
+
+
+def test_a_consumer_with_a_changed_model_fails_synth_when_the_fingerprint_is_pinned(
+    mismatched: Path, consumer_venv: Path, deps_cache: str, clock: Clock
+) -> None:
+    # GIVEN a consumer checkout whose model copy differs in one key template, and the producer's pin
+    changed = fingerprint(load_model(mismatched, "mismatched_model"))
+    assert changed != pinned(mismatched)
+    # WHEN it is synthesized with the pinned CLI
+    done = cli_synth(clock, "mismatched consumer cdk synth (pinned, fails)", mismatched, consumer_venv, check=False,
+                     **{ENV_CACHE_DIR: deps_cache})
+    # THEN synthesis fails with a ConstructPropsError naming both fingerprints, and writes no template
+    output = done.stdout + done.stderr
+    assert done.returncode != 0
+    assert "ConstructPropsError" in output and changed in output and pinned(mismatched) in output, output[-3000:]
+    assert not (mismatched / "cdk.out" / f"{CONSUMER}.template.json").exists()
+
+
+def test_a_consumer_with_a_changed_model_and_no_pin_refuses_to_run_before_any_request(
+    producer: App, consumer: App, unpinned_mismatched: App, local_deploy: Any, local_function: Any,
+    counting_endpoint: CountingEndpoint,
+) -> None:
+    # GIVEN the mismatched consumer (no pin: it synthesizes) deployed after the producer
+    desk = local_deploy.assembly(producer.out, name_prefix="desk-")
+    env = local_deploy.assembly(unpinned_mismatched.out, shared=desk.shared).function_environment(REPORT)
+    asset = unpinned_mismatched.result.asset_dir(REPORT)
+    bundled = fingerprint(Model.from_json((asset / "model.json").read_text(encoding="utf-8")))
+    assert env[ENV_MODEL_FINGERPRINT] == pinned(CONSUMER_APP) != bundled
+    # WHEN its bundled handler is called, every AWS request going to an endpoint that counts them
+    report = local_function(asset, HANDLER, environment=env, endpoint=counting_endpoint.url)
+    with pytest.raises(HandlerError) as refused:
+        report({"agent_id": "a-1", **WINDOW})
+    # THEN it raised ModelMismatchError naming both fingerprints, and sent no request
+    assert "constructs_lib.runtime.exceptions.ModelMismatchError" in str(refused.value)
+    assert bundled in str(refused.value) and env[ENV_MODEL_FINGERPRINT] in str(refused.value)
+    assert counting_endpoint.requests == []
+    # AND the matching consumer's handler, with the same environment and endpoint, does send its Query
+    matching = local_function(consumer.result.asset_dir(REPORT), HANDLER, environment=env,
+                              endpoint=counting_endpoint.url)
+    with pytest.raises(HandlerError, match="ResourceNotFoundException"):
+        matching({"agent_id": "a-1", **WINDOW})
+    assert counting_endpoint.requests[:1] == ["DynamoDB_20120810.Query"]
