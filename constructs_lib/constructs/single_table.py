@@ -9,7 +9,8 @@ protection on, ``RemovalPolicy.RETAIN``, on-demand billing. Design smells the mo
 from __future__ import annotations
 
 import re
-from types import MappingProxyType
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType, SimpleNamespace
 from typing import TYPE_CHECKING
 
 import aws_cdk as cdk
@@ -19,7 +20,7 @@ from constructs import Construct
 
 from ..model import Index, Model
 from ..model.indexes import TABLE
-from . import defaults
+from . import defaults, evolution
 from .bound_table import ModelBoundTable
 from .exceptions import ConstructPropsError
 from .hardening import Hardening
@@ -82,6 +83,15 @@ class SingleTable(ModelBoundTable):
         model fingerprint and model JSON as SSM parameters for consumers in other stacks or
         repositories (``SingleTable.from_parameters``). Default None (nothing published;
         ``publish_contract`` can publish later).
+    acknowledge
+        Ids of breaking model changes (``python -m constructs_lib diff``) to accept against the
+        model lock, besides those in the context key ``constructs_lib:acknowledge``. Default none.
+
+    Model evolution: when the context key ``constructs_lib:lock`` names a lock file
+    (``python -m constructs_lib lock``), the model is diffed against this table's entry,
+    breaking changes fail synth unless acknowledged, and the template adds or removes at most
+    one GSI against the lock (see :mod:`constructs_lib.constructs.evolution`; ``evolution``
+    holds the plan).
 
     Importing a table deployed elsewhere: :meth:`from_table_name`, :meth:`from_table_attributes`
     and :meth:`from_parameters` return an
@@ -108,6 +118,7 @@ class SingleTable(ModelBoundTable):
         contributor_insights: ContributorInsights = False,
         operations: Operations | None = None,
         publish: ModelContract | None = None,
+        acknowledge: Sequence[str] | None = None,
     ) -> None:
         super().__init__(scope, id)
         if not isinstance(model, Model):
@@ -163,6 +174,8 @@ class SingleTable(ModelBoundTable):
         )
         #: Whether the table uses provisioned billing (capacity alarms apply only then).
         self.provisioned = provisioned
+        #: The model-evolution plan of this synthesis (lock, diff, GSIs declared now).
+        self.evolution = evolution.plan(self, model, acknowledge=acknowledge)
         string = dynamodb.AttributeType.STRING
         self.table = dynamodb.TableV2(
             self,
@@ -170,7 +183,7 @@ class SingleTable(ModelBoundTable):
             table_name=table_name,
             partition_key=dynamodb.Attribute(name=model.pk_attribute, type=string),
             sort_key=dynamodb.Attribute(name=model.sk_attribute, type=string) if model.has_sort_key else None,
-            global_secondary_indexes=[self._gsi(i) for i in model.gsis] or None,
+            global_secondary_indexes=[self._gsi(i) for i in self.evolution.gsis] or None,
             local_secondary_indexes=[self._lsi(i) for i in model.lsis] or None,
             time_to_live_attribute=model.ttl_attribute,
             dynamo_stream=stream,
@@ -187,7 +200,12 @@ class SingleTable(ModelBoundTable):
             else None,
         )
         self.stream_view_type = stream
-        apply_index_contributor_insights(self.table, model, self.contributor_insights)
+        apply_index_contributor_insights(
+            self.table,
+            SimpleNamespace(gsis=list(self.evolution.gsis)),  # type: ignore[arg-type]
+            # (a GSI a rollout step is about to delete is no longer in the model: the table's setting)
+            {**{i.name: self.contributor_insights[TABLE] for i in self.evolution.gsis}, **self.contributor_insights},
+        )
         for warning in model.warnings():
             cdk.Annotations.of(self).add_warning_v2(f"{defaults.ANNOTATION_PREFIX}:{warning.code}", warning.message)
         # <stack>.<id>.model.md and .workbench.json in the cloud assembly at synth
@@ -335,6 +353,17 @@ class SingleTable(ModelBoundTable):
         )
 
     # Attributes ----------------------------------------------------------------------------------
+    @property
+    def runtime_environment(self) -> Mapping[str, str]:
+        """The base environment plus, during a GSI rollout, the model's indexes this template
+        does not create yet (their patterns raise ``IndexNotReadyError`` in functions)."""
+        env = dict(super().runtime_environment)
+        if self.evolution.unavailable_indexes:
+            from ..runtime.client import ENV_UNAVAILABLE_INDEXES
+
+            env[ENV_UNAVAILABLE_INDEXES] = ",".join(self.evolution.unavailable_indexes)
+        return env
+
     @property
     def table_stream_arn(self) -> str | None:
         """The stream ARN, or None when the table has no stream (``TableV2.table_stream_arn``

@@ -31,11 +31,16 @@ class Field:
     choices
         For enum-like string fields: the allowed values. Declaring them also tells the model
         the field has low cardinality (used for hot-partition warnings). Default: any value.
+    max_length
+        For string fields: the longest value in characters (writes of longer values are
+        refused). Lets synth bound every key built from the field (key-length pre-flight,
+        :mod:`constructs_lib.model.preflight`). Default None (unbounded).
     """
 
     kind: FieldKind = "string"
     width: int | None = None
     choices: tuple[str, ...] | None = None
+    max_length: int | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -54,11 +59,19 @@ class Field:
                     f"choices {self.choices!r} must be a non-empty tuple of non-empty strings on a string field"
                 )
 
+        if self.max_length is not None and (
+            self.kind != "string" or isinstance(self.max_length, bool) or not isinstance(self.max_length, int)
+            or self.max_length < 1
+        ):
+            raise ModelValidationError(
+                f"max_length {self.max_length!r} must be a positive int on a string field (kind is {self.kind!r})"
+            )
+
     # Convenience constructors -------------------------------------------------------------
     @classmethod
-    def string(cls) -> Field:
-        """A free-form string (escaped in keys)."""
-        return cls("string")
+    def string(cls, max_length: int | None = None) -> Field:
+        """A free-form string (escaped in keys), at most ``max_length`` characters if given."""
+        return cls("string", max_length=max_length)
 
     @classmethod
     def number(cls, width: int = 10) -> Field:
@@ -87,12 +100,15 @@ class Field:
             out["width"] = self.width
         if self.choices is not None:
             out["choices"] = list(self.choices)
+        if self.max_length is not None:
+            out["max_length"] = self.max_length
         return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Field:
         choices = data.get("choices")
-        return cls(data["kind"], width=data.get("width"), choices=tuple(choices) if choices else None)
+        return cls(data["kind"], width=data.get("width"), choices=tuple(choices) if choices else None,
+                   max_length=data.get("max_length"))
 
     @classmethod
     def coerce(cls, value: object, *, where: str) -> Field:

@@ -18,6 +18,7 @@ from .exceptions import (
     BatchIncompleteError,
     ConditionFailedError,
     DynamoDBError,
+    IndexNotReadyError,
     ItemValidationError,
     KeyValueError,
     TransactionCanceledError,
@@ -41,6 +42,8 @@ ENV_TABLE_NAME = "TABLE_NAME"
 ENV_MODEL_PATH = "CONSTRUCTS_LIB_MODEL_PATH"
 #: Optional secret that signs pagination cursors (see ``TableClient(cursor_key=...)``).
 ENV_CURSOR_KEY = "CONSTRUCTS_LIB_CURSOR_KEY"
+#: Comma-separated names of the model's indexes the table does not have yet (a GSI rollout).
+ENV_UNAVAILABLE_INDEXES = "CONSTRUCTS_LIB_UNAVAILABLE_INDEXES"
 #: File name of the model JSON at the root of a bundled asset.
 MODEL_FILE = "model.json"
 
@@ -131,6 +134,12 @@ class TableClient:
         )
         self.codec = ItemCodec(model)
         self.batch_retries = batch_retries
+        #: Indexes of the model the table does not have yet (``$CONSTRUCTS_LIB_UNAVAILABLE_INDEXES``,
+        #: set on functions while a rollout creates GSIs one deployment at a time): patterns on
+        #: them raise :class:`IndexNotReadyError`.
+        self.unavailable_indexes: frozenset[str] = frozenset(
+            n for n in os.environ.get(ENV_UNAVAILABLE_INDEXES, "").split(",") if n
+        )
         self.traffic = None
         if traffic is not None:
             self.record_traffic(recorder=traffic)
@@ -333,12 +342,18 @@ class TableClient:
     # Queries ----------------------------------------------------------------------------------------
     def pattern(self, name: str) -> ResolvedPattern:
         try:
-            return self.model.resolved_patterns[name]
+            resolved = self.model.resolved_patterns[name]
         except KeyError:
             raise UnknownAccessPatternError(
                 f"access pattern {name!r} is not declared in model {self.model.name!r}; declared: "
                 f"{', '.join(repr(p) for p in self.model.resolved_patterns) or 'none'}"
             ) from None
+        if resolved.index is not None and resolved.index.name in self.unavailable_indexes:
+            raise IndexNotReadyError(
+                f"access pattern {name!r} reads index {resolved.index.name!r}, which table {self.table_name!r} does "
+                "not have yet (a later rollout step creates it; see `python -m constructs_lib diff`)"
+            )
+        return resolved
 
     def query(
         self,

@@ -135,3 +135,12 @@ class ModelMismatchError(RuntimeClientError):
         super().__init__(message)
         self.bundled = bundled
         self.deployed = deployed
+
+
+class IndexNotReadyError(RuntimeClientError, LookupError):
+    """An access pattern reads an index the table does not have yet (a model rollout creates
+    GSIs one deployment at a time); querying it would fail or silently return nothing."""
+
+
+class BackfillError(RuntimeClientError):
+    """A backfill job cannot start or continue (bad spec, another job's checkpoints, ...)."""

@@ -115,6 +115,11 @@ class ItemCodec:
             spec = entity.fields.get(name)  # type: ignore[union-attr]
             if spec is not None:
                 value = codec.normalize(value, spec.kind, width=spec.width, field=f"{entity.name}.{name}")
+                if spec.max_length is not None and len(value) > spec.max_length:
+                    raise ItemValidationError(
+                        f"{entity.name}.{name}: value of {len(value)} characters is longer than the field's "
+                        f"max_length {spec.max_length}"
+                    )
                 if spec.choices is not None and value not in spec.choices:
                     raise ItemValidationError(
                         f"{entity.name}.{name}: value {value!r} is not one of the declared choices "

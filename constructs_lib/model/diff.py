@@ -1,0 +1,347 @@
+"""Model diff: classify each change between a deployed model and the current one.
+
+Levels: ``safe`` (deploy as is), ``backfill`` (existing items need their derived keys
+rewritten) and ``breaking`` (synth refuses it unless acknowledged by its id). Secondary-index
+changes also yield a rollout plan of single GSI creations/deletions, since CloudFormation
+accepts at most one per table update. Pure: no I/O. Rationale: docs/adr/0110-model-evolution.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .entity import Entity
+from .exceptions import ModelError
+from .indexes import TABLE, Index
+from .model import Model
+
+Level = Literal["safe", "backfill", "breaking"]
+SAFE: Level = "safe"
+BACKFILL: Level = "backfill"
+BREAKING: Level = "breaking"
+LEVELS: tuple[Level, ...] = (SAFE, BACKFILL, BREAKING)
+
+
+class BreakingChangeError(ModelError):
+    """The model changes in a way existing items or callers cannot follow (names each change)."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """One classified difference.
+
+    ``id`` is stable (``"<rule>:<subject>"``) and is what an acknowledgement names.
+    """
+
+    id: str
+    level: Level
+    rule: str
+    message: str
+    entity: str | None = None
+    index: str | None = None
+
+    def __str__(self) -> str:
+        return f"[{self.level}] {self.id}: {self.message}"
+
+
+@dataclass(frozen=True)
+class GsiStep:
+    """One deployment's GSI change: ``create`` or ``delete`` of one index."""
+
+    action: Literal["create", "delete"]
+    index: Index
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.action} GSI {self.index.name!r} ({self.reason})"
+
+
+@dataclass(frozen=True)
+class ModelDiff:
+    """Every change between two models plus the GSI rollout from the deployed indexes."""
+
+    changes: tuple[Change, ...]
+    steps: tuple[GsiStep, ...] = ()
+    #: (entity, index) pairs whose derived keys existing items must get rewritten.
+    backfill: tuple[tuple[str, str], ...] = ()
+    acknowledged: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def empty(self) -> bool:
+        return not self.changes and not self.steps
+
+    def at(self, level: Level) -> list[Change]:
+        return [c for c in self.changes if c.level == level]
+
+    @property
+    def unacknowledged(self) -> list[Change]:
+        """Breaking changes not acknowledged: synth refuses these."""
+        return [c for c in self.at(BREAKING) if c.id not in self.acknowledged]
+
+    @property
+    def backfill_indexes(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(index for _, index in self.backfill))
+
+    def check(self, *, where: str = "model") -> None:
+        """Raise :class:`BreakingChangeError` listing every unacknowledged breaking change."""
+        bad = self.unacknowledged
+        if bad:
+            lines = "\n".join(f"  - {c.id}: {c.message}" for c in bad)
+            raise BreakingChangeError(
+                f"{where}: {len(bad)} breaking change(s) against the model lock:\n{lines}\n"
+                "Acknowledge each by id once you have planned for it (context "
+                "'constructs_lib:acknowledge' or SingleTable(acknowledge=[...])), or revert it."
+            )
+
+    def render(self) -> str:
+        """Human-readable diff and rollout plan."""
+        if self.empty:
+            return "no model changes against the lock\n"
+        out = []
+        for level in LEVELS:
+            for change in self.at(level):
+                ack = " (acknowledged)" if level == BREAKING and change.id in self.acknowledged else ""
+                out.append(f"  [{level}]{ack} {change.id}: {change.message}")
+        if self.steps:
+            out.append(f"  rollout: {len(self.steps)} deployment(s), one GSI change each:")
+            for n, step in enumerate(self.steps, 1):
+                out.append(f"    step {n}: {step}")
+            out.append("    after each successful deploy: python -m constructs_lib lock --advance <app>")
+        if self.backfill:
+            pairs = ", ".join(f"{e}/{i}" for e, i in self.backfill)
+            out.append(f"  backfill: rewrite derived keys of existing items for {pairs}")
+        return "\n".join(out) + "\n"
+
+
+# Physical index identity ------------------------------------------------------------------------
+def index_shape(index: Index) -> tuple[object, ...]:
+    """What CloudFormation cannot change in place: kind, key attributes, projection."""
+    return (index.kind, index.pk_attribute, index.sk_attribute, index.sort_key, index.projection)
+
+
+def plan_gsi_steps(
+    deployed: Sequence[Index], target: Sequence[Index], *, replace: Iterable[str] = ()
+) -> tuple[GsiStep, ...]:
+    """Ordered single-GSI steps turning ``deployed`` GSIs into ``target`` GSIs.
+
+    Removals come first (they free GSI slots), then each acknowledged replacement (named in
+    ``replace``) as delete + create, then creations, each in declaration order. A GSI whose
+    shape changed and is not in ``replace`` stays as deployed (the change is breaking).
+    """
+    now = {i.name: i for i in deployed if i.kind == "GSI"}
+    want = {i.name: i for i in target if i.kind == "GSI"}
+    replace = set(replace)
+    steps: list[GsiStep] = []
+    for name, index in now.items():
+        if name not in want:
+            steps.append(GsiStep("delete", index, "removed from the model"))
+    for name, index in want.items():
+        if name in now and index_shape(now[name]) != index_shape(index) and name in replace:
+            steps.append(GsiStep("delete", now[name], "replaced: key attributes or projection changed"))
+            steps.append(GsiStep("create", index, "replaced: key attributes or projection changed"))
+    for name, index in want.items():
+        if name not in now:
+            steps.append(GsiStep("create", index, "new index"))
+    return tuple(steps)
+
+
+def apply_step(deployed: Sequence[Index], step: GsiStep) -> tuple[Index, ...]:
+    """The deployed index list after ``step``."""
+    kept = [i for i in deployed if i.name != step.index.name]
+    return tuple(kept + [step.index]) if step.action == "create" else tuple(kept)
+
+
+def synthesized_gsis(deployed: Sequence[Index], target: Sequence[Index], steps: Sequence[GsiStep]) -> list[Index]:
+    """The GSIs one template may carry: the deployed ones (current definitions where the
+    shape is unchanged) with at most the first step applied, in the target's order."""
+    after = list(apply_step(deployed, steps[0]) if steps else deployed)
+    present = {i.name: i for i in after if i.kind == "GSI"}
+    want = {i.name: i for i in target if i.kind == "GSI"}
+    out = [want[n] if n in want and index_shape(want[n]) == index_shape(present[n]) else present[n]
+           for n in want if n in present]
+    out += [i for n, i in present.items() if n not in want]
+    return out
+
+
+# Classification -----------------------------------------------------------------------------------
+def diff_models(
+    old: Model,
+    new: Model,
+    *,
+    deployed_indexes: Sequence[Index] | None = None,
+    acknowledge: Iterable[str] = (),
+) -> ModelDiff:
+    """Classify every change from ``old`` (as locked) to ``new`` and plan the GSI rollout.
+
+    ``deployed_indexes`` are the indexes the table has now (default: ``old``'s); they differ
+    from ``old``'s while a rollout is under way.
+    """
+    acknowledged = frozenset(acknowledge)
+    changes: list[Change] = []
+    backfill: list[tuple[str, str]] = []
+
+    def add(level: Level, rule: str, subject: str, message: str, **kw: str | None) -> None:
+        changes.append(Change(f"{rule}:{subject}", level, rule, message, **kw))
+
+    for attr in ("pk_attribute", "entity_attribute", "ttl_attribute", "tenant_field"):
+        a, b = getattr(old, attr), getattr(new, attr)
+        if a != b:
+            rule = {"ttl_attribute": "ttl-attribute", "tenant_field": "tenant-field"}.get(attr, "table-attribute")
+            add(BREAKING, rule, attr, f"{attr} changes from {a!r} to {b!r}; existing items keep the old one")
+    old_sk = old.sk_attribute if old.has_sort_key else None
+    new_sk = new.sk_attribute if new.has_sort_key else None
+    if old_sk != new_sk:
+        add(BREAKING, "table-attribute", "sk_attribute",
+            f"table sort key changes from {old_sk!r} to {new_sk!r}; a table's key schema is fixed at creation")
+
+    _classify_indexes(old, new, add)
+    for name, entity in new.entities.items():
+        if name not in old.entities:
+            add(SAFE, "entity-added", name, f"new entity {name!r} (no existing items)", entity=name)
+            continue
+        _classify_entity(old, new, old.entities[name], entity, add, backfill)
+    for name in old.entities:
+        if name not in new.entities:
+            add(BREAKING, "entity-removed", name,
+                f"entity {name!r} is removed; its existing items stay in the table and no longer parse "
+                "as any entity", entity=name)
+    _classify_patterns(old, new, deployed_indexes, add)
+
+    deployed = list(deployed_indexes) if deployed_indexes is not None else list(old.indexes.values())
+    replace = [c.index for c in changes if c.rule == "gsi-changed" and c.id in acknowledged and c.index]
+    steps = plan_gsi_steps(deployed, list(new.indexes.values()), replace=replace)
+    return ModelDiff(tuple(changes), steps, tuple(dict.fromkeys(backfill)), acknowledged)
+
+
+def _classify_indexes(old: Model, new: Model, add: object) -> None:
+    emit = add  # type: ignore[assignment]
+    for name, index in new.indexes.items():
+        before = old.indexes.get(name)
+        if before is None:
+            if index.kind == "LSI":
+                emit(BREAKING, "lsi-added", name, f"LSI {name!r} is new; LSIs can only be created with the table",
+                     index=name)
+            else:
+                emit(SAFE, "gsi-added", name, f"new GSI {name!r} (created by its own rollout step)", index=name)
+        elif index_shape(before) != index_shape(index):
+            if index.kind == "LSI" or before.kind == "LSI":
+                emit(BREAKING, "lsi-changed", name,
+                     f"LSI {name!r} changes shape; LSIs are fixed at table creation", index=name)
+            else:
+                emit(BREAKING, "gsi-changed", name,
+                     f"GSI {name!r} changes key attributes or projection ({_shape_text(before)} -> "
+                     f"{_shape_text(index)}); CloudFormation cannot modify a GSI in place. Prefer declaring it "
+                     f"under a new name (replace-by-rename: the new index is created and backfilled while "
+                     f"{name!r} keeps serving, then {name!r} is removed); acknowledging this id instead deletes "
+                     "and recreates it, leaving its patterns unavailable in between", index=name)
+    for name, index in old.indexes.items():
+        if name in new.indexes:
+            continue
+        users = [p.name for p in old.access_patterns.values() if p.index == name]
+        if index.kind == "LSI":
+            emit(BREAKING, "lsi-removed", name, f"LSI {name!r} is removed; LSIs are fixed at table creation",
+                 index=name)
+        elif users:
+            emit(BREAKING, "gsi-removed", name,
+                 f"GSI {name!r} is removed but deployed callers use it through pattern(s) {users!r}; "
+                 "deploy the callers off it first", index=name)
+        else:
+            emit(SAFE, "gsi-removed", name, f"GSI {name!r} is removed (no pattern used it)", index=name)
+
+
+def _shape_text(index: Index) -> str:
+    proj = "INCLUDE " + ",".join(index.projection) if isinstance(index.projection, tuple) else index.projection
+    return f"{index.pk_attribute}/{index.sk_attribute} {proj}"
+
+
+def _classify_entity(
+    old_model: Model, new_model: Model, old: Entity, new: Entity, add: object, backfill: list[tuple[str, str]]
+) -> None:
+    emit = add  # type: ignore[assignment]
+    name = new.name
+    if (old.pk, old.sk) != (new.pk, new.sk):
+        emit(BREAKING, "table-key-template", name,
+             f"entity {name!r} table key changes from {old.pk!r}/{old.sk!r} to {new.pk!r}/{new.sk!r}; existing "
+             "items cannot be found under the new key (copy them to new keys, then acknowledge)", entity=name)
+    if old.version_attribute != new.version_attribute:
+        emit(BREAKING, "version-attribute", name,
+             f"entity {name!r} version attribute changes from {old.version_attribute!r} to "
+             f"{new.version_attribute!r}; optimistic locking of existing items breaks", entity=name)
+    old_fields, new_fields = dict(old.fields), dict(new.fields)  # type: ignore[arg-type]
+    table_fields = set(new.table_key_fields)
+    index_inputs: dict[str, set[str]] = {}
+    for index_name in new.indexes:  # type: ignore[union-attr]
+        pk_t, sk_t = new.index_templates(index_name)
+        key = new.indexes[index_name]  # type: ignore[index]
+        inputs = {f for t in (pk_t, sk_t) if t for f in t.fields}
+        inputs |= {key.when_present} if key.when_present else set()
+        inputs |= set(key.when_equals or {})
+        index_inputs[index_name] = inputs
+    for fname, spec in new_fields.items():
+        before = old_fields.get(fname)
+        if before is None:
+            emit(SAFE, "field-added", f"{name}.{fname}", f"entity {name!r} declares new field {fname!r}",
+                 entity=name)
+        elif (before.kind, before.width) != (spec.kind, spec.width):
+            where = f"{name}.{fname}"
+            text = f"field {where} changes from {before.kind}/{before.width} to {spec.kind}/{spec.width}"
+            if fname in table_fields:
+                emit(BREAKING, "field-kind", where, f"{text}; it is a table-key input, so existing keys no "
+                     "longer match", entity=name)
+            else:
+                for index_name, inputs in index_inputs.items():
+                    if fname in inputs:
+                        backfill.append((name, index_name))
+                level = BACKFILL if any(fname in i for i in index_inputs.values()) else SAFE
+                emit(level, "field-kind", where, f"{text}; existing values keep their old encoding", entity=name)
+    for index_name, key in new.indexes.items():  # type: ignore[union-attr]
+        before_key = old.indexes.get(index_name)  # type: ignore[union-attr]
+        subject = f"{name}/{index_name}"
+        if before_key is None:
+            emit(BACKFILL, "index-key-added", subject,
+                 f"existing {name!r} items get keys in {index_name!r} ({key.pk!r}/{key.sk!r})",
+                 entity=name, index=index_name)
+            backfill.append((name, index_name))
+            continue
+        if (before_key.pk, before_key.sk) != (key.pk, key.sk):
+            emit(BACKFILL, "index-template-changed", subject,
+                 f"{name!r} keys in {index_name!r} change from {before_key.pk!r}/{before_key.sk!r} to "
+                 f"{key.pk!r}/{key.sk!r}", entity=name, index=index_name)
+            backfill.append((name, index_name))
+        elif (before_key.when_present, before_key.when_equals) != (key.when_present, key.when_equals):
+            emit(BACKFILL, "sparse-rule-changed", subject,
+                 f"{name!r} membership of {index_name!r} changes (when_present {before_key.when_present!r} -> "
+                 f"{key.when_present!r}, when_equals {before_key.when_equals!r} -> {key.when_equals!r})",
+                 entity=name, index=index_name)
+            backfill.append((name, index_name))
+    for index_name in old.indexes:  # type: ignore[union-attr]
+        if index_name not in new.indexes:  # type: ignore[operator]
+            subject = f"{name}/{index_name}"
+            if index_name in new_model.indexes:
+                emit(BACKFILL, "index-key-removed", subject,
+                     f"existing {name!r} items leave {index_name!r} (their key attributes are removed)",
+                     entity=name, index=index_name)
+                backfill.append((name, index_name))
+    added_required = [r for r in new.required if r not in old.required]
+    if added_required:
+        emit(SAFE, "required-added", name,
+             f"entity {name!r} now requires {added_required!r} on put; existing items may lack them", entity=name)
+    del old_model
+
+
+def _classify_patterns(old: Model, new: Model, deployed: Sequence[Index] | None, add: object) -> None:
+    emit = add  # type: ignore[assignment]
+    live = {i.name for i in (deployed if deployed is not None else old.indexes.values())}
+    for name, pattern in new.access_patterns.items():
+        before = old.access_patterns.get(name)
+        if before is not None and before.to_dict() == pattern.to_dict():
+            continue
+        waits = pattern.index != TABLE and pattern.index not in live
+        note = f" (refused until its index {pattern.index!r} is created)" if waits else ""
+        rule = "pattern-added" if before is None else "pattern-changed"
+        emit(SAFE, rule, name, f"access pattern {name!r} on {pattern.index!r}{note}")
+    for name in old.access_patterns:
+        if name not in new.access_patterns:
+            emit(SAFE, "pattern-removed", name, f"access pattern {name!r} is removed")

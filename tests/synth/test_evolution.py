@@ -1,0 +1,90 @@
+"""SingleTable against a model lock: one GSI change per template, breaking changes refused."""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk.assertions import Annotations, Match, Template
+
+from constructs_lib import SingleTable
+from constructs_lib.model import Index
+from constructs_lib.model.lock import ModelLock, TableLock
+from constructs_lib.runtime.client import ENV_UNAVAILABLE_INDEXES
+from examples.evolution.model import model_v1, model_v2
+
+
+def _stack(model, context=None, **kw):
+    app = cdk.App(context=context or {})
+    stack = cdk.Stack(app, "Store")
+    table = SingleTable(stack, "Data", model=model, **kw)
+    return stack, table
+
+
+def _gsis(stack):
+    [resource] = Template.from_stack(stack).find_resources("AWS::DynamoDB::GlobalTable").values()
+    return [g["IndexName"] for g in resource["Properties"].get("GlobalSecondaryIndexes", [])]
+
+
+@pytest.fixture
+def v1_lock(tmp_path):
+    path = tmp_path / "constructs_lib.lock.json"
+    ModelLock({"Store/Data": TableLock.of(model_v1())}).save(path)
+    return path
+
+
+def test_without_a_lock_the_template_is_the_model_and_a_hint_is_given():
+    stack, table = _stack(model_v2())
+    assert _gsis(stack) == ["GSI1", "GSI2", "GSI3"]
+    Annotations.from_stack(stack).has_info("/Store/Data", Match.string_like_regexp("no model lock"))
+    assert ENV_UNAVAILABLE_INDEXES not in table.runtime_environment
+
+
+def test_each_step_adds_one_gsi_and_the_last_equals_the_model(v1_lock):
+    context = {"constructs_lib:lock": str(v1_lock)}
+    # GIVEN v1 locked WHEN v2 is synthesized THEN the template adds GSI2 only
+    stack, table = _stack(model_v2(), context)
+    assert _gsis(stack) == ["GSI1", "GSI2"]
+    assert table.runtime_environment[ENV_UNAVAILABLE_INDEXES] == "GSI3"
+    Annotations.from_stack(stack).has_warning("/Store/Data", Match.string_like_regexp("step 1 of 2"))
+    Annotations.from_stack(stack).has_warning("/Store/Data", Match.string_like_regexp("Order/GSI1"))
+    # WHEN the lock is advanced after the deploy THEN the next template adds GSI3
+    lock = ModelLock.load(v1_lock)
+    advanced, _ = lock.tables["Store/Data"].advance(model_v2())
+    ModelLock({"Store/Data": advanced}).save(v1_lock)
+    stack, table = _stack(model_v2(), context)
+    assert _gsis(stack) == ["GSI1", "GSI2", "GSI3"]
+    assert ENV_UNAVAILABLE_INDEXES not in table.runtime_environment
+    # AND once recorded, the template equals the model with no rollout warning
+    final, _ = ModelLock.load(v1_lock).tables["Store/Data"].advance(model_v2())
+    ModelLock({"Store/Data": final}).save(v1_lock)
+    stack, _ = _stack(model_v2(), context)
+    assert _gsis(stack) == ["GSI1", "GSI2", "GSI3"]
+    Annotations.from_stack(stack).has_no_warning("/Store/Data", Match.string_like_regexp("rollout"))
+
+
+def test_breaking_change_fails_synth_unless_acknowledged(v1_lock):
+    v1 = model_v1()
+    changed = v1.to_dict()
+    changed["indexes"] = [Index("GSI1", projection="KEYS_ONLY").to_dict()]
+    from constructs_lib.model import Model
+
+    reshaped = Model.from_dict(changed)
+    context = {"constructs_lib:lock": str(v1_lock)}
+    stack, _ = _stack(reshaped, context)
+    with pytest.raises(Exception, match="gsi-changed:GSI1"):
+        Template.from_stack(stack)
+    # Acknowledged: GSI1 is deleted by this step (recreated by the next one).
+    stack, table = _stack(reshaped, {**context, "constructs_lib:acknowledge": "gsi-changed:GSI1"})
+    assert _gsis(stack) == []
+    assert table.runtime_environment[ENV_UNAVAILABLE_INDEXES] == "GSI1"
+    stack, _ = _stack(reshaped, context, acknowledge=["gsi-changed:GSI1"])
+    assert _gsis(stack) == []
+
+
+def test_key_that_can_never_fit_fails_synth():
+    from constructs_lib.model import Entity, Model
+
+    model = Model("m", entities=[Entity("Doc", pk="DOC#{id}", sk="X" * 1030, fields={"id": "string"})])
+    stack, _ = _stack(model)
+    with pytest.raises(Exception, match="limited to 1024 bytes"):
+        Template.from_stack(stack)
