@@ -1,0 +1,113 @@
+"""The evolution scenario: items written under v1, checked against v2 after a backfill.
+
+Shared by the integration test, the demo and the benchmark. :func:`seed_v1` writes customers
+and orders with the v1 codec (a few orders carry a SKU too long for any key: the backfill must
+report them); :func:`mismatches` compares every item's derived keys with what the v2 codec
+builds, item by item.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from constructs_lib.model import Model
+from constructs_lib.runtime import _aws
+from constructs_lib.runtime.items import ItemCodec, from_dynamo
+from constructs_lib.runtime.patterns.backfill import CHECKPOINT_PREFIX
+
+from .model import STATUS, model_v1
+
+#: Orders whose SKU builds a GSI2 partition key over 2,048 bytes (unindexable by design).
+LONG_SKU_ORDERS = 3
+
+
+def seed_v1(client: Any, table_name: str, count: int, *, seed: int = 7) -> dict[str, int]:
+    """Write ``count`` items with the v1 codec (1 customer per 4 orders); returns counts."""
+    rng = random.Random(seed)
+    model = model_v1()
+    codec = ItemCodec(model)
+    customer, order = model.entity("Customer"), model.entity("Order")
+    n_customers = max(1, count // 5)
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    items: list[dict[str, Any]] = []
+    for n in range(n_customers):
+        attrs = {"customer_id": f"c{n:06d}", "email": f"user{n}@example.com", "country": rng.choice(["FR", "DE", "US"])}
+        if n % 10:  # 1 in 10 customers has no name: absent from v2's GSI3
+            attrs["name"] = f"Customer {n % 977}"
+        items.append(codec.build_item(customer, attrs))
+    for n in range(count - n_customers):
+        attrs = {
+            "customer_id": f"c{rng.randrange(n_customers):06d}", "order_id": f"o{n:07d}",
+            "created_at": (start + timedelta(minutes=n)).isoformat(), "status": rng.choice(STATUS),
+            "total": rng.randrange(100, 100_000),
+        }
+        if n < LONG_SKU_ORDERS:
+            attrs.update(status="PENDING", sku="S" * 2100)
+        elif n % 20:
+            attrs["sku"] = f"SKU-{rng.randrange(500):04d}"
+        item = codec.build_item(order, attrs)
+        item["version"] = 1
+        items.append(item)
+    write_raw(client, table_name, items)
+    return {"customers": n_customers, "orders": count - n_customers}
+
+
+def write_raw(client: Any, table_name: str, items: list[dict[str, Any]]) -> None:
+    for start in range(0, len(items), 25):
+        request = {table_name: [{"PutRequest": {"Item": _aws.serialize(i)}} for i in items[start:start + 25]]}
+        while request:
+            request = _aws.call(client, "batch_write_item", RequestItems=request).get("UnprocessedItems") or {}
+
+
+def scan_all(client: Any, table_name: str) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    params: dict[str, Any] = {"TableName": table_name, "ConsistentRead": True}
+    while True:
+        page = _aws.call(client, "scan", **params)
+        items += [_aws.deserialize(i) for i in page.get("Items", [])]
+        if not page.get("LastEvaluatedKey"):
+            return items
+        params["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def expected_index_keys(codec: ItemCodec, item: dict[str, Any]) -> dict[str, str | None] | None:
+    """Every index key attribute the codec gives ``item`` (None: absent); None if the item
+    cannot be indexed (a key over DynamoDB's limits) or is not an entity item."""
+    entity = codec.entity_of(item)
+    if entity is None:
+        return None
+    values = {k: from_dynamo(v) for k, v in item.items()}
+    out: dict[str, str | None] = {}
+    for index in codec.model.indexes:
+        attrs = codec.index_attributes(index)
+        if index not in entity.indexes:  # type: ignore[operator]
+            out.update(dict.fromkeys(attrs))
+            continue
+        try:
+            key = codec.index_key(entity, index, values) or {}
+        except ValueError:
+            return None
+        out.update({a: key.get(a) for a in attrs})
+    return out
+
+
+def mismatches(client: Any, table_name: str, model: Model) -> tuple[list[dict[str, Any]], int, int]:
+    """(items whose derived keys differ from ``model``'s codec, items checked, unindexable)."""
+    codec = ItemCodec(model)
+    bad: list[dict[str, Any]] = []
+    checked = unindexable = 0
+    for item in scan_all(client, table_name):
+        if str(item.get(model.pk_attribute, "")).startswith(CHECKPOINT_PREFIX):
+            continue
+        want = expected_index_keys(codec, item)
+        if want is None:
+            unindexable += 1
+            continue
+        checked += 1
+        got = {a: item.get(a) for a in want}
+        if got != want:
+            bad.append({"key": {model.pk_attribute: item[model.pk_attribute], model.sk_attribute: item.get(model.sk_attribute)},
+                        "got": got, "want": want})
+    return bad, checked, unindexable
