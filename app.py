@@ -10,7 +10,9 @@
 * ``ViralVideoStack`` (``examples/viral``): a view counter sized from 50,000 writes/s;
 * ``ShopReportingStack`` (``examples/reporting``): a consumer owning no table — it imports
   ``ShopStack``'s from the contract the shop publishes in SSM (``SingleTable.from_parameters``)
-  and runs a report granted Query on one index.
+  and runs a report granted Query on one index;
+* ``StoreStack`` (``examples/evolution``): a live model evolving from v1 to v2 — the model lock,
+  the classified diff, one GSI per deployment and a generated ``Backfill`` of derived keys.
 
 Each example is also an app of its own (``examples/<name>/app.py``). ``python app.py`` writes to
 ``cdk.out/`` (or ``$CDK_OUTDIR``, which ``cdk synth`` sets).
@@ -23,6 +25,7 @@ from pathlib import Path
 
 import aws_cdk as cdk
 
+from examples.evolution.app import StoreStack
 from examples.iot.app import IotTelemetryStack
 from examples.reporting.stack import ShopReportingStack
 from examples.saas.stack import SaasStack
@@ -38,6 +41,7 @@ STACKS = {
     "IotTelemetryStack": (IotTelemetryStack, "constructs_lib showcase: IoT time series with month buckets and TTL"),
     "ViralVideoStack": (ViralVideoStack, "constructs_lib showcase: view counter for a viral video"),
     "ShopReportingStack": (ShopReportingStack, "constructs_lib showcase: reporting on the shop table, imported"),
+    "StoreStack": (StoreStack, "constructs_lib showcase: evolving a live model (v1 to v2) with a backfill"),
 }
 
 

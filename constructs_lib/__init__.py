@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _LAZY = {
+    "Backfill": "constructs_lib.constructs.backfill",
     "ShardedCounter": "constructs_lib.constructs.sharded_counter",
     "SingleTable": "constructs_lib.constructs.single_table",
     "StreamAudit": "constructs_lib.constructs.stream_audit",
@@ -28,11 +29,12 @@ _LAZY = {
 }
 
 __all__ = [
-    "ConstructPropsError", "Hardening", "ImportedSingleTable", "MissingExtraError", "ModelBoundTable", "ModelContract",
+    "Backfill", "ConstructPropsError", "Hardening", "ImportedSingleTable", "MissingExtraError", "ModelBoundTable", "ModelContract",
     "Operations", "ShardedCounter", "SingleTable", "StreamAudit", "TableFunction", "__version__",
 ]
 
 if TYPE_CHECKING:
+    from .constructs.backfill import Backfill
     from .constructs.bound_table import ModelBoundTable
     from .constructs.exceptions import ConstructPropsError, MissingExtraError
     from .constructs.hardening import Hardening

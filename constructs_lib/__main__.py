@@ -9,6 +9,18 @@
     The key-schema fingerprint of every model in TARGET, one ``<fingerprint>  <model>`` line each
     (what a table's published contract holds; see ``constructs_lib.runtime.contract``).
 
+``python -m constructs_lib lock TARGET [--lock FILE] [--advance]``
+    Record each ``SingleTable``'s model as deployed in the model lock (default
+    ``constructs_lib.lock.json`` next to TARGET's ``cdk.json``, whose context key
+    ``constructs_lib:lock`` it sets). ``--advance`` records the next GSI rollout step (run it
+    after each successful deploy); without it an existing, different entry is refused.
+``python -m constructs_lib diff TARGET [--lock FILE] [--acknowledge ID ...]``
+    The model-level diff against the lock: every change classified safe / backfill / breaking,
+    the GSI rollout plan and the key-length pre-flight. Exit status 3 when a breaking change is
+    not acknowledged.
+``python -m constructs_lib backfill TARGET --table NAME [...]``
+    Rewrite derived keys of existing items with TARGET's model (see ``backfill --help``).
+
 TARGET is a module (``examples.shop.model``) or a Python file (``examples/shop/model.py``,
 ``app.py``), optionally followed by ``:attribute`` to pick one object (a ``Model``, a construct,
 or a function returning one such as ``build_app``). A model module is searched for ``Model``
@@ -229,6 +241,12 @@ def _fingerprint(args: argparse.Namespace) -> str:
     return "".join(f"{fingerprint(model)}  {title or model.name}\n" for title, model in load_models(args.target))
 
 
+def _evolution(args: argparse.Namespace) -> str:
+    from .cli_evolution import run
+
+    return run(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description="See a constructs_lib data model.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -251,6 +269,9 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("target", metavar="TARGET",
                          help="module (examples.shop.model), file (app.py) or either with :attribute")
         sub.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
+    from .cli_evolution import add_commands
+
+    add_commands(commands, _evolution)
     describe.set_defaults(run=_describe)
     export.set_defaults(run=_export)
     fingerprint.set_defaults(run=_fingerprint)
@@ -273,7 +294,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         print(f"{PROG} {args.command}: cannot write {args.output!r}: {exc}", file=sys.stderr)
         return 1
-    return 0
+    return int(getattr(args, "exit_status", 0))
 
 
 if __name__ == "__main__":

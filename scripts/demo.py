@@ -16,7 +16,10 @@ schema), with the bundled Lambda handlers run from their ``cdk.out`` asset direc
    increments, aggregation from the stream, an idempotent retry counted once;
 5. reporting (``examples/reporting/scenario.py``): a consumer stack importing the shop's table
    from its published contract — its bundled handler queries GSI2 with a one-index grant, then
-   refuses to run once the published model fingerprint is not its own.
+   refuses to run once the published model fingerprint is not its own;
+6. evolution (``examples/evolution/scenario.py``): the classified diff of the store model v2
+   against its lock (v1) with the one-GSI-per-deployment rollout plan, then v1 items rewritten
+   by the generated backfill function and checked item by item against the v2 codec.
 
 Then stops the server. Run it with ``make demo`` (which synthesizes first), or
 ``.venv/bin/python scripts/demo.py --cdk-out cdk.out``; ``--only shop,iot`` runs a subset.
@@ -35,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 from app import STACKS
 from constructs_lib.testing import DynamoDBLocal
 from examples._scenario import show
+from examples.evolution import scenario as evolution_scenario
 from examples.iot import scenario as iot_scenario
 from examples.reporting import scenario as reporting_scenario
 from examples.saas import scenario as saas_scenario
@@ -47,6 +51,7 @@ SCENARIOS = {
     "iot": lambda cdk_out, server: iot_scenario.run(cdk_out, server),
     "viral": lambda cdk_out, server: viral_scenario.run(cdk_out, server),
     "reporting": lambda cdk_out, server: reporting_scenario.run(cdk_out, server),
+    "evolution": lambda cdk_out, server: evolution_scenario.run(cdk_out, server),
 }
 
 

@@ -8,16 +8,27 @@ builds, item by item.
 
 from __future__ import annotations
 
+import json
 import random
+import sys
+import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:  # run as a script: make `examples` and `constructs_lib` importable
+    sys.path.insert(0, str(ROOT))
 
 from constructs_lib.model import Model
 from constructs_lib.runtime import _aws
 from constructs_lib.runtime.items import ItemCodec, from_dynamo
-from constructs_lib.runtime.patterns.backfill import CHECKPOINT_PREFIX
+from constructs_lib.runtime.patterns.backfill import CHECKPOINT_PREFIX, ENV_SPEC
+from examples.evolution.model import STATUS, model_v1
 
-from .model import STATUS, model_v1
+if TYPE_CHECKING:
+    from constructs_lib.testing import DynamoDBLocal
 
 #: Orders whose SKU builds a GSI2 partition key over 2,048 bytes (unindexable by design).
 LONG_SKU_ORDERS = 3
@@ -111,3 +122,69 @@ def mismatches(client: Any, table_name: str, model: Model) -> tuple[list[dict[st
             bad.append({"key": {model.pk_attribute: item[model.pk_attribute], model.sk_attribute: item.get(model.sk_attribute)},
                         "got": got, "want": want})
     return bad, checked, unindexable
+
+
+# The demo -------------------------------------------------------------------------------------------
+STACK = "StoreStack"
+BACKFILL_HANDLER = "constructs_lib.runtime.handlers.backfill.handler"
+LOCK = Path(__file__).resolve().parent / "constructs_lib.lock.json"
+
+
+def run(cdk_out: Path, server: DynamoDBLocal, out: Callable[[str], None] = print, items: int = 1000) -> dict[str, Any]:
+    """The evolution demo on tables created from ``cdk_out``'s ``StoreStack`` template."""
+    from constructs_lib.model.lock import ModelLock
+    from constructs_lib.runtime import TableClient
+    from constructs_lib.testing import asset_dir, deploy_assembly_stack
+    from constructs_lib.testing.handlers import LocalFunction
+    from examples._scenario import function_id
+    from examples.evolution.model import model_v2
+
+    locked = ModelLock.load(LOCK).tables["StoreStack/Data"]
+    out(f"== 1. `python -m constructs_lib diff examples/evolution/app.py`: v2 against the lock ({LOCK.name}, v1)")
+    out(locked.diff(model_v2()).render().rstrip())
+    deployment = deploy_assembly_stack(cdk_out, STACK, client=server.client(), name_prefix="store-")
+    try:
+        template = dict(deployment.template)
+        table_name = deployment.table_name("DataTable")
+        client = server.client()
+        counts = seed_v1(client, table_name, items)
+        bad, checked, _ = mismatches(client, table_name, model_v2())
+        out(f"\n== 2. {items} items written with the v1 codec ({counts['customers']} customers, {counts['orders']} "
+            f"orders) into the table as the last rollout step leaves it: {len(bad)} of {checked} carry stale or "
+            "missing v2 keys")
+        store = TableClient(model_v2(), table_name, client=client)
+        before = store.query("customers by name", name="Customer 1").items
+        out(f"   'customers by name' (new GSI3) before the backfill: {len(before)} item(s) — old items are not in it")
+        fid = function_id(template, BACKFILL_HANDLER)
+        env = deployment.function_environment(fid)
+        out(f"\n== 3. the generated backfill function ({fid}), run segment by segment from its cdk.out asset")
+        started = time.perf_counter()
+        with LocalFunction(asset_dir(cdk_out, template, fid), BACKFILL_HANDLER, environment=env,
+                           endpoint=server.endpoint, timeout=600) as backfill:
+            spec = json.loads(env[ENV_SPEC])
+            for segment in range(spec["segments"]):
+                reply = backfill({"action": "segment", "segment": segment})
+                out(f"   segment {segment}: {reply}")
+            report = backfill({"action": "status"})
+        elapsed = time.perf_counter() - started
+        out(f"   report: { {k: v for k, v in report.items() if k != 'failures'} }")
+        out(f"   {report['updated']} items rewritten in {elapsed:.1f} s ({report['consumed_wcu']:.0f} WCU, budget "
+            f"{spec['wcu_per_second']:.0f} WCU/s); could not be indexed:")
+        for failure in report["failures"]:
+            out(f"     {failure['entity']} {failure['key']} in {failure['index']}: {failure['reason'][:90]}...")
+        bad, checked, unindexable = mismatches(client, table_name, model_v2())
+        after = store.query("customers by name", name="Customer 1").items
+        out(f"\n== 4. checked item by item: {len(bad)} of {checked} differ from the v2 codec ({unindexable} "
+            f"unindexable); 'customers by name' now finds {len(after)} item(s)")
+        if bad:
+            raise AssertionError(f"backfill left {len(bad)} items with stale keys, e.g. {bad[:1]}")
+        return {"report": report, "mismatches": len(bad), "checked": checked, "found_after": len(after)}
+    finally:
+        deployment.delete()
+
+
+if __name__ == "__main__":
+    from examples._scenario import run_standalone
+    from examples.evolution.app import build_app
+
+    raise SystemExit(run_standalone("evolution", build_app, run))

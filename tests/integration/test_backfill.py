@@ -158,7 +158,7 @@ def test_backfill_killed_twice_resumes_to_exact_v2_keys_within_budget(store, dyn
 
 def test_a_write_racing_the_backfill_is_kept_and_the_item_recomputed(store, dynamodb_client):
     # GIVEN a client that lets another writer change each item right before the backfill writes it
-    table, counts = store
+    table, _ = store
     writer = TableClient(model_v2(), table, client=dynamodb_client)
     spec = BackfillSpec(job_id="race", segments=1, wcu_per_second=10_000, page_size=25)
     raced: dict[str, str] = {}
@@ -220,9 +220,30 @@ def test_budget_never_admits_more_than_its_rate_in_a_window_and_backs_off_on_thr
 
 def test_in_process_helper_reports_progress(store, dynamodb_client):
     table, _ = store
+    first = run_backfill(dynamodb_client, table, model_v2(), spec=BackfillSpec(job_id="again", segments=2,
+                         wcu_per_second=5000, page_size=500))
+    assert first["done"] and first["failed"] == LONG_SKU_ORDERS
+    assert mismatches(dynamodb_client, table, model_v2())[0] == []
+    # Everything is current now: another job scans all and rewrites nothing.
     trace = CapacityTrace(dynamodb_client)
-    report = run_backfill(dynamodb_client, table, model_v2(), spec=BackfillSpec(job_id="again", segments=2,
+    report = run_backfill(dynamodb_client, table, model_v2(), spec=BackfillSpec(job_id="again2", segments=2,
                           wcu_per_second=5000, page_size=500), trace=trace)
-    # Everything is current already: a second job scans all and rewrites nothing.
-    assert report["done"] and report["updated"] == 0 and report["failed"] == LONG_SKU_ORDERS
+    assert report["done"] and report["updated"] == 0 and report["unchanged"] > 0
     assert all(n != "update_item" for _, n, _ in trace.records)
+
+
+def test_cli_backfill_runs_and_reports_status(store, dynamodb_local, monkeypatch, capsys):
+    from constructs_lib.__main__ import main
+
+    table, _ = store
+    for name, value in (("AWS_ACCESS_KEY_ID", "local"), ("AWS_SECRET_ACCESS_KEY", "local"),
+                        ("AWS_DEFAULT_REGION", "us-east-1")):
+        monkeypatch.setenv(name, value)
+    args = ["examples/evolution/app.py", "--table", table, "--endpoint-url", dynamodb_local.endpoint,
+            "--job", "cli", "--segments", "2", "--wcu", "5000"]
+    assert main(["backfill", *args]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["done"] and report["failed"] == LONG_SKU_ORDERS
+    assert mismatches(dynamodb_local.client(), table, model_v2())[0] == []
+    assert main(["backfill", *args, "--status"]) == 0
+    assert json.loads(capsys.readouterr().out)["segments_done"] == 2

@@ -179,6 +179,13 @@ def operations_stack(app: cdk.App) -> cdk.Stack:
     return stack
 
 
+def store_stack(app: cdk.App) -> cdk.Stack:
+    """The evolving store model with its generated ``Backfill`` function."""
+    from examples.evolution.app import StoreStack
+
+    return StoreStack(app, "StoreStack")
+
+
 def imported_consumer_stack(app: cdk.App) -> cdk.Stack:
     """Every construct on an imported table of another account: its stream and customer-managed
     key imported, a stream-mode counter, an audit, a function, and the operations view."""
@@ -210,6 +217,7 @@ VARIANT_STACKS: dict[str, Callable[[cdk.App], cdk.Stack]] = {
     "HardenedStack": hardened_stack,
     "OperationsStack": operations_stack,
     "ImportedConsumerStack": imported_consumer_stack,
+    "StoreStack": store_stack,
 }
 ALL_STACKS = ["ShopStack", *VARIANT_STACKS]
 

@@ -88,3 +88,64 @@ def test_key_that_can_never_fit_fails_synth():
     stack, _ = _stack(model)
     with pytest.raises(Exception, match="limited to 1024 bytes"):
         Template.from_stack(stack)
+
+
+# The command line ------------------------------------------------------------------------------
+def test_cli_lock_diff_and_advance(tmp_path, capsys):
+    from constructs_lib.__main__ import main
+
+    app = "examples/evolution/app.py"
+    lock = str(tmp_path / "lock.json")
+    # GIVEN v1 locked from the app
+    assert main(["lock", app, "--lock", lock, "-c", "store:model=v1"]) == 0
+    assert "locked model 'store'" in capsys.readouterr().out
+    # WHEN the app moves to v2 THEN diff classifies it and prints the rollout plan
+    assert main(["diff", app, "--lock", lock]) == 0
+    out = capsys.readouterr().out
+    assert "[backfill] index-template-changed:Order/GSI1" in out
+    assert "step 1: create GSI 'GSI2'" in out and "step 2: create GSI 'GSI3'" in out
+    # AND a plain `lock` refuses to record a model that is not deployed yet
+    assert main(["lock", app, "--lock", lock]) == 1
+    assert "lock --advance" in capsys.readouterr().err
+    # AND `lock --advance` records one step at a time
+    assert main(["lock", app, "--lock", lock, "--advance"]) == 0
+    assert "recorded step 1 of 2" in capsys.readouterr().out
+    assert main(["lock", app, "--lock", lock, "--advance"]) == 0
+    assert "recorded the last step" in capsys.readouterr().out
+    assert main(["diff", app, "--lock", lock]) == 0
+    assert "no model changes against the lock" in capsys.readouterr().out
+
+
+def test_cli_diff_exits_3_on_an_unacknowledged_breaking_change(tmp_path, capsys):
+    from constructs_lib.__main__ import main
+
+    lock = tmp_path / "lock.json"
+    changed = model_v2().to_dict()
+    changed["ttl_attribute"] = "expires_at"
+    from constructs_lib.model import Model
+
+    ModelLock({"StoreStack/Data": TableLock.of(Model.from_dict(changed))}).save(lock)
+    assert main(["diff", "examples/evolution/app.py", "--lock", str(lock)]) == 3
+    assert "[breaking] ttl-attribute:ttl_attribute" in capsys.readouterr().out
+    assert main(["diff", "examples/evolution/app.py", "--lock", str(lock),
+                 "--acknowledge", "ttl-attribute:ttl_attribute"]) == 0
+    assert "(acknowledged)" in capsys.readouterr().out
+
+
+def test_backfill_construct_grants_only_what_the_job_does():
+    from examples.evolution.app import StoreStack
+
+    app = cdk.App()
+    stack = StoreStack(app, "StoreStack")
+    template = Template.from_stack(stack)
+    template.has_resource_properties("AWS::Lambda::Function", {
+        "Handler": "constructs_lib.runtime.handlers.backfill.handler",
+        "Environment": {"Variables": Match.object_like({
+            "CONSTRUCTS_LIB_BACKFILL_SPEC": Match.string_like_regexp('"segments": 4'),
+        })},
+    })
+    policies = template.find_resources("AWS::IAM::Policy")
+    actions = sorted({a for p in policies.values() for s in p["Properties"]["PolicyDocument"]["Statement"]
+                      for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])})
+    assert actions == ["dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Scan",
+                       "dynamodb:UpdateItem", "lambda:InvokeFunction", "logs:CreateLogStream", "logs:PutLogEvents"]
