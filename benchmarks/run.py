@@ -38,6 +38,7 @@ BENCHMARKS: dict[str, str] = {
     "partitions": "benchmarks.bench_partitions",
     "cold_start": "benchmarks.bench_cold_start",
     "synth": "benchmarks.bench_synth",
+    "backfill": "benchmarks.bench_backfill",
 }
 
 

@@ -80,7 +80,7 @@ def _start(endpoint, table, spec, trace):
                             env={**os.environ, "PYTHONPATH": os.getcwd()})
 
 
-def _wait_for_writes(trace, count, proc, timeout=120.0):
+def _wait_for_writes(trace, count, proc, timeout=120.0 + ITEMS / 50):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if trace.exists() and sum(1 for r in read_trace(trace) if r[1] == "update_item") >= count:
@@ -128,7 +128,7 @@ def test_backfill_killed_twice_resumes_to_exact_v2_keys_within_budget(store, dyn
     thread = threading.Thread(target=write_concurrently)
     thread.start()
     proc = _start(dynamodb_local.endpoint, table, spec, trace)
-    out, err = proc.communicate(timeout=300)
+    out, err = proc.communicate(timeout=300 + ITEMS / 20)
     stop.set()
     thread.join()
     assert proc.returncode == 0, err
