@@ -36,7 +36,11 @@ def run(ctx: Context) -> Section:
 
     from constructs_lib import SingleTable
     from constructs_lib.runtime.patterns.backfill import BackfillSpec
-    from constructs_lib.testing.backfill import CapacityTrace, max_window_wcu, run_backfill
+    from constructs_lib.testing.backfill import (
+        CapacityTrace,
+        max_window_wcu,
+        run_backfill,
+    )
     from examples.evolution.model import model_v2
     from examples.evolution.scenario import mismatches, seed_v1
 
@@ -85,9 +89,11 @@ def run(ctx: Context) -> Section:
         rows=rows,
         tables=[Table("Runs", ["segments", "scanned", "rewritten", "s", "items/s", "items/s per segment",
                                "WCU/item", "max WCU in a second", "mismatches", "unindexable"], lines)],
-        notes=["WCU per item is ConsumedCapacity of the UpdateItem calls: 1 for the table write plus 1 per GSI "
-               "entry written and 1 per GSI entry removed (a changed GSI key moves the entry: 2).",
-               "The budget was set to 100,000 WCU/s so the rate is DynamoDB Local's; the integration test "
-               "tests/integration/test_backfill.py checks a binding budget over every sliding second."],
+        notes=[
+            ("WCU per item is ConsumedCapacity of the UpdateItem calls: 1 for the table write plus 1 per GSI "
+             "entry written and 1 per GSI entry removed (a changed GSI key moves the entry: 2)."),
+            ("The budget was set to 100,000 WCU/s so the rate is DynamoDB Local's; the integration test "
+             "tests/integration/test_backfill.py checks a binding budget over every sliding second."),
+        ],
         meta=meta,
     )
