@@ -182,6 +182,10 @@ def _lock(args: argparse.Namespace) -> str:
         diff.check(where=f"{table_path}")
         tables[table_path], what = locked.advance(model, acknowledge=acks)
         out.append(f"{table_path}: {what}")
+        if diff.backfill:
+            pairs = ", ".join(f"{e}/{i}" for e, i in diff.backfill)
+            out.append(f"{table_path}: existing items need a backfill for {pairs} (Backfill construct or "
+                       "`python -m constructs_lib backfill`)")
     ModelLock(tables).save(path)
     note = _register_in_cdk_json(_project_dir(args.target), path)
     return "\n".join(out) + f"\nwrote {path}\n" + note

@@ -247,3 +247,39 @@ def test_cli_backfill_runs_and_reports_status(store, dynamodb_local, monkeypatch
     assert mismatches(dynamodb_local.client(), table, model_v2())[0] == []
     assert main(["backfill", *args, "--status"]) == 0
     assert json.loads(capsys.readouterr().out)["segments_done"] == 2
+
+
+def test_handler_fans_out_and_re_invokes_itself_until_done(store, dynamodb_client):
+    from constructs_lib.runtime.handlers.backfill import RESERVE_MS, dispatch
+
+    table, _ = store
+    spec = BackfillSpec(job_id="lambda", segments=3, wcu_per_second=30_000, page_size=200)
+    invoked: list[dict] = []
+
+    class Context:
+        def __init__(self, remaining_ms):
+            self.remaining_ms = remaining_ms
+
+        def get_remaining_time_in_millis(self):
+            return self.remaining_ms
+
+    def run(event, remaining_ms=900_000):
+        return dispatch(event, client=dynamodb_client, table=table, model=model_v2(), spec=spec,
+                        context=Context(remaining_ms), invoke=invoked.append)
+
+    # WHEN started THEN one asynchronous invocation per segment is made
+    assert run({"action": "start"}) == {"started": 3, "job": "lambda"}
+    assert invoked == [{"action": "segment", "segment": n} for n in range(3)]
+    # WHEN a segment has less time left than its reserve THEN it stops and re-invokes itself
+    invoked.clear()
+    reply = run({"action": "segment", "segment": 1}, remaining_ms=RESERVE_MS - 1)
+    assert reply["done"] is False and invoked == [{"action": "segment", "segment": 1}]
+    # WHEN each segment runs with time to spare THEN it finishes without re-invoking itself
+    invoked.clear()
+    for n in range(3):
+        assert run({"action": "segment", "segment": n})["done"] is True
+    assert invoked == []
+    status = run({"action": "status"})
+    assert status["done"] and status["failed"] == LONG_SKU_ORDERS
+    with pytest.raises(Exception, match="action 'nope'"):
+        run({"action": "nope"})
