@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The showcase CDK app: every construct constructs_lib offers, in the five worked examples.
+"""The showcase CDK app: every construct constructs_lib offers, in the six worked examples.
 
 * ``ShopStack`` (``examples/shop``): the e-commerce single table — overloaded and sparse GSIs, TTL,
   a stream, ``ShardedCounter`` for product views, ``StreamAudit``, a ``TableFunction`` orders API,
