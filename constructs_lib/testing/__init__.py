@@ -8,7 +8,10 @@
   ``Fn::ImportValue``, ``Fn::GetStackOutput`` and SSM parameters between them resolved (and,
   given an earlier deployment's :class:`CrossStackValues` as ``shared=``, those another
   assembly's stacks created);
-  :func:`asset_dir` finds a Lambda's code in the cloud assembly.
+  :func:`asset_dir` finds a Lambda's code in the cloud assembly; :func:`update_template` applies
+  a newer template to a deployment as a stack update would (one GSI creation or deletion at most).
+* :func:`run_backfill` runs a derived-key backfill job against a table; :class:`CapacityTrace`
+  records the capacity each call of a client consumed.
 * :class:`StreamRunner` feeds a table's stream to a handler as a Lambda event source mapping
   would (Lambda record shape, filters, batch size, partial batch responses, bisect, capped
   retries, record age, on-failure records); :class:`MappingSettings` reads the mapping from a
@@ -51,6 +54,7 @@ from constructs_lib.testing.exceptions import (
 if TYPE_CHECKING:
     from constructs_lib.testing._resolver import CrossStackValues
     from constructs_lib.testing.assembly import AssemblyDeployment, deploy_assembly
+    from constructs_lib.testing.backfill import CapacityTrace, run_backfill
     from constructs_lib.testing.dynamodb_local import (
         DynamoDBLocal,
         find_dynamodb_local_dir,
@@ -73,6 +77,7 @@ if TYPE_CHECKING:
         deploy_template,
         read_stack_template,
     )
+    from constructs_lib.testing.local_update import update_template
     from constructs_lib.testing.streams import (
         MappingSettings,
         RunReport,
@@ -88,6 +93,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AssemblyDeployment",
+    "CapacityTrace",
     "CrossStackValues",
     "DynamoDBLocal",
     "DynamoDBLocalError",
@@ -119,9 +125,11 @@ __all__ = [
     "matches_any",
     "parse_filter_criteria",
     "read_stack_template",
+    "run_backfill",
     "start_stream_consumer",
     "synthesize",
     "to_lambda_record",
+    "update_template",
 ]
 
 # Lazy re-exports (PEP 562): `python -m constructs_lib.testing.dynamodb_local` must not find
@@ -152,6 +160,9 @@ _LAZY = {
     "StreamConsumer": "constructs_lib.testing.synth",
     "synthesize": "constructs_lib.testing.synth",
     "start_stream_consumer": "constructs_lib.testing.synth",
+    "CapacityTrace": "constructs_lib.testing.backfill",
+    "run_backfill": "constructs_lib.testing.backfill",
+    "update_template": "constructs_lib.testing.local_update",
 }
 
 
