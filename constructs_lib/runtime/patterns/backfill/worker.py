@@ -177,29 +177,28 @@ class Backfill:
             return
         key = {a: item[a] for a in (self.model.pk_attribute, self.model.sk_attribute) if a in item}
         current: dict[str, Any] | None = item
-        for attempt in range(self.spec.max_attempts):
+        for _ in range(self.spec.max_attempts):
             if current is None:
                 state.counts["vanished"] += 1
                 return
             values = {k: from_dynamo(v) for k, v in current.items()}
             want, failures = self.desired(entity, values)
             changes = {a: v for a, v in want.items() if current.get(a) != v}
+            if changes:
+                try:
+                    self._update(entity, key, current, changes, state)
+                except ConditionFailedError as exc:
+                    state.counts["conflicts"] += 1
+                    current = getattr(exc, "old_item", None) or None
+                    continue
             if failures:
                 state.counts["failed"] += 1
-                if len(state.failures) < MAX_FAILURES_KEPT:
-                    state.failures += [{"key": key, "entity": entity.name, **f} for f in failures]
-            if not changes:
-                if not failures:
-                    state.counts["unchanged"] += 1
-                return
-            try:
-                self._update(entity, key, current, changes, state)
-            except ConditionFailedError as exc:
-                state.counts["conflicts"] += 1
-                old = getattr(exc, "old_item", None)
-                current = old if old else None
-                continue
-            state.counts["updated"] += 1
+                room = MAX_FAILURES_KEPT - len(state.failures)
+                state.failures += [{"key": key, "entity": entity.name, **f} for f in failures][:max(room, 0)]
+            elif changes:
+                state.counts["updated"] += 1
+            else:
+                state.counts["unchanged"] += 1
             return
         state.counts["failed"] += 1
         if len(state.failures) < MAX_FAILURES_KEPT:
