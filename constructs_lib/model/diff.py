@@ -8,16 +8,19 @@ accepts at most one per table update. Pure: no I/O. Rationale: docs/adr/0110-mod
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, cast
 
-from .entity import Entity
+from .entity import Entity, IndexKey
 from .exceptions import ModelError
+from .fields import Field
 from .indexes import TABLE, Index
 from .model import Model
 
 Level = Literal["safe", "backfill", "breaking"]
+#: ``emit(level, rule, subject, message, entity=..., index=...)`` records one change.
+Emit = Callable[..., None]
 SAFE: Level = "safe"
 BACKFILL: Level = "backfill"
 BREAKING: Level = "breaking"
@@ -215,8 +218,11 @@ def diff_models(
     return ModelDiff(tuple(changes), steps, tuple(dict.fromkeys(backfill)), acknowledged)
 
 
-def _classify_indexes(old: Model, new: Model, add: object) -> None:
-    emit = add  # type: ignore[assignment]
+def _keys(entity: Entity) -> Mapping[str, IndexKey]:
+    return cast("Mapping[str, IndexKey]", entity.indexes)
+
+
+def _classify_indexes(old: Model, new: Model, emit: Emit) -> None:
     for name, index in new.indexes.items():
         before = old.indexes.get(name)
         if before is None:
@@ -257,9 +263,8 @@ def _shape_text(index: Index) -> str:
 
 
 def _classify_entity(
-    old_model: Model, new_model: Model, old: Entity, new: Entity, add: object, backfill: list[tuple[str, str]]
+    old_model: Model, new_model: Model, old: Entity, new: Entity, emit: Emit, backfill: list[tuple[str, str]]
 ) -> None:
-    emit = add  # type: ignore[assignment]
     name = new.name
     if (old.pk, old.sk) != (new.pk, new.sk):
         emit(BREAKING, "table-key-template", name,
@@ -269,12 +274,12 @@ def _classify_entity(
         emit(BREAKING, "version-attribute", name,
              f"entity {name!r} version attribute changes from {old.version_attribute!r} to "
              f"{new.version_attribute!r}; optimistic locking of existing items breaks", entity=name)
-    old_fields, new_fields = dict(old.fields), dict(new.fields)  # type: ignore[arg-type]
+    old_fields = cast("dict[str, Field]", dict(old.fields))  # type: ignore[arg-type]
+    new_fields = cast("dict[str, Field]", dict(new.fields))  # type: ignore[arg-type]
     table_fields = set(new.table_key_fields)
     index_inputs: dict[str, set[str]] = {}
-    for index_name in new.indexes:  # type: ignore[union-attr]
+    for index_name, key in _keys(new).items():
         pk_t, sk_t = new.index_templates(index_name)
-        key = new.indexes[index_name]  # type: ignore[index]
         inputs = {f for t in (pk_t, sk_t) if t for f in t.fields}
         inputs |= {key.when_present} if key.when_present else set()
         inputs |= set(key.when_equals or {})
@@ -296,8 +301,8 @@ def _classify_entity(
                         backfill.append((name, index_name))
                 level = BACKFILL if any(fname in i for i in index_inputs.values()) else SAFE
                 emit(level, "field-kind", where, f"{text}; existing values keep their old encoding", entity=name)
-    for index_name, key in new.indexes.items():  # type: ignore[union-attr]
-        before_key = old.indexes.get(index_name)  # type: ignore[union-attr]
+    for index_name, key in _keys(new).items():
+        before_key = _keys(old).get(index_name)
         subject = f"{name}/{index_name}"
         if before_key is None:
             emit(BACKFILL, "index-key-added", subject,
@@ -316,8 +321,8 @@ def _classify_entity(
                  f"{key.when_present!r}, when_equals {before_key.when_equals!r} -> {key.when_equals!r})",
                  entity=name, index=index_name)
             backfill.append((name, index_name))
-    for index_name in old.indexes:  # type: ignore[union-attr]
-        if index_name not in new.indexes:  # type: ignore[operator]
+    for index_name in _keys(old):
+        if index_name not in _keys(new):
             subject = f"{name}/{index_name}"
             if index_name in new_model.indexes:
                 emit(BACKFILL, "index-key-removed", subject,
@@ -331,8 +336,7 @@ def _classify_entity(
     del old_model
 
 
-def _classify_patterns(old: Model, new: Model, deployed: Sequence[Index] | None, add: object) -> None:
-    emit = add  # type: ignore[assignment]
+def _classify_patterns(old: Model, new: Model, deployed: Sequence[Index] | None, emit: Emit) -> None:
     live = {i.name for i in (deployed if deployed is not None else old.indexes.values())}
     for name, pattern in new.access_patterns.items():
         before = old.access_patterns.get(name)

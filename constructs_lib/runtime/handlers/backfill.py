@@ -52,15 +52,16 @@ def dispatch(
 ) -> dict[str, Any]:
     action = event.get("action")
     if action == "start":
-        for segment in range(spec.segments):
-            invoke({"action": "segment", "segment": segment})
+        for n in range(spec.segments):
+            invoke({"action": "segment", "segment": n})
         return {"started": spec.segments, "job": spec.job_id}
     if action == "status":
         return progress(client, table, model, spec)
     if action == "segment":
-        segment = event.get("segment")
-        if isinstance(segment, bool) or not isinstance(segment, int):
-            raise BackfillError(f"backfill event segment {segment!r} must be an int")
+        raw = event.get("segment")
+        if isinstance(raw, bool) or not isinstance(raw, int):
+            raise BackfillError(f"backfill event segment {raw!r} must be an int")
+        segment: int = raw
         remaining = getattr(context, "get_remaining_time_in_millis", None)
         job = Backfill(client, table, model, spec, budget=WriteBudget(spec.wcu_per_second / spec.segments))
         state = job.run_segment(
