@@ -34,6 +34,8 @@ __all__ = ["BUNDLED_PACKAGES", "MODEL_FILE", "Bundle", "bundle"]
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 #: Sub-packages shipped in every generated Lambda.
 BUNDLED_PACKAGES = ("model", "runtime")
+#: Modules of those packages only synthesis and the command line use (model evolution): not shipped.
+SYNTH_ONLY = frozenset({"model/diff.py", "model/lock.py", "model/preflight.py"})
 MODEL_FILE = "model.json"
 _STUB_INIT = '"""constructs_lib, as bundled into a Lambda function: model + runtime only."""\n'
 
@@ -64,7 +66,7 @@ def _runtime_files(model: Model) -> dict[str, bytes]:
     files: dict[str, bytes] = {"constructs_lib/__init__.py": _STUB_INIT.encode()}
     for package in BUNDLED_PACKAGES:
         for path in sorted((PACKAGE_DIR / package).rglob("*.py")):
-            if "__pycache__" not in path.parts:
+            if "__pycache__" not in path.parts and path.relative_to(PACKAGE_DIR).as_posix() not in SYNTH_ONLY:
                 # Docstrings and comments blanked, every line kept (see ._slim): a smaller asset.
                 source = slim_source(path.read_text(encoding="utf-8"))
                 files[f"constructs_lib/{path.relative_to(PACKAGE_DIR).as_posix()}"] = source.encode()

@@ -18,6 +18,7 @@ import pytest
 
 import constructs_lib
 from constructs_lib import ConstructPropsError, SingleTable, TableFunction
+from constructs_lib.constructs.bundling import SYNTH_ONLY
 from constructs_lib.constructs.slim import slim_source
 from constructs_lib.model import Model
 
@@ -142,13 +143,16 @@ def test_asset_contains_exactly_runtime_model_json_and_handler(shop) -> None:  #
     # GIVEN the synthesized asset directory
     # WHEN listing its files
     files = asset_files(shop.asset_dir)
-    # THEN it holds the package stub, every model and runtime module, model.json and the handler
+    # THEN it holds the package stub, every model and runtime module but the synth-only ones (model
+    # evolution), model.json and the handler
     expected = (
         {"constructs_lib/__init__.py", "model.json", "orders_api.py"}
         | {f"constructs_lib/{p.relative_to(PACKAGE).as_posix()}"
-           for sub in ("model", "runtime") for p in (PACKAGE / sub).rglob("*.py") if "__pycache__" not in p.parts}
+           for sub in ("model", "runtime") for p in (PACKAGE / sub).rglob("*.py")
+           if "__pycache__" not in p.parts and p.relative_to(PACKAGE).as_posix() not in SYNTH_ONLY}
     )
     assert files == expected
+    assert SYNTH_ONLY == {"model/diff.py", "model/lock.py", "model/preflight.py"}
     # AND nothing of the documentation writers or the constructs came along
     assert not [f for f in files if f.startswith(("constructs_lib/docgen/", "constructs_lib/constructs/"))]
     # AND no compiled file came along
