@@ -24,7 +24,7 @@ from .exceptions import ConstructPropsError
 from .model.indexes import TABLE
 
 if TYPE_CHECKING:
-    from .model import Model
+    from .model import AccessScope, Model
     from .operations import MonitoredConsumer, Operations, TableOperations
 
 
@@ -213,6 +213,42 @@ class ModelBoundTable(Construct):
                 resources=[self.index_arn(name) for name in unsafe],
             ))
         return grant
+
+    def grant_scope(self, grantee: iam.IGrantable, scope: AccessScope) -> list[iam.Grant]:
+        """Exactly what ``scope`` declares (see :class:`~constructs_lib.model.AccessScope`): per
+        statement only the item actions its patterns and writes need (never Scan), the table ARN
+        or the one index ARN a pattern reads, and ``ForAllValues:StringLike dynamodb:LeadingKeys``
+        limited to the partition-key shapes of the declared entities (``USER#*``,
+        ``TENANT#acme#DOC#*``) plus a ``Null`` check that the key is present; transaction-only writes
+        also require ``dynamodb:EnclosingOperation = TransactWriteItems``; a ``principal_tag``
+        tenant requires the tag. Raises ``ConstructPropsError`` for a scope the model cannot
+        confine (e.g. a partition key that starts with a field)."""
+        from ._scope_policy import TRANSACT_WRITE, derive_statements
+        from .model.scope import AccessScopeError
+
+        try:
+            statements = derive_statements(self.model, scope)
+        except AccessScopeError as exc:
+            raise ConstructPropsError(f"{self.what}: {exc}") from exc
+        grants = []
+        for statement in statements:
+            conditions: dict[str, Any] = {
+                "ForAllValues:StringLike": {"dynamodb:LeadingKeys": list(statement.leading_keys)},
+                "Null": {"dynamodb:LeadingKeys": "false"},
+            }
+            if scope.tenant_tag is not None:
+                conditions["Null"][f"aws:PrincipalTag/{scope.tenant_tag}"] = "false"
+            if statement.transaction_only:
+                conditions["StringEquals"] = {"dynamodb:EnclosingOperation": TRANSACT_WRITE}
+            arn = self.table_arn if statement.index is None else self.index_arn(statement.index)
+            grants.append(self._grant(grantee, statement.actions, resources=[arn], conditions=conditions))
+        writes = any(s.writes for s in statements)
+        if self.encryption_key is not None:
+            iam.Grant.add_to_principal(
+                grantee=grantee, actions=sorted(set(_perms.KMS_ENCRYPT_DECRYPT if writes else _perms.KMS_DECRYPT)),
+                resource_arns=[self.encryption_key.key_arn],
+            )
+        return grants
 
     def grant_stream_read(self, grantee: iam.IGrantable) -> iam.Grant:
         """Read the table's stream: DescribeStream, GetRecords, GetShardIterator and ListStreams,

@@ -30,6 +30,7 @@ from .exceptions import (
     ItemValidationError,
     KeyValueError,
     ModelMismatchError,
+    OutOfScopeError,
     RedactionError,
     RuntimeClientError,
     TenantAccessError,
@@ -77,6 +78,7 @@ if TYPE_CHECKING:
         ShardSizing,
         derive_shards,
     )
+    from .scope import ENV_ACCESS_SCOPE
     from .keys import (
         composite_key,
         entity_key,
@@ -129,6 +131,7 @@ _LAZY = {
     "Increment": "counter",
     "ShardSizing": "counter",
     "derive_shards": "counter",
+    "ENV_ACCESS_SCOPE": "scope",
     "composite_key": "keys",
     "entity_key": "keys",
     "split_composite_key": "keys",
@@ -149,6 +152,7 @@ _LAZY = {
 
 __all__ = [
     "AT",
+    "ENV_ACCESS_SCOPE",
     "ENV_MODEL_FINGERPRINT",
     "ENV_MODEL_PATH",
     "ENV_TABLE_NAME",
@@ -174,6 +178,7 @@ __all__ = [
     "ItemValidationError",
     "KeyValueError",
     "ModelMismatchError",
+    "OutOfScopeError",
     "Page",
     "RecordingClient",
     "RedactionError",
