@@ -177,7 +177,8 @@ class ModelBoundTable(Construct):
         The allow statement carries ``ForAllValues:StringLike dynamodb:LeadingKeys`` =
         ``<prefix>${aws:PrincipalTag/<tenant_tag>}`` and ``<prefix>${aws:PrincipalTag/<tenant_tag>}#*``
         (tenant ``acme`` reaches ``TENANT#acme`` and ``TENANT#acme#...``, never ``TENANT#acmecorp``
-        or the escaped ``TENANT#acme%23x``), requires the tag to be present, and covers the table
+        or the escaped ``TENANT#acme%23x``), requires the tag and the leading key to be present
+        (``ForAllValues`` alone passes a request without the key), and covers the table
         and its tenant-safe indexes. Read grants also get an explicit **Deny** of every read on the
         indexes whose partition keys do not start with the tenant. Requires the model's
         ``tenant_field``; tenant ids are restricted so the tag value equals the key text.
@@ -203,7 +204,7 @@ class ModelBoundTable(Construct):
             kms=_perms.KMS_ENCRYPT_DECRYPT if actions != "read" else _perms.KMS_DECRYPT,
             conditions={
                 "ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{prefix}{tenant}", f"{prefix}{tenant}#*"]},
-                "Null": {f"aws:PrincipalTag/{tenant_tag}": "false"},
+                "Null": {f"aws:PrincipalTag/{tenant_tag}": "false", "dynamodb:LeadingKeys": "false"},
             },
         )
         unsafe = [i.name for i in model.gsis if i.name not in model.tenant_safe_gsis]
@@ -265,12 +266,15 @@ class ModelBoundTable(Construct):
     ) -> iam.Grant:
         """Item actions on the table ARN, limited to partition keys starting with
         ``leading_key_prefix`` (an IAM ``dynamodb:LeadingKeys`` condition). Used by pattern
-        constructs (e.g. a counter family's keys); ``write`` selects the KMS permissions."""
+        constructs (e.g. a counter family's keys); ``write`` selects the KMS permissions. A ``Null``
+        condition requires the key to be present (``ForAllValues`` alone passes a request without
+        it)."""
         if not leading_key_prefix or any(c in leading_key_prefix for c in "*?"):
             raise ConstructPropsError(f"leading_key_prefix {leading_key_prefix!r} must be a non-empty literal prefix")
         return self._grant(
             grantee, actions, kms=_perms.KMS_ENCRYPT_DECRYPT if write else _perms.KMS_DECRYPT,
-            conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{leading_key_prefix}*"]}},
+            conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{leading_key_prefix}*"]},
+                        "Null": {"dynamodb:LeadingKeys": "false"}},
         )
 
     def _grant(

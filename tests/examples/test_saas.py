@@ -115,7 +115,7 @@ def test_tenant_role_is_confined_by_leading_keys_and_denied_the_mixing_index(saa
     # ...only on partition keys of the caller's tenant tag, which must be present
     assert allow["Condition"] == {
         "ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"TENANT#{TENANT}", f"TENANT#{TENANT}#*"]},
-        "Null": {"aws:PrincipalTag/tenant": "false"},
+        "Null": {"aws:PrincipalTag/tenant": "false", "dynamodb:LeadingKeys": "false"},
     }
     # AND every read of ByStatus (keys start with the status, not the tenant) is explicitly denied
     assert deny["Effect"] == "Deny" and deny["Resource"] == {"Fn::Join": ["", [table_arn, "/index/ByStatus"]]}
