@@ -24,11 +24,11 @@ from constructs import Construct
 from . import _bundling, _defaults, _requirements
 from ._function import bundled_function
 from ._handler_code import resolve_handler_code
-from .exceptions import ConstructPropsError
-from .runtime.client import ENV_TABLE_NAME
 from .bound_table import ModelBoundTable
-from .runtime.contract import ENV_MODEL_FINGERPRINT
+from .exceptions import ConstructPropsError
 from .model.scope import AccessScope, AccessScopeError
+from .runtime.client import ENV_TABLE_NAME
+from .runtime.contract import ENV_MODEL_FINGERPRINT
 from .runtime.scope import ENV_ACCESS_SCOPE
 
 if TYPE_CHECKING:

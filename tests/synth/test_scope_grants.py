@@ -20,7 +20,6 @@ import json
 import shutil
 import subprocess
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,14 @@ from aws_cdk import aws_iam as iam
 
 from constructs_lib import ConstructPropsError, SingleTable, TableFunction
 from constructs_lib._scope_policy import WRITE_ACTIONS
-from constructs_lib.model import ANY_TENANT, AccessScope, Entity, Model, Placeholder, principal_tag
+from constructs_lib.model import (
+    ANY_TENANT,
+    AccessScope,
+    Entity,
+    Model,
+    Placeholder,
+    principal_tag,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 EVALUATOR = Path(__file__).with_name("iam_evaluate.mjs")
@@ -238,7 +244,8 @@ def evaluation(tmp_path_factory: pytest.TempPathFactory, shop_model: Model) -> E
     for stack in (c for c in app.node.children if isinstance(c, cdk.Stack)):
         template = json.loads(Path(assembly.get_stack_by_name(stack.stack_name).template_full_path).read_text())
 
-        def subject(name: str, role: iam.IRole, model: Model, **kw: Any) -> Subject:
+        def subject(name: str, role: iam.IRole, model: Model, template: dict[str, Any] = template,
+                    **kw: Any) -> Subject:
             policy = role_policy(template, _logical_id(role))
             arns = [r for st in policy["Statement"] for r in ([st["Resource"]] if isinstance(st["Resource"], str)
                                                                 else st["Resource"]) if ":dynamodb:" in r
