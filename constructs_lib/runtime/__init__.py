@@ -43,12 +43,6 @@ from .exceptions import (
 )
 
 if TYPE_CHECKING:
-    from .audit import (
-        AuditClient,
-        AuditPage,
-        AuditRecord,
-        AuditSpec,
-    )
     from .buckets import (
         bucket,
         bucket_range,
@@ -62,15 +56,26 @@ if TYPE_CHECKING:
         Transaction,
         load_bundled_model,
     )
-    from .contract import (
-        ENV_MODEL_FINGERPRINT,
-        fingerprint,
-    )
     from .codec import (
         escape,
         unescape,
     )
-    from .counter import (
+    from .contract import (
+        ENV_MODEL_FINGERPRINT,
+        fingerprint,
+    )
+    from .keys import (
+        composite_key,
+        entity_key,
+        split_composite_key,
+    )
+    from .patterns.audit.client import (
+        AuditClient,
+        AuditPage,
+        AuditRecord,
+        AuditSpec,
+    )
+    from .patterns.counter.client import (
         CounterClient,
         CounterSpec,
         CounterValue,
@@ -79,11 +84,6 @@ if TYPE_CHECKING:
         derive_shards,
     )
     from .scope import ENV_ACCESS_SCOPE
-    from .keys import (
-        composite_key,
-        entity_key,
-        split_composite_key,
-    )
     from .stats import (
         Finding,
         RecordingClient,
@@ -108,10 +108,10 @@ if TYPE_CHECKING:
 
 #: Public name -> the submodule defining it (loaded on first access).
 _LAZY = {
-    "AuditClient": "audit",
-    "AuditPage": "audit",
-    "AuditRecord": "audit",
-    "AuditSpec": "audit",
+    "AuditClient": "patterns.audit",
+    "AuditPage": "patterns.audit",
+    "AuditRecord": "patterns.audit",
+    "AuditSpec": "patterns.audit",
     "bucket": "buckets",
     "bucket_range": "buckets",
     "ENV_MODEL_PATH": "client",
@@ -125,12 +125,12 @@ _LAZY = {
     "fingerprint": "contract",
     "escape": "codec",
     "unescape": "codec",
-    "CounterClient": "counter",
-    "CounterSpec": "counter",
-    "CounterValue": "counter",
-    "Increment": "counter",
-    "ShardSizing": "counter",
-    "derive_shards": "counter",
+    "CounterClient": "patterns.counter",
+    "CounterSpec": "patterns.counter",
+    "CounterValue": "patterns.counter",
+    "Increment": "patterns.counter",
+    "ShardSizing": "patterns.counter",
+    "derive_shards": "patterns.counter",
     "ENV_ACCESS_SCOPE": "scope",
     "composite_key": "keys",
     "entity_key": "keys",

@@ -29,7 +29,7 @@ import pytest
 from aws_cdk import aws_iam as iam
 
 from constructs_lib import ConstructPropsError, SingleTable, TableFunction
-from constructs_lib._scope_policy import WRITE_ACTIONS
+from constructs_lib.constructs.scope_policy import WRITE_ACTIONS
 from constructs_lib.model import (
     ANY_TENANT,
     AccessScope,

@@ -14,12 +14,12 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .model.scope import ANY_TENANT, AccessScope, AccessScopeError
-from .model.templates import SEPARATOR, Placeholder
+from ..model.scope import ANY_TENANT, AccessScope, AccessScopeError
+from ..model.templates import SEPARATOR, Placeholder
 
 if TYPE_CHECKING:
-    from .model import Model
-    from .model.templates import KeyTemplate
+    from ..model import Model
+    from ..model.templates import KeyTemplate
 
 #: What each declared write needs: (IAM action, allowed only inside TransactWriteItems).
 WRITE_ACTIONS: dict[str, tuple[str, bool]] = {
