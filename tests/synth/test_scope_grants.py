@@ -367,3 +367,18 @@ def test_tenant_scopes_refuse_tenant_mixing_indexes(scratch_stack: cdk.Stack) ->
     # AND ANY_TENANT is the explicit way to read it
     table.grant_scope(role, AccessScope(patterns=["docs by status"], tenant=ANY_TENANT))
 
+
+
+def test_describe_lists_each_function_with_its_scope_and_iam(capsys: pytest.CaptureFixture[str]) -> None:
+    from constructs_lib.__main__ import main
+
+    # WHEN the showcase app is described
+    assert main(["describe", str(REPO / "app.py")]) == 0
+    text = capsys.readouterr().out
+    # THEN each table's functions are listed with their declared scope and the statements derived from it
+    assert text.count("## Functions and their access scopes") == 3  # shop, iot, viral tables
+    assert ("| `ShopStack/OrdersApi` | patterns: `user's orders newest first`, `order by id`, `items of an order`"
+            "<br>`Order`: update, transaction_put<br>`OrderItem`: transaction_put | Query on the table for ORDER#*, "
+            "USER#*<br>UpdateItem on the table for USER#*<br>PutItem on the table for ORDER#*, USER#* (in transactions "
+            "only)<br>Query on GSI1 for ORDER#* |") in text
+    assert "| `IotTelemetryStack/Ingest` | `Reading`: batch_put | BatchWriteItem on the table for SENSOR#*#* |" in text
