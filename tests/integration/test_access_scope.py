@@ -11,7 +11,13 @@ from typing import Any
 import pytest
 
 from constructs_lib.model import AccessScope, Model
-from constructs_lib.runtime import ENV_ACCESS_SCOPE, ENV_MODEL_PATH, ENV_TABLE_NAME, OutOfScopeError, TableClient
+from constructs_lib.runtime import (
+    ENV_ACCESS_SCOPE,
+    ENV_MODEL_PATH,
+    ENV_TABLE_NAME,
+    OutOfScopeError,
+    TableClient,
+)
 from constructs_lib.testing import LocalDeployment
 from examples.saas.model import saas_model
 from examples.shop.model import shop_model

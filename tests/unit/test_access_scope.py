@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from constructs_lib.constructs.scope_policy import ScopeStatement, derive_statements
-from constructs_lib.model import ANY_TENANT, AccessScope, AccessScopeError, Entity, Model, principal_tag
+from constructs_lib.model import (
+    ANY_TENANT,
+    AccessScope,
+    AccessScopeError,
+    Entity,
+    Model,
+    principal_tag,
+)
 from examples.iot.model import iot_model
 from examples.saas.model import saas_model
 from examples.shop.model import shop_model
