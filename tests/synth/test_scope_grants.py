@@ -38,6 +38,7 @@ from constructs_lib.model import (
     Placeholder,
     principal_tag,
 )
+from examples.saas.model import saas_model
 
 REPO = Path(__file__).resolve().parents[2]
 EVALUATOR = Path(__file__).with_name("iam_evaluate.mjs")
@@ -239,6 +240,13 @@ def evaluation(tmp_path_factory: pytest.TempPathFactory, shop_model: Model) -> E
     table = SingleTable(side, "Shop", model=shop_model)
     twins = {"Coarse": TableFunction(side, "Coarse", table=table, entry=HANDLER, access="read_write"),
              "Scoped": TableFunction(side, "Scoped", table=table, entry=HANDLER, **ORDERS_SCOPE)}
+    # AND on a multi-tenant table: a function of one literal tenant, and one of every tenant
+    docs = SingleTable(side, "Docs", model=saas_model)
+    TableFunction(side, "AcmeEditor", table=docs, entry=HANDLER, tenant="acme",
+                  patterns=["document latest", "docs of an owner"], batch_gets=["Doc"],
+                  writes={"Doc": ["put", "update"], "DocVersion": ["batch_put", "condition_check"]})
+    TableFunction(side, "AllTenantsByStatus", table=docs, entry=HANDLER, tenant=ANY_TENANT,
+                  patterns=["docs by status"])
     assembly = app.synth()
     subjects: list[Subject] = []
     for stack in (c for c in app.node.children if isinstance(c, cdk.Stack)):
@@ -288,7 +296,8 @@ def test_every_showcase_function_declares_a_scope(evaluation: Evaluation) -> Non
     scoped = {s.name for s in evaluation.subjects if s.scope is not None}
     # THEN each one was evaluated with its declared scope
     assert {"ShopStack/OrdersApi", "IotTelemetryStack/Ingest", "IotTelemetryStack/Queries", "ViralVideoStack/ViewsApi",
-            "ShopReportingStack/PendingOrdersReport", "SaasStack/EditorRole"} <= scoped
+            "ShopReportingStack/PendingOrdersReport", "SaasStack/EditorRole", "ScopeSideBySide/AcmeEditor",
+            "ScopeSideBySide/AllTenantsByStatus"} <= scoped
 
 
 def test_the_evaluator_accepts_every_request(evaluation: Evaluation) -> None:
@@ -356,8 +365,6 @@ def test_partition_key_starting_with_a_field_is_refused(scratch_stack: cdk.Stack
 
 
 def test_tenant_scopes_refuse_tenant_mixing_indexes(scratch_stack: cdk.Stack) -> None:
-    from examples.saas.model import saas_model
-
     table = SingleTable(scratch_stack, "Docs", model=saas_model)
     role = iam.Role(scratch_stack, "DocsRole", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
     with pytest.raises(ConstructPropsError, match="reads GSI 'ByStatus'"):
