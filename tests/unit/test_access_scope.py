@@ -97,3 +97,25 @@ def test_json_round_trip_and_summary() -> None:
     assert scope.summary() == "patterns ['order by id']; writes {Order: put/update}; batch_gets ['User']"
     with pytest.raises(AccessScopeError, match="unknown key"):
         AccessScope.from_json('{"patterns": ["x"], "scan": true}')
+
+
+def test_the_runtime_reads_the_scope_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from constructs_lib.runtime.scope import ENV_ACCESS_SCOPE, scope_from_environment
+
+    monkeypatch.delenv(ENV_ACCESS_SCOPE, raising=False)
+    assert scope_from_environment(shop_model) is None
+    monkeypatch.setenv(ENV_ACCESS_SCOPE, AccessScope(patterns=["order by id"]).to_json())
+    assert scope_from_environment(shop_model) == AccessScope(patterns=["order by id"])
+    # AND a scope naming what the bundled model does not declare is refused, not ignored
+    monkeypatch.setenv(ENV_ACCESS_SCOPE, AccessScope(patterns=["nope"]).to_json())
+    with pytest.raises(AccessScopeError, match="pattern 'nope' is not declared"):
+        scope_from_environment(shop_model)
+    monkeypatch.setenv(ENV_ACCESS_SCOPE, "{not json")
+    with pytest.raises(AccessScopeError, match="malformed"):
+        scope_from_environment(shop_model)
+
+
+def test_top_level_exports_need_no_cdk() -> None:
+    import constructs_lib
+
+    assert constructs_lib.AccessScope is AccessScope and constructs_lib.ANY_TENANT == "*"
