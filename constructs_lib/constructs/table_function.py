@@ -31,6 +31,7 @@ from .exceptions import ConstructPropsError
 from .function import bundled_function
 from .handler_code import resolve_handler_code
 from .requirements import InstalledDependencies, install, read_requirements
+from .scope_policy import derive_statements
 
 if TYPE_CHECKING:
     from .sharded_counter import ShardedCounter
@@ -39,6 +40,8 @@ Access = Literal["read", "write", "read_write"]
 #: ``access=`` left at its default: ``"read_write"`` unless a scope is declared.
 _DEFAULT_ACCESS: Access = "read_write"
 _UNSET: object = object()
+#: Longest scope JSON shipped in the environment (Lambda allows 4 KB of variables in all).
+MAX_SCOPE_JSON = 2048
 
 
 class TableFunction(Construct):
@@ -165,8 +168,14 @@ class TableFunction(Construct):
             try:
                 self.scope = AccessScope(patterns=tuple(patterns), writes=dict(writes or {}),
                                          batch_gets=tuple(batch_gets), tenant=tenant).validate(table.model)
+                derive_statements(table.model, self.scope)  # a scope IAM cannot confine fails before bundling
             except AccessScopeError as exc:
                 raise ConstructPropsError(f"TableFunction {id!r}: {exc}") from exc
+            if len(self.scope.to_json()) > MAX_SCOPE_JSON:
+                raise ConstructPropsError(
+                    f"TableFunction {id!r}: the declared scope is {len(self.scope.to_json())} characters of JSON; "
+                    f"at most {MAX_SCOPE_JSON} fit in the function's environment (Lambda allows 4 KB in all)"
+                )
             access = None
         elif access is _UNSET:
             access = _DEFAULT_ACCESS

@@ -389,3 +389,12 @@ def test_describe_lists_each_function_with_its_scope_and_iam(capsys: pytest.Capt
             "USER#*<br>UpdateItem on the table for USER#*<br>PutItem on the table for ORDER#*, USER#* (in transactions "
             "only)<br>Query on GSI1 for ORDER#* |") in text
     assert "| `IotTelemetryStack/Ingest` | `Reading`: batch_put | BatchWriteItem on the table for SENSOR#*#* |" in text
+
+
+def test_a_scope_iam_cannot_confine_fails_before_bundling(scratch_stack: cdk.Stack) -> None:
+    model = Model("bare2", entities=[Entity("Thing", pk="{thing_id}", sk="THING", fields=["thing_id"])])
+    table = SingleTable(scratch_stack, "Bare2", model=model)
+    with pytest.raises(ConstructPropsError, match=r"TableFunction 'BareFn': entity 'Thing' partition key"):
+        TableFunction(scratch_stack, "BareFn", table=table, entry=HANDLER, writes={"Thing": ["put"]})
+    # AND nothing was built under the function's id
+    assert [c.node.id for c in scratch_stack.node.find_child("BareFn").node.children] == []
