@@ -27,14 +27,7 @@ from .exceptions import (
     VersionConflictError,
 )
 from .items import MAX_PK_BYTES, MAX_SK_BYTES, ItemCodec, require_fields
-from .pages import (
-    QUERY_OPTIONS,
-    CursorCodec,
-    Page,
-    derive_cursor_key,
-    fingerprint,
-    follow_cursors,
-)
+from .pages import QUERY_OPTIONS, CursorCodec, Page, derive_cursor_key, fingerprint, follow_cursors
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient

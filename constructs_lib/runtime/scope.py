@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..model.scope import AccessScope
+from ..model.scope import AccessScope, AccessScopeError
 from .exceptions import OutOfScopeError
 
 if TYPE_CHECKING:
@@ -32,6 +32,8 @@ class ScopeGuard:
     """Checks each client call against one :class:`AccessScope` (validated against the model)."""
 
     def __init__(self, model: Model, scope: AccessScope) -> None:
+        if not isinstance(scope, AccessScope):
+            raise AccessScopeError(f"scope {scope!r} must be a constructs_lib.model.AccessScope")
         self.scope = scope.validate(model)
         self.model = model
         #: Entities a declared GetItem pattern reads: ``client.get(entity)`` is that same request.
