@@ -232,7 +232,9 @@ class ModelBoundTable(Construct):
         except AccessScopeError as exc:
             raise ConstructPropsError(f"{self.what}: {exc}") from exc
         grants = []
-        for statement in statements:
+        # The key's permissions once (with the first statement): decrypt, and encrypt too if any write.
+        kms = perms.KMS_ENCRYPT_DECRYPT if any(s.writes for s in statements) else perms.KMS_DECRYPT
+        for n, statement in enumerate(statements):
             conditions: dict[str, Any] = {
                 "ForAllValues:StringLike": {"dynamodb:LeadingKeys": list(statement.leading_keys)},
                 "Null": {"dynamodb:LeadingKeys": "false"},
@@ -242,13 +244,8 @@ class ModelBoundTable(Construct):
             if statement.transaction_only:
                 conditions["StringEquals"] = {"dynamodb:EnclosingOperation": TRANSACT_WRITE}
             arn = self.table_arn if statement.index is None else self.index_arn(statement.index)
-            grants.append(self._grant(grantee, statement.actions, resources=[arn], conditions=conditions))
-        writes = any(s.writes for s in statements)
-        if self.encryption_key is not None:
-            iam.Grant.add_to_principal(
-                grantee=grantee, actions=sorted(set(perms.KMS_ENCRYPT_DECRYPT if writes else perms.KMS_DECRYPT)),
-                resource_arns=[self.encryption_key.key_arn],
-            )
+            grants.append(self._grant(grantee, statement.actions, resources=[arn], conditions=conditions,
+                                      kms=kms if n == 0 else ()))
         return grants
 
     def grant_stream_read(self, grantee: iam.IGrantable) -> iam.Grant:

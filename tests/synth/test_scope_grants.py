@@ -398,3 +398,28 @@ def test_a_scope_iam_cannot_confine_fails_before_bundling(scratch_stack: cdk.Sta
         TableFunction(scratch_stack, "BareFn", table=table, entry=HANDLER, writes={"Thing": ["put"]})
     # AND nothing was built under the function's id
     assert [c.node.id for c in scratch_stack.node.find_child("BareFn").node.children] == []
+
+
+def test_a_customer_managed_key_gets_its_permissions_once(shop_model: Model) -> None:
+    from aws_cdk import aws_dynamodb as dynamodb
+    from aws_cdk import aws_kms as kms
+    from aws_cdk.assertions import Template
+
+    # GIVEN a table encrypted with a customer-managed key and a read-only and a writing scope
+    stack = cdk.Stack(cdk.App(), "ScopeCmk", env=cdk.Environment(region="eu-west-1"))
+    key = kms.Key(stack, "Key")
+    table = SingleTable(stack, "Shop", model=shop_model,
+                        encryption=dynamodb.TableEncryptionV2.customer_managed_key(key))
+    roles = {name: iam.Role(stack, name, assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
+             for name in ("Reader", "Writer")}
+    table.grant_scope(roles["Reader"], AccessScope(patterns=["order by id", "user profile"]))
+    table.grant_scope(roles["Writer"], AccessScope(writes={"Order": ["update"]}, patterns=["order by id"]))
+    template = Template.from_stack(stack).to_json()
+    for name, expected in (("Reader", ["kms:Decrypt", "kms:DescribeKey"]),
+                           ("Writer", ["kms:Decrypt", "kms:DescribeKey", "kms:Encrypt", "kms:GenerateDataKey",
+                                       "kms:ReEncryptFrom", "kms:ReEncryptTo"])):
+        role_id = _logical_id(roles[name])
+        statements = role_policy(template, role_id)["Statement"]
+        # THEN one KMS statement, on the key only, with decrypt for readers and encrypt too for writers
+        (kms_statement,) = [s for s in statements if "kms:Decrypt" in s["Action"]]
+        assert kms_statement["Action"] == expected and ":kms:" in kms_statement["Resource"]
