@@ -46,12 +46,32 @@ def make_client(
 
 
 def serialize(item: Mapping[str, Any]) -> dict[str, Any]:
+    """Python values as DynamoDB's typed JSON, exactly as boto3's ``TypeSerializer`` makes it.
+
+    Text, booleans and integers of up to 18 digits — nearly every value of an item — are
+    converted inline; every other value goes through ``TypeSerializer``.
+    """
     global _serializer
     if _serializer is None:
         from boto3.dynamodb.types import TypeSerializer
 
         _serializer = TypeSerializer()
-    return {k: _serializer.serialize(v) for k, v in item.items()}
+    out = {}
+    for name, value in item.items():
+        kind = type(value)
+        if kind is str:
+            out[name] = {"S": value}
+        elif kind is bool:
+            out[name] = {"BOOL": value}
+        elif kind is int and -_INLINE_INT < value < _INLINE_INT:
+            out[name] = {"N": str(value)}
+        else:
+            out[name] = _serializer.serialize(value)
+    return out
+
+
+#: Integers below this magnitude are serialized inline (str(n) is what TypeSerializer writes).
+_INLINE_INT = 10**18
 
 
 def serialize_value(value: Any) -> dict[str, Any]:
@@ -80,6 +100,11 @@ def deserialize(item: Mapping[str, Any]) -> dict[str, Any]:
         else:
             out[name] = _deserializer.deserialize(value)
     return out
+
+
+def deserialize_value(value: Mapping[str, Any]) -> Any:
+    """One wire-format value as :func:`deserialize` makes it."""
+    return deserialize({"v": value})["v"]
 
 
 def call(client: BaseClient, operation: str, **params: Any) -> dict[str, Any]:
