@@ -47,7 +47,7 @@ from benchmarks._harness import (
     save_line_plot,
 )
 from constructs_lib.runtime import _aws
-from constructs_lib.runtime.counter import (
+from constructs_lib.runtime.patterns.counter import (
     COUNT,
     PARTITION_WCU,
     WCU_BYTES,
@@ -192,7 +192,7 @@ def _modelled(ctx: Context, synthesized: int) -> tuple[list[Table], list[str], l
          f"count, divided by what one increment costs as `derive_shards` counts it: {plain_wcu:g} WCU for a plain "
          f"increment (a ≤ {WCU_BYTES // 1024} KB UpdateItem), {tx_wcu:g} WCU for an idempotent one (a transaction, "
          f"`transactional=True`) — so N shards carry N × {ceiling(1, plain_wcu):,.0f} plain or N × "
-         f"{ceiling(1, tx_wcu):,.0f} idempotent increments/s. All from `constructs_lib.runtime.counter`; nothing is "
+         f"{ceiling(1, tx_wcu):,.0f} idempotent increments/s. All from `constructs_lib.runtime.patterns.counter`; nothing is "
          f"measured: DynamoDB Local does not throttle."),
         (f"At exactly the seed's {seed:,} writes/s, plain increments need {plain_min} shards "
          f"(`derive_shards({seed:_}, headroom=1.0)`) and idempotent ones {tx_min} "
@@ -440,7 +440,7 @@ def run(ctx: Context) -> Section:
         summary=(
             f"`{FAMILY}` counter of `app.py` ({spec.shards} shards, idempotent increments enabled), tables created "
             f"in DynamoDB Local from the synthesized template. Modelled ceiling and shard sizing are arithmetic from "
-            f"`constructs_lib.runtime.counter`; throughput and recompute figures are measured on one thread."
+            f"`constructs_lib.runtime.patterns.counter`; throughput and recompute figures are measured on one thread."
         ),
         rows=increment_rows + recompute_rows,
         tables=tables,

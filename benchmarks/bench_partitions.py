@@ -30,7 +30,7 @@ from benchmarks.partition_sim import (
     write_sharded,
     zipf_users,
 )
-from constructs_lib.runtime.counter import derive_shards
+from constructs_lib.runtime.patterns.counter import derive_shards
 
 NAME = "partitions"
 TITLE = "Partition key designs under load (modelled)"
@@ -120,7 +120,7 @@ def run(ctx: Context) -> Section:
          f"{by_name['date'].description}; `status`: {by_name['status'].description} (`PENDING`); user id: "
          f"{users.description} (the most active user does {users.hottest_share:.2%} of the writes, so this design "
          f"would throttle only above {users.throttle_onset():,.0f} writes/s); one hot item write-sharded over "
-         f"{len(sharded.keys)} keys, the shard count `constructs_lib.runtime.counter.derive_shards({TARGET:_})` "
+         f"{len(sharded.keys)} keys, the shard count `constructs_lib.runtime.patterns.counter.derive_shards({TARGET:_})` "
          f"gives (its default headroom ×{derive_shards(TARGET).headroom:g}): no throttling up to "
          f"{sharded.throttle_onset():,.0f} writes/s."),
         "Nothing here is measured (DynamoDB Local does not throttle); the figures follow the arithmetic exactly.",

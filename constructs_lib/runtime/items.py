@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from ..model.templates import Placeholder
 from . import _aws, codec, keys, ttl
 from .exceptions import ItemValidationError, KeyValueError, UnknownFieldError, UpdateRejectedError
 
@@ -145,7 +144,7 @@ class ItemCodec:
                         f"{list(spec.choices)!r}"
                     )
                 if memo is not None:
-                    memo[Placeholder(name)] = codec.encode_normalized(value, spec.kind, spec.width)
+                    memo[(name, None)] = codec.encode_normalized(value, spec.kind, spec.width)
                 if type(value) is str:  # a declared field's text is checked (valid UTF-8) by now
                     out[name] = value
                     continue

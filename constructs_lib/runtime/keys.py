@@ -73,8 +73,8 @@ def build(
 ) -> str:
     """Build a complete key; every field of ``template`` must be in ``values``.
 
-    ``memo`` (optional) keeps each placeholder's encoded value across calls with the same
-    ``values``, so the templates of one item encode each field once.
+    ``memo`` (optional) keeps each placeholder's encoded value, by ``(field, bucket)``, across
+    calls with the same ``values``, so the templates of one item encode each field once.
 
     Raises
     ------
@@ -87,7 +87,7 @@ def build(
             parts.append(seg)
             continue
         if memo is not None:
-            text = memo.get(seg)
+            text = memo.get((seg.field, seg.bucket))
             if text is not None:
                 parts.append(text)
                 continue
@@ -99,7 +99,7 @@ def build(
             )
         text = segment_value(entity, seg, value)
         if memo is not None:
-            memo[seg] = text
+            memo[(seg.field, seg.bucket)] = text
         parts.append(text)
     return SEPARATOR.join(parts)
 

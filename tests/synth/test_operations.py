@@ -28,9 +28,9 @@ from constructs_lib import (
     SingleTable,
     StreamAudit,
 )
+from constructs_lib.constructs.operations import OPERATIONS
+from constructs_lib.constructs.stream_audit import COUNTER_ENTITIES
 from constructs_lib.model import Model
-from constructs_lib.operations import OPERATIONS
-from constructs_lib.stream_audit import COUNTER_ENTITIES
 
 NEW_AND_OLD = dynamodb.StreamViewType.NEW_AND_OLD_IMAGES
 GT = "GreaterThanThreshold"
@@ -439,8 +439,8 @@ def test_operations_are_added_once_and_must_be_operations(scratch_stack: cdk.Sta
 
 
 def test_module_docstring_documents_every_alarm_key(provisioned: Synth) -> None:
-    # GIVEN the documented alarm table of constructs_lib.operations
-    import constructs_lib.operations as ops
+    # GIVEN the documented alarm table of constructs_lib.constructs.operations
+    import constructs_lib.constructs.operations as ops
 
     assert ops.__doc__ is not None and provisioned.table.operations is not None
     # THEN each table alarm's key kind appears in it

@@ -119,7 +119,7 @@ def test_derivation_is_visible_in_the_template(viral: CounterStack) -> None:
     assert env["CONSTRUCTS_LIB_COUNTER_FAMILY"] == "video_views"
     assert env["CONSTRUCTS_LIB_COUNTER_VIDEO_VIEWS_TABLE"] == {"Ref": viral.table_id}
     assert "60 shards" in fn["Properties"]["Description"]
-    assert fn["Properties"]["Handler"] == "constructs_lib.runtime.aggregator.handler"
+    assert fn["Properties"]["Handler"] == "constructs_lib.runtime.handlers.counter.handler"
 
 
 # Permissions ----------------------------------------------------------------------------------------------
@@ -226,7 +226,7 @@ def test_aggregator_asset_holds_the_runtime_and_no_cdk(viral: CounterStack) -> N
     asset = asset_dir(viral.outdir, viral.template, fn_id)
     files = sorted(p.relative_to(asset).as_posix() for p in asset.rglob("*") if p.is_file())
     # THEN the handler module is there, with the model, and nothing from the CDK
-    assert "constructs_lib/runtime/aggregator.py" in files and "model.json" in files
+    assert "constructs_lib/runtime/handlers/counter.py" in files and "model.json" in files
     assert not [f for f in files if f.split("/")[0] in ("aws_cdk", "constructs", "jsii")]
     assert all(f.startswith(("constructs_lib/model/", "constructs_lib/runtime/", "constructs_lib/__pycache__/"))
                or f in ("constructs_lib/__init__.py", "model.json") for f in files)
@@ -234,8 +234,8 @@ def test_aggregator_asset_holds_the_runtime_and_no_cdk(viral: CounterStack) -> N
     compiled = [f for f in files if f.endswith(".pyc")]
     assert all(f.endswith(".cpython-313.pyc") for f in compiled)
     if compiled:
-        assert "constructs_lib/runtime/__pycache__/aggregator.cpython-313.pyc" in compiled
-        assert "constructs_lib/runtime/__pycache__/audit_handler.cpython-313.pyc" not in compiled
+        assert "constructs_lib/runtime/handlers/__pycache__/counter.cpython-313.pyc" in compiled
+        assert "constructs_lib/runtime/handlers/__pycache__/audit.cpython-313.pyc" not in compiled
     # AND zipped, its sources stay under 100 KB, and the bytecode adds less than that again
     for part, limit in (([f for f in files if f not in compiled], 100 * 1024), (compiled, 100 * 1024)):
         buffer = io.BytesIO()

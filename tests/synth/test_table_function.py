@@ -17,9 +17,9 @@ import aws_cdk as cdk
 import pytest
 
 import constructs_lib
-from constructs_lib import ConstructPropsError, SingleTable, TableFunction, _bytecode
-from constructs_lib._bundling import NOT_BUNDLED
-from constructs_lib._slim import slim_source
+from constructs_lib import ConstructPropsError, SingleTable, TableFunction
+from constructs_lib.constructs import bytecode
+from constructs_lib.constructs.slim import slim_source
 from constructs_lib.model import Model
 
 REPO = Path(__file__).resolve().parents[2]
@@ -144,27 +144,27 @@ def test_asset_contains_exactly_runtime_model_json_and_handler(shop) -> None:
     # WHEN listing its files
     files = asset_files(shop.asset_dir)
     sources = {f for f in files if not f.endswith(".pyc")}
-    # THEN it holds the package stub, every model and runtime module (the model's documentation
-    # writers excepted), model.json and the handler
+    # THEN it holds the package stub, every model and runtime module, model.json and the handler
     expected = (
         {"constructs_lib/__init__.py", "model.json", "orders_api.py"}
         | {f"constructs_lib/{p.relative_to(PACKAGE).as_posix()}"
            for sub in ("model", "runtime") for p in (PACKAGE / sub).rglob("*.py") if "__pycache__" not in p.parts}
-    ) - {f"constructs_lib/{rel}" for rel in NOT_BUNDLED}
+    )
     assert sources == expected
-    assert NOT_BUNDLED and not [f for f in files if f.removeprefix("constructs_lib/") in NOT_BUNDLED]
+    # AND nothing of the documentation writers or the constructs came along
+    assert not [f for f in files if f.startswith(("constructs_lib/docgen/", "constructs_lib/constructs/"))]
     # AND the compiled files are exactly the Python 3.13 bytecode of the modules importing the
     # handler loads (when a 3.13 interpreter exists here), next to their sources
-    compiler = _bytecode.compiler_for("3.13")
+    compiler = bytecode.compiler_for("3.13")
     compiled = {f for f in files if f.endswith(".pyc")}
     if compiler is None:
         assert compiled == set()
     else:
-        path = _bytecode.import_path({f: (shop.asset_dir / f).read_bytes() for f in sources if f.endswith(".py")},
-                                     ["orders_api"])
+        path = bytecode.import_path({f: (shop.asset_dir / f).read_bytes() for f in sources if f.endswith(".py")},
+                                    ["orders_api"])
         assert {"orders_api.py", "constructs_lib/runtime/client.py", "constructs_lib/runtime/__init__.py"} <= path
-        assert "constructs_lib/runtime/audit_handler.py" not in path
-        assert compiled == {_bytecode.pyc_path(f, "cpython-313") for f in path}
+        assert "constructs_lib/runtime/handlers/audit.py" not in path
+        assert compiled == {bytecode.pyc_path(f, "cpython-313") for f in path}
 
 
 def test_asset_modules_are_the_source_modules(shop) -> None:
@@ -274,7 +274,7 @@ def test_runtime_option_sets_the_runtime_and_the_bytecode_version(scratch_stack:
     assert len(props) == 1
     compiled = [f for f in fn.bundle.runtime_files + fn.bundle.user_files if f.endswith(".pyc")]
     assert all(f.endswith(".cpython-312.pyc") for f in compiled)
-    if _bytecode.compiler_for("3.12") is not None:
+    if bytecode.compiler_for("3.12") is not None:
         assert "__pycache__/orders_api.cpython-312.pyc" in compiled
 
 

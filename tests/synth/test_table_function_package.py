@@ -22,8 +22,9 @@ import pytest
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk.assertions import Annotations, Match
 
-from constructs_lib import ConstructPropsError, SingleTable, TableFunction, _bytecode
-from constructs_lib._cache import ENV_CACHE_DIR
+from constructs_lib import ConstructPropsError, SingleTable, TableFunction
+from constructs_lib.constructs import bytecode
+from constructs_lib.constructs.cache import ENV_CACHE_DIR
 from constructs_lib.model import AccessPattern, Entity, Model
 from constructs_lib.testing import SynthResult, invoke_handler, synthesize
 
@@ -137,9 +138,9 @@ def test_asset_holds_runtime_package_modules_and_the_wheel_and_nothing_else(firs
         "formatting.py", "helpers/__init__.py", "helpers/maths.py", "index.py", "templates/greeting.txt")
     # (plus, when a Python 3.13 interpreter exists here, the bytecode of the modules index imports)
     compiled = {f for f in bundle.user_files if f.endswith(".pyc")}
-    if _bytecode.compiler_for("3.13") is not None:
+    if bytecode.compiler_for("3.13") is not None:
         assert "__pycache__/index.cpython-313.pyc" in compiled
-    assert compiled <= {_bytecode.pyc_path(f, "cpython-313") for f in bundle.user_files if f.endswith(".py")}
+    assert compiled <= {bytecode.pyc_path(f, "cpython-313") for f in bundle.user_files if f.endswith(".py")}
     # AND the dependency part is tabulate's wheel without its console script (and no boto3)
     assert "tabulate/__init__.py" in bundle.dependency_files
     assert any(f.startswith("tabulate-0.10.0.dist-info/") for f in bundle.dependency_files)

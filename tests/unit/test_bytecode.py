@@ -10,31 +10,31 @@ from pathlib import Path
 import pytest
 
 import constructs_lib
-from constructs_lib import _bytecode
-from constructs_lib._bundling import bundle
-from constructs_lib.exceptions import ConstructPropsError
+from constructs_lib.constructs import bytecode
+from constructs_lib.constructs.bundling import bundle
+from constructs_lib.constructs.exceptions import ConstructPropsError
 from constructs_lib.model import Entity, Model
 
 HERE = f"{sys.version_info[0]}.{sys.version_info[1]}"
 PACKAGE = Path(constructs_lib.__file__).resolve().parent
 
 
-def fresh_compiler() -> _bytecode.Compiler:
-    compiler = _bytecode.compiler_for(HERE)
+def fresh_compiler() -> bytecode.Compiler:
+    compiler = bytecode.compiler_for(HERE)
     assert compiler is not None  # the synth interpreter itself always qualifies
-    return _bytecode.Compiler(compiler.executable, compiler.version, compiler.full_version)
+    return bytecode.Compiler(compiler.executable, compiler.version, compiler.full_version)
 
 
 def test_pyc_path_follows_pep_3147() -> None:
     # GIVEN module paths WHEN naming their pycs THEN they sit in __pycache__ with the cache tag
-    assert _bytecode.pyc_path("pkg/mod.py", "cpython-313") == "pkg/__pycache__/mod.cpython-313.pyc"
-    assert _bytecode.pyc_path("index.py", "cpython-312") == "__pycache__/index.cpython-312.pyc"
+    assert bytecode.pyc_path("pkg/mod.py", "cpython-313") == "pkg/__pycache__/mod.cpython-313.pyc"
+    assert bytecode.pyc_path("index.py", "cpython-312") == "__pycache__/index.cpython-312.pyc"
 
 
 def test_the_synth_interpreter_is_the_first_candidate_for_its_own_version() -> None:
     # GIVEN this interpreter's version WHEN looking for interpreters THEN it comes first
-    assert _bytecode.candidates(HERE)[0] == sys.executable
-    assert _bytecode.compiler_for(HERE).tag == sys.implementation.cache_tag  # type: ignore[union-attr]
+    assert bytecode.candidates(HERE)[0] == sys.executable
+    assert bytecode.compiler_for(HERE).tag == sys.implementation.cache_tag  # type: ignore[union-attr]
 
 
 def test_pycs_are_unchecked_hash_and_deterministic() -> None:
@@ -55,7 +55,7 @@ def test_a_shipped_pyc_is_what_python_imports(tmp_path: Path) -> None:
     # trusted as is: proof the import read the pyc, not the source)
     pyc = fresh_compiler().compile({"mod.py": b"VALUE = 'compiled'\n"}, what="test")["mod.py"]
     (tmp_path / "__pycache__").mkdir()
-    (tmp_path / _bytecode.pyc_path("mod.py", sys.implementation.cache_tag)).write_bytes(pyc)
+    (tmp_path / bytecode.pyc_path("mod.py", sys.implementation.cache_tag)).write_bytes(pyc)
     (tmp_path / "mod.py").write_text("VALUE = 'source'\n", encoding="utf-8")
     # WHEN a fresh interpreter that writes no bytecode (-B, like a read-only /var/task) imports it
     out = subprocess.run([sys.executable, "-B", "-c", "import mod; print(mod.VALUE)"], cwd=tmp_path,
@@ -72,17 +72,17 @@ def test_a_module_that_does_not_compile_for_the_runtime_is_refused() -> None:
 
 def test_without_an_interpreter_one_line_says_assets_ship_source_only(monkeypatch, capsys) -> None:
     # GIVEN no interpreter of a version
-    monkeypatch.setattr(_bytecode, "candidates", lambda version: [])
-    _bytecode.compiler_for.cache_clear()
+    monkeypatch.setattr(bytecode, "candidates", lambda version: [])
+    bytecode.compiler_for.cache_clear()
     try:
         # WHEN asked twice in one process
-        assert _bytecode.compiler_for("3.99") is None
-        assert _bytecode.compiler_for("3.99") is None
+        assert bytecode.compiler_for("3.99") is None
+        assert bytecode.compiler_for("3.99") is None
         # THEN one line on stderr says so, once
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "no Python 3.99 interpreter found" in err and "source only" in err
     finally:
-        _bytecode.compiler_for.cache_clear()
+        bytecode.compiler_for.cache_clear()
 
 
 def test_import_path_follows_module_level_and_lazy_imports_only() -> None:
@@ -92,13 +92,13 @@ def test_import_path_follows_module_level_and_lazy_imports_only() -> None:
     sources["constructs_lib/__init__.py"] = b""
     sources["index.py"] = b"from constructs_lib.runtime import TableClient, new_ulid\ndef handler(e, c):\n    return 1\n"
     # WHEN its import path is computed
-    path = _bytecode.import_path(sources, ["index"])
+    path = bytecode.import_path(sources, ["index"])
     # THEN it holds the handler, the packages above, the modules defining the names and what they import
     assert {"index.py", "constructs_lib/__init__.py", "constructs_lib/runtime/__init__.py",
             "constructs_lib/runtime/client.py", "constructs_lib/runtime/items.py",
             "constructs_lib/runtime/ulid.py"} <= path
     # AND not what is imported only inside functions or for type checking
-    assert "constructs_lib/runtime/audit_handler.py" not in path
+    assert "constructs_lib/runtime/handlers/audit.py" not in path
     assert "constructs_lib/runtime/stats/report.py" not in path
 
 
@@ -110,15 +110,15 @@ def test_two_bundles_of_the_same_sources_are_byte_identical(tmp_path: Path, monk
         run = tmp_path / f"run{len(list(tmp_path.iterdir()))}"
         run.mkdir()
         monkeypatch.setattr("tempfile.tempdir", str(run))
-        _bytecode.compiler_for.cache_clear()
-        result = bundle(model, handler="constructs_lib.runtime.aggregator.handler", python_version=HERE)
+        bytecode.compiler_for.cache_clear()
+        result = bundle(model, handler="constructs_lib.runtime.handlers.counter.handler", python_version=HERE)
         return {p.relative_to(result.directory).as_posix(): p.read_bytes()
                 for p in result.directory.rglob("*") if p.is_file()}
 
     try:
         first, second = staged(), staged()
     finally:
-        _bytecode.compiler_for.cache_clear()
+        bytecode.compiler_for.cache_clear()
     # THEN they hold the same files with the same bytes, bytecode included
     assert first == second
     assert any(name.endswith(f".{sys.implementation.cache_tag}.pyc") for name in first)

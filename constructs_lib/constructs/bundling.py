@@ -3,15 +3,15 @@
 Every generated function's asset holds ``constructs_lib/__init__.py`` (a stub),
 ``constructs_lib/model/``, ``constructs_lib/runtime/`` and ``model.json`` — the **runtime part**,
 no CDK and nothing beyond what the Lambda Python runtime ships (boto3). A ``TableFunction`` adds
-the **user part**: its handler module or directory (see :mod:`._handler_code`) and the wheels
-installed from its requirements (see :mod:`._requirements`). No file of the user part may take a
+the **user part**: its handler module or directory (see :mod:`.handler_code`) and the wheels
+installed from its requirements (see :mod:`.requirements`). No file of the user part may take a
 path or a top-level import name of another part. :class:`Bundle` lists the files of each part, so
 their sizes can be checked separately.
 
 Output is deterministic (sorted, content-addressed staging directory, file contents only), so the
 asset hash only changes when the code, the dependencies or the model do. The runtime and user
 modules also ship as bytecode for the function's Python version when an interpreter of that
-version is found (see :mod:`._bytecode`).
+version is found (see :mod:`.bytecode`).
 """
 
 from __future__ import annotations
@@ -24,23 +24,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import _bytecode, _defaults
-from ._slim import slim_source
+from . import bytecode, defaults
 from .exceptions import ConstructPropsError
+from .slim import slim_source
 
 if TYPE_CHECKING:
-    from ._handler_code import HandlerCode
-    from .model import Model
+    from ..model import Model
+    from .handler_code import HandlerCode
 
-__all__ = ["BUNDLED_PACKAGES", "Bundle", "MODEL_FILE", "NOT_BUNDLED", "bundle"]
+__all__ = ["BUNDLED_PACKAGES", "MODEL_FILE", "Bundle", "bundle"]
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
 #: Sub-packages shipped in every generated Lambda.
 BUNDLED_PACKAGES = ("model", "runtime")
-#: Modules of those packages a function never runs: the model's documentation writers (Markdown,
-#: Mermaid, NoSQL Workbench), used at synth time and by ``python -m constructs_lib``. Nothing in
-#: the bundled packages imports them (tests/synth checks the asset imports without them).
-NOT_BUNDLED = frozenset({"model/describe.py", "model/workbench.py"})
 MODEL_FILE = "model.json"
 _STUB_INIT = '"""constructs_lib, as bundled into a Lambda function: model + runtime only."""\n'
 
@@ -71,7 +67,7 @@ def _runtime_files(model: Model) -> dict[str, bytes]:
     files: dict[str, bytes] = {"constructs_lib/__init__.py": _STUB_INIT.encode()}
     for package in BUNDLED_PACKAGES:
         for path in sorted((PACKAGE_DIR / package).rglob("*.py")):
-            if "__pycache__" not in path.parts and path.relative_to(PACKAGE_DIR).as_posix() not in NOT_BUNDLED:
+            if "__pycache__" not in path.parts:
                 # Docstrings and comments blanked, every line kept (see ._slim): a smaller asset.
                 source = slim_source(path.read_text(encoding="utf-8"))
                 files[f"constructs_lib/{path.relative_to(PACKAGE_DIR).as_posix()}"] = source.encode()
@@ -120,7 +116,7 @@ def bundle(
     dependencies: Path | None = None,
     extra_files: dict[str, str] | None = None,
     what: str = "function",
-    python_version: str = _defaults.LAMBDA_PYTHON_VERSION,
+    python_version: str = defaults.LAMBDA_PYTHON_VERSION,
     handler: str | None = None,
 ) -> Bundle:
     """Stage an asset directory and return it with its parts.
@@ -142,10 +138,10 @@ def bundle(
     python_version
         ``MAJOR.MINOR`` of the function's runtime: the runtime and user modules get
         ``__pycache__/*.cpython-3X.pyc`` compiled by an interpreter of that version, if one is
-        found. Default ``_defaults.LAMBDA_PYTHON_VERSION``.
+        found. Default ``defaults.LAMBDA_PYTHON_VERSION``.
     handler
         The Lambda handler (``module.function``): bytecode ships for the modules importing it
-        loads (:func:`._bytecode.import_path`). Default: ``code``'s handler; without ``code``
+        loads (:func:`.bytecode.import_path`). Default: ``code``'s handler; without ``code``
         and ``handler``, no bytecode.
 
     Raises
@@ -159,19 +155,19 @@ def bundle(
     user: dict[str, bytes | Path] = dict(code.files) if code is not None else {}
     deps: dict[str, bytes | Path] = dict(_dependency_files(dependencies)) if dependencies is not None else {}
     _check_parts({"runtime part": runtime, "function's code": user, "function's dependencies": deps}, what)
-    compiler = _bytecode.compiler_for(python_version)
+    compiler = bytecode.compiler_for(python_version)
     pycs: dict[str, str] = {}  # pyc path -> its source's path
     handler = handler or (code.handler if code is not None else None)
     if compiler is not None and handler:
         sources = {rel: _read(source) for part in (runtime, user) for rel, source in part.items() if rel.endswith(".py")}
-        for rel in sorted(_bytecode.import_path(sources, [handler.rpartition(".")[0]])):
-            pycs[_bytecode.pyc_path(rel, compiler.tag)] = rel
+        for rel in sorted(bytecode.import_path(sources, [handler.rpartition(".")[0]])):
+            pycs[bytecode.pyc_path(rel, compiler.tag)] = rel
     files: dict[str, bytes | Path] = {**deps, **user, **runtime}
     # Stage under a name derived from the content: re-synthesizing reuses the directory
     # instead of leaving a new temporary one behind each time. The pycs are a function of their
     # sources and the compiling interpreter's version.
     digest = hashlib.sha256()
-    digest.update(f"bytecode {compiler.full_version if compiler else 'none'} {_bytecode.EXTRA_FLAGS} {sorted(pycs)}".encode())
+    digest.update(f"bytecode {compiler.full_version if compiler else 'none'} {bytecode.EXTRA_FLAGS} {sorted(pycs)}".encode())
     for rel in sorted(files):
         source = files[rel]
         data = source if isinstance(source, bytes) else source.read_bytes()

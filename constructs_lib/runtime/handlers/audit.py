@@ -1,8 +1,8 @@
-"""The audit Lambda: stream records in, audit items out (``constructs_lib.runtime.audit_handler.handler``).
+"""The audit Lambda: stream records in, audit items out (``constructs_lib.runtime.handlers.audit.handler``).
 
 Reading top to bottom: typed values (Lambda's stream JSON, where binary values are base64
 text), building one audit item from one record (:func:`build_item`), writing a batch
-(:func:`write_records`), and the handler. The key layout is in :mod:`constructs_lib.runtime.audit`.
+(:func:`write_records`), and the handler. The key layout is in :mod:`constructs_lib.runtime.patterns.audit`.
 
 **The item.** Every attribute is a function of the stream record (and the spec and salt),
 never of the clock: a redelivered record rewrites the identical item, so Lambda's
@@ -22,7 +22,7 @@ values hash equal and changes stay visible; ``"drop"`` stores no value (the name
 value is never stored, and hashing never runs without a salt. Attributes derived from a
 redacted one (a GSI key such as ``EMAIL#{email}``) must be redacted too.
 
-**Size.** An item over :data:`~constructs_lib.runtime.audit.MAX_ITEM_BYTES` (estimated
+**Size.** An item over :data:`~constructs_lib.runtime.patterns.audit.MAX_ITEM_BYTES` (estimated
 conservatively) first loses ``image`` (``image_omitted``), then its change values become
 SHA-256 digests (``values_omitted``), then ``changes`` and finally ``changed`` are left out
 (``changes_omitted``). The record itself is always written.
@@ -48,8 +48,9 @@ from datetime import datetime, timedelta
 from decimal import ROUND_FLOOR, Decimal
 from typing import TYPE_CHECKING, Any
 
-from . import _aws, codec
-from .audit import (
+from .. import _aws, codec
+from ..exceptions import DynamoDBError, KeyValueError, RuntimeClientError
+from ..patterns.audit.client import (
     AUDIT_TYPE,
     EPOCH,
     GSI1PK,
@@ -79,7 +80,6 @@ from .audit import (
     typed_tag,
     utf8_len,
 )
-from .exceptions import DynamoDBError, KeyValueError, RuntimeClientError
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
