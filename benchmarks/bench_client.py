@@ -117,12 +117,12 @@ def _deployed(ddb: DynamoDBLocal) -> Iterator[tuple[str, Model]]:
 
 
 def _client(ddb: DynamoDBLocal) -> BaseClient:
-    """A DynamoDB Local client configured like TableClient's default (adaptive retries, 10 attempts)."""
+    """A DynamoDB Local client configured like TableClient's default (``_aws.client_config()``: adaptive
+    retries, 10 attempts, no client-side parameter validation)."""
     import boto3
-    from botocore.config import Config
 
     kwargs = ddb.client_kwargs()
-    kwargs["config"] = kwargs["config"].merge(Config(retries={"mode": RETRY_MODE, "max_attempts": MAX_ATTEMPTS}))
+    kwargs["config"] = kwargs["config"].merge(_aws.client_config(retry_mode=RETRY_MODE, max_attempts=MAX_ATTEMPTS))
     return boto3.session.Session().client("dynamodb", **kwargs)
 
 
@@ -191,17 +191,18 @@ def _peer_cpu(
     """Client-side CPU per call of each peer on a stub transport answering with its own recorded response."""
     import boto3
     import pynamodb
-    from botocore.config import Config
 
     users = sorted({o["user_id"] for o in orders})
 
     def query_user(o: dict[str, Any]) -> str:
         return users[orders.index(o) % len(users)]
 
-    raw_client, ours_client = _client(ddb), _client(ddb)
+    # Each peer as a user gets it: boto3's default configuration for raw boto3 and the resource API,
+    # TableClient's own default client configuration, PynamoDB's own.
+    kwargs = {k: v for k, v in ddb.client_kwargs().items() if k != "config"}
+    raw_client = boto3.session.Session().client("dynamodb", **kwargs)
+    ours_client = boto3.session.Session().client("dynamodb", **kwargs, config=_aws.client_config())
     ours = TableClient(model, table_name, client=ours_client)
-    kwargs = ddb.client_kwargs()
-    kwargs["config"] = kwargs["config"].merge(Config(retries={"mode": RETRY_MODE, "max_attempts": MAX_ATTEMPTS}))
     resource_table = boto3.session.Session().resource("dynamodb", **kwargs).Table(table_name)
     order_model = peers.pynamodb_model(table_name, ddb.endpoint, "us-east-1")
     cycles = {name: itertools.cycle(captured[name]) for name in captured}
@@ -262,8 +263,10 @@ def _peer_cpu(
          f"with the stored attributes, f-string keys, `save()`, `get()`, `list(query(..., limit=10))`, "
          f"`update(actions=[...], condition=...)`. Same work per order: the same item with its GSI keys (GSI2 only "
          f"while `PENDING`), the same key condition and limit, the same update (two attributes set, GSI2 left, "
-         f"`attribute_exists` condition, new item returned). Raw, TableClient and the resource API share the retry "
-         f"configuration (`{RETRY_MODE}`, {MAX_ATTEMPTS} attempts); PynamoDB uses its own defaults. "
+         f"`attribute_exists` condition, new item returned). Each client is configured as its users get it: raw "
+         f"boto3 and the resource API with boto3's defaults, TableClient with its default client's configuration "
+         f"(`_aws.client_config()`: retries `{RETRY_MODE}` / {MAX_ATTEMPTS} attempts, no client-side parameter "
+         f"validation), PynamoDB with its own (no parameter validation either). "
          f"{plan.cpu_rounds} Williams-ordered rounds × {plan.cpu_block:,} calls per peer and operation, after "
          f"{plan.cpu_block} untimed calls, each block timed with `time.thread_time()` (this thread's CPU: other "
          f"processes on a busy machine do not inflate it); *ratio* = CPU per call ÷ raw boto3's in the same round "

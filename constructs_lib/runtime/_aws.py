@@ -27,6 +27,21 @@ _deserializer = None
 _number: Any = None  # DynamoDB's decimal context's create_decimal, set with _deserializer
 
 
+def client_config(*, retry_mode: str = "adaptive", max_attempts: int = 10, service: str = "dynamodb") -> Any:
+    """The botocore ``Config`` of the clients :func:`make_client` builds.
+
+    For DynamoDB, botocore's client-side parameter validation is off: every request is built by
+    this package, whose builders check what they send (names, keys, sizes, limits), and
+    re-validating it costs tens of µs per call. DynamoDB still refuses a malformed request, and
+    that refusal arrives as our :class:`DynamoDBError`.
+    """
+    from botocore.config import Config
+
+    if retry_mode not in ("adaptive", "standard", "legacy"):
+        raise ValueError(f"retry_mode {retry_mode!r} must be 'adaptive', 'standard' or 'legacy'")
+    return Config(retries={"mode": retry_mode, "max_attempts": max_attempts}, parameter_validation=service != "dynamodb")
+
+
 def make_client(
     *,
     retry_mode: str = "adaptive",
@@ -35,13 +50,10 @@ def make_client(
     endpoint_url: str | None = None,
     service: str = "dynamodb",
 ) -> BaseClient:
-    """A boto3 client with the given botocore retry mode (``adaptive`` by default)."""
+    """A boto3 client with the given botocore retry mode (``adaptive`` by default); see :func:`client_config`."""
     import boto3
-    from botocore.config import Config
 
-    if retry_mode not in ("adaptive", "standard", "legacy"):
-        raise ValueError(f"retry_mode {retry_mode!r} must be 'adaptive', 'standard' or 'legacy'")
-    config = Config(retries={"mode": retry_mode, "max_attempts": max_attempts})
+    config = client_config(retry_mode=retry_mode, max_attempts=max_attempts, service=service)
     return boto3.client(service, region_name=region_name, endpoint_url=endpoint_url, config=config)
 
 
