@@ -111,9 +111,13 @@ def _probe(executable: str) -> tuple[str, str] | None:
 
 
 def _pyenv_root() -> Path | None:
+    """``$PYENV_ROOT``, else ``~/.pyenv``, else what ``pyenv root`` answers (a subprocess: last)."""
     root = os.environ.get("PYENV_ROOT")
     if root:
         return Path(root)
+    home = Path.home() / ".pyenv"
+    if home.is_dir():
+        return home
     pyenv = shutil.which("pyenv")
     if pyenv:
         try:
@@ -122,8 +126,7 @@ def _pyenv_root() -> Path | None:
                 return Path(proc.stdout.strip())
         except (OSError, subprocess.SubprocessError):
             pass
-    home = Path.home() / ".pyenv"
-    return home if home.is_dir() else None
+    return None
 
 
 def candidates(version: str) -> list[str]:
@@ -132,8 +135,8 @@ def candidates(version: str) -> list[str]:
     if f"{sys.version_info[0]}.{sys.version_info[1]}" == version and sys.executable:
         found.append(sys.executable)
     on_path = shutil.which(f"python{version}")
-    if on_path:
-        found.append(on_path)
+    if on_path and Path(on_path).parent.name != "shims":  # a pyenv shim runs only the selected versions:
+        found.append(on_path)  # the versions themselves are tried below
     root = _pyenv_root()
     if root is not None:
         # Newest patch release first (3.13.10 after 3.13.9: compare numerically).
