@@ -18,8 +18,9 @@ import os
 import shutil
 import subprocess
 import sys
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
+from typing import Any
 
 from .exceptions import ConstructPropsError
 
@@ -166,6 +167,14 @@ def compiler_for(version: str) -> Compiler | None:
     return None
 
 
+@lru_cache(maxsize=1024)
+def _parse(source: bytes) -> Any:
+    """The syntax tree of a module (cached by content: every function bundles the same runtime)."""
+    import ast
+
+    return ast.parse(source)
+
+
 def import_path(sources: dict[str, bytes], entry_modules: list[str]) -> set[str]:
     """Asset paths of the ``.py`` files importing ``entry_modules`` loads, found statically.
 
@@ -186,7 +195,7 @@ def import_path(sources: dict[str, bytes], entry_modules: list[str]) -> set[str]
 
     def tree(module: str) -> ast.Module:
         if module not in trees:
-            trees[module] = ast.parse(sources[modules[module]])
+            trees[module] = _parse(sources[modules[module]])
         return trees[module]
 
     def is_type_checking(node: ast.If) -> bool:
