@@ -31,6 +31,7 @@ from .exceptions import (
     KeyValueError,
     IndexNotReadyError,
     ModelMismatchError,
+    OutOfScopeError,
     RedactionError,
     RuntimeClientError,
     TenantAccessError,
@@ -83,6 +84,7 @@ if TYPE_CHECKING:
         ShardSizing,
         derive_shards,
     )
+    from .scope import ENV_ACCESS_SCOPE
     from .stats import (
         Finding,
         RecordingClient,
@@ -130,6 +132,7 @@ _LAZY = {
     "Increment": "patterns.counter",
     "ShardSizing": "patterns.counter",
     "derive_shards": "patterns.counter",
+    "ENV_ACCESS_SCOPE": "scope",
     "composite_key": "keys",
     "entity_key": "keys",
     "split_composite_key": "keys",
@@ -150,6 +153,7 @@ _LAZY = {
 
 __all__ = [
     "AT",
+    "ENV_ACCESS_SCOPE",
     "ENV_MODEL_FINGERPRINT",
     "ENV_MODEL_PATH",
     "ENV_TABLE_NAME",
@@ -176,6 +180,7 @@ __all__ = [
     "KeyValueError",
     "IndexNotReadyError",
     "ModelMismatchError",
+    "OutOfScopeError",
     "Page",
     "RecordingClient",
     "RedactionError",
