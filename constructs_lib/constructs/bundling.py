@@ -39,6 +39,9 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1]
 BUNDLED_PACKAGES = ("model", "runtime")
 #: Modules of those packages only synthesis and the command line use (model evolution): not shipped.
 SYNTH_ONLY = frozenset({"model/diff.py", "model/lock.py", "model/preflight.py"})
+#: Modules only the generated backfill function runs: shipped with its handler alone.
+BACKFILL_ONLY = ("runtime/patterns/backfill/", "runtime/handlers/backfill.py")
+BACKFILL_HANDLER = "constructs_lib.runtime.handlers.backfill.handler"
 MODEL_FILE = "model.json"
 _STUB_INIT = '"""constructs_lib, as bundled into a Lambda function: model + runtime only."""\n'
 
@@ -65,11 +68,18 @@ class Bundle:
     dependency_files: tuple[str, ...] = ()
 
 
-def _runtime_files(model: Model) -> dict[str, bytes]:
+def shipped(rel: str, handler: str | None) -> bool:
+    """Whether the package module ``rel`` (``"runtime/client.py"``) ships with ``handler``."""
+    if rel in SYNTH_ONLY:
+        return False
+    return handler == BACKFILL_HANDLER or not rel.startswith(BACKFILL_ONLY)
+
+
+def _runtime_files(model: Model, handler: str | None = None) -> dict[str, bytes]:
     files: dict[str, bytes] = {"constructs_lib/__init__.py": _STUB_INIT.encode()}
     for package in BUNDLED_PACKAGES:
         for path in sorted((PACKAGE_DIR / package).rglob("*.py")):
-            if "__pycache__" not in path.parts and path.relative_to(PACKAGE_DIR).as_posix() not in SYNTH_ONLY:
+            if "__pycache__" not in path.parts and shipped(path.relative_to(PACKAGE_DIR).as_posix(), handler):
                 # Docstrings and comments blanked, every line kept (see ._slim): a smaller asset.
                 source = slim_source(path.read_text(encoding="utf-8"))
                 files[f"constructs_lib/{path.relative_to(PACKAGE_DIR).as_posix()}"] = source.encode()
@@ -152,7 +162,7 @@ def bundle(
         A user file or a dependency takes a path or an import name of another part, or a module
         does not compile for ``python_version``.
     """
-    runtime: dict[str, bytes | Path] = dict(_runtime_files(model))
+    runtime: dict[str, bytes | Path] = dict(_runtime_files(model, handler))
     runtime.update({rel: text.encode() for rel, text in (extra_files or {}).items()})
     user: dict[str, bytes | Path] = dict(code.files) if code is not None else {}
     deps: dict[str, bytes | Path] = dict(_dependency_files(dependencies)) if dependencies is not None else {}
