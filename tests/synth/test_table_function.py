@@ -18,8 +18,7 @@ import pytest
 
 import constructs_lib
 from constructs_lib import ConstructPropsError, SingleTable, TableFunction
-from constructs_lib.constructs.bundling import SYNTH_ONLY, shipped
-from constructs_lib.constructs import bytecode
+from constructs_lib.constructs import bundling, bytecode
 from constructs_lib.constructs.slim import slim_source
 from constructs_lib.model import Model
 
@@ -161,10 +160,10 @@ def test_asset_contains_exactly_runtime_model_json_and_handler(shop) -> None:
         {"constructs_lib/__init__.py", "model.json", "orders_api.py"}
         | {f"constructs_lib/{p.relative_to(PACKAGE).as_posix()}"
            for sub in ("model", "runtime") for p in (PACKAGE / sub).rglob("*.py")
-           if "__pycache__" not in p.parts and shipped(p.relative_to(PACKAGE).as_posix(), "orders_api.handler")}
+           if "__pycache__" not in p.parts and bundling.shipped(p.relative_to(PACKAGE).as_posix(), "orders_api.handler")}
     )
     assert sources == expected
-    assert SYNTH_ONLY == {"model/diff.py", "model/lock.py", "model/preflight.py"}
+    assert bundling.SYNTH_ONLY == {"model/diff.py", "model/lock.py", "model/preflight.py"}
     assert not [f for f in sources if "backfill" in f]
     # AND nothing of the documentation writers or the constructs came along
     assert not [f for f in files if f.startswith(("constructs_lib/docgen/", "constructs_lib/constructs/"))]
