@@ -1,8 +1,4 @@
-"""The audit trail's contract and read side: :class:`AuditSpec`, the audit table's key layout,
-and :class:`AuditClient` (history of an item, changes of a day, state as of a time).
-
-How a stream record becomes an audit item (diff, redaction, size limit) and the Lambda
-handler that writes them live in :mod:`constructs_lib.runtime.audit_handler`.
+"""The audit trail's contract and read side: :class:`AuditSpec`, the key layout, :class:`AuditClient`.
 
 Audit table layout (``StreamAudit`` creates exactly this; every key attribute is a string)::
 
@@ -11,13 +7,8 @@ Audit table layout (``StreamAudit`` creates exactly this; every key attribute is
     GSI1PK = DAY#{YYYY-MM-DD}#{shard:03d}   index "ByDay"  a day's changes over day_shards partitions
     GSI1SK = {SK}#{PK}                                     unique and in time order
 
-``{pk}``/``{sk}`` are the source key values (S as is, N as plain decimal text, B as base64),
-each :func:`codec.escape`-d so a ``#`` inside a value cannot forge a segment. A PK over 2,048
-bytes becomes ``ITEM#$H#`` + the SHA-256 hex of the full text (``$`` never occurs in an
-escaped value, so no real key can produce it); a GSI1SK over 1,024 bytes (the index's sort
-key limit) uses that hashed form of PK. ``changed_at`` is the record's
-ApproximateCreationDateTime as ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (UTC, floored to the millisecond);
-the shard is ``sha256(PK) % day_shards``, so one item's changes of a day share a partition.
+Source key values are escaped and over-long keys take a SHA-256 form; :class:`AuditClient` reads
+an item's history, a day's changes and past states. See docs/adr/0013-audit-key-layout-and-idempotency.md.
 """
 
 from __future__ import annotations

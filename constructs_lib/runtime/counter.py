@@ -1,19 +1,14 @@
 """Write-sharded counters: sizing, key layout and the :class:`CounterClient`.
 
-Why shards. One partition accepts at most 1,000 write capacity units per second, and a
-1 KB write costs one WCU, so a single counter item tops out near 1,000 increments/s. A
-*counter family* (say ``video_views``) spreads each counter's increments over N shard items
-on N distinct partition keys, giving N × 1,000 WCU; reading the exact value then costs
-reading N shards, so an aggregator keeps a pre-computed total item per counter.
-
-Item layout on the single table (``{id}`` is the escaped counter id, ``NNN`` the shard)::
+One partition takes about 1,000 increments/s, so a counter family spreads each counter over N
+shard items on N partition keys and an aggregator keeps a total per counter::
 
     shard   PK = COUNTER#<family>#{id}#S007          SK = SHARD   count (ADD), _type
     total   PK = COUNTER#<family>#{id}               SK = TOTAL   count, aggregated_at
     dedup   PK = COUNTER#<family>#{id}#DEDUP#{key}   SK = DEDUP   (TTL) one per idempotency key
 
-Reading top to bottom: sizing (:func:`derive_shards`), the spec the construct hands to the
-runtime (:class:`CounterSpec`), then :class:`CounterClient` — increment, get, recompute.
+Reading top to bottom: sizing (:func:`derive_shards`), the spec the construct hands to the runtime
+(:class:`CounterSpec`), then :class:`CounterClient`. See docs/adr/0012-write-sharded-counters.md.
 """
 
 from __future__ import annotations
@@ -71,7 +66,7 @@ _SHARD_SEGMENT = re.compile(r"S([0-9]{3})")
 
 @dataclass(frozen=True)
 class ShardSizing:
-    """How a shard count was derived from an expected write rate (seed 001's arithmetic).
+    """How a shard count was derived from an expected write rate (1 WCU per KB, 1,000 WCU per partition).
 
     ``wcu_per_write`` is for a plain write; ``transactional`` doubles it.
     """
