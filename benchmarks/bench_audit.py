@@ -33,8 +33,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchmarks._harness import Context, Row, Section, Stats, Timings, interleave, log
-from constructs_lib.runtime import _aws, audit_handler
-from constructs_lib.runtime.audit import ENV_SALT, ENV_SALT_SECRET, PK, SK, AuditClient
+from constructs_lib.runtime import _aws
+from constructs_lib.runtime.handlers import audit as audit_handler
+from constructs_lib.runtime.patterns.audit import (
+    ENV_SALT,
+    ENV_SALT_SECRET,
+    PK,
+    SK,
+    AuditClient,
+)
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
@@ -46,7 +53,7 @@ NAME = "audit"
 TITLE = "Audit handler batched writes"
 NEEDS_DYNAMODB = True
 
-AUDIT_HANDLER = "constructs_lib.runtime.audit_handler.handler"
+AUDIT_HANDLER = "constructs_lib.runtime.handlers.audit.handler"
 AUDIT_TABLE_PREFIX = "AuditTable"
 SOURCE_TABLE_PREFIX = "DataTable"
 #: The audit function's salt lives in Secrets Manager on AWS; DynamoDB Local has none.

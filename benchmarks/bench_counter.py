@@ -5,7 +5,7 @@ Four figures (see ``benchmarks/README.md`` for how to read them):
 1. **Modelled write ceiling** vs shard count — N × :data:`PARTITION_WCU` WCU/s, i.e. N × 1,000
    plain increments/s (1 WCU each) or N × 500 idempotent ones (a transaction: 2 WCU), with the
    library's own :func:`derive_shards` answers for the seed's 50,000 writes/s. Arithmetic
-   only, taken from :mod:`constructs_lib.runtime.counter`; plotted to
+   only, taken from :mod:`constructs_lib.runtime.patterns.counter`; plotted to
    ``counter_write_ceiling.png``.
 2. **Measured** single-thread ``CounterClient.increment`` ops/s against a hand-written boto3
    ``update_item(UpdateExpression="ADD #c :one")`` on the same DynamoDB Local table.
@@ -47,7 +47,7 @@ from benchmarks._harness import (
     save_line_plot,
 )
 from constructs_lib.runtime import _aws
-from constructs_lib.runtime.counter import (
+from constructs_lib.runtime.patterns.counter import (
     COUNT,
     PARTITION_WCU,
     CounterClient,
@@ -174,7 +174,7 @@ def _modelled(ctx: Context) -> tuple[list[Table], list[str], list[str]]:
     )
     notes = [
         (f"Modelled figures are DynamoDB's documented per-partition limit ({PARTITION_WCU:,} WCU/s) times the shard "
-         f"count, from `constructs_lib.runtime.counter` — nothing is measured: DynamoDB Local does not throttle."),
+         f"count, from `constructs_lib.runtime.patterns.counter` — nothing is measured: DynamoDB Local does not throttle."),
         (f"With exactly 1 WCU per increment, {plain_min} shards reach the seed's {seed:,} writes/s; `derive_shards` "
          f"adds its default 1.2 headroom (burstiness and the uneven spread of random shard choice) and answers "
          f"{default}; idempotent (transactional, 2 WCU) increments need {tx_min}, {default_tx} with headroom — the "
@@ -418,7 +418,7 @@ def run(ctx: Context) -> Section:
         summary=(
             f"`{FAMILY}` counter of `app.py` ({spec.shards} shards, idempotent increments enabled), tables created "
             f"in DynamoDB Local from the synthesized template. Modelled ceiling and shard sizing are arithmetic from "
-            f"`constructs_lib.runtime.counter`; throughput and recompute figures are measured on one thread."
+            f"`constructs_lib.runtime.patterns.counter`; throughput and recompute figures are measured on one thread."
         ),
         rows=increment_rows + recompute_rows,
         tables=tables,

@@ -118,7 +118,7 @@ def run(ctx: Context) -> Section:
          f"writes on today's key; `status` with 4 values, 80% `PENDING`; user id over 100,000 users with Zipf "
          f"exponent 0.6 (the most active user does {users.hottest_share:.2%} of the writes, so this design would "
          f"throttle only above {users.throttle_onset():,.0f} writes/s); one hot item write-sharded over "
-         f"{len(sharded.keys)} keys, the shard count `constructs_lib.runtime.counter.derive_shards({TARGET:_})` "
+         f"{len(sharded.keys)} keys, the shard count `constructs_lib.runtime.patterns.counter.derive_shards({TARGET:_})` "
          f"gives (headroom 1.2): no throttling up to {sharded.throttle_onset():,.0f} writes/s."),
         "Nothing here is measured (DynamoDB Local does not throttle); the figures follow the arithmetic exactly.",
     ]

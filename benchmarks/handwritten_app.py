@@ -287,7 +287,7 @@ def _audit(
             removal_policy=cdk.RemovalPolicy.RETAIN,
         )
         environment["CONSTRUCTS_LIB_AUDIT_SALT_SECRET_ARN"] = salt.secret_arn
-    writer = _function(scope, "Audit", asset=asset, handler="constructs_lib.runtime.audit_handler.handler",
+    writer = _function(scope, "Audit", asset=asset, handler="constructs_lib.runtime.handlers.audit.handler",
                        environment=environment, timeout=60,
                        description=f"Writes the audit trail of {scope.node.path} from its stream")
     writer.add_to_role_policy(iam.PolicyStatement(
@@ -318,7 +318,7 @@ class HandwrittenShopStack(cdk.Stack):
 
         # The sharded counter's aggregator.
         aggregator = _function(
-            self, "ProductViews", asset=assets / SHOP_RUNTIME, handler="constructs_lib.runtime.aggregator.handler",
+            self, "ProductViews", asset=assets / SHOP_RUNTIME, handler="constructs_lib.runtime.handlers.counter.handler",
             environment={**counter_env, "CONSTRUCTS_LIB_COUNTER_FAMILY": "product_views",
                          "COUNTER_SHARDS_DERIVATION": SHARDS_DERIVATION},
             timeout=30, description=f"Recomputes totals of counter family product_views (120 shards: {SHARDS_DERIVATION})",

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from constructs_lib.runtime.counter import PARTITION_WCU, derive_shards
+from constructs_lib.runtime.patterns.counter import PARTITION_WCU, derive_shards
 
 #: Read units one partition serves per second (DynamoDB's documented per-partition limit).
 PARTITION_RCU = 3000
@@ -177,7 +177,7 @@ def uniform_keys(count: int, *, name: str | None = None, good: bool = True) -> K
 def write_sharded(target_writes_per_second: float, *, name: str | None = None) -> KeyDesign:
     """One hot item write-sharded over ``derive_shards(target).shards`` keys (``…#S000`` …), uniform shares.
 
-    The shard count comes from :func:`constructs_lib.runtime.counter.derive_shards` (default
+    The shard count comes from :func:`constructs_lib.runtime.patterns.counter.derive_shards` (default
     headroom 1.2), as a :class:`~constructs_lib.ShardedCounter` sized for *target* would get.
     """
     shards = derive_shards(target_writes_per_second).shards

@@ -3,7 +3,7 @@
 The CDK constructs (:class:`SingleTable`, :class:`TableFunction`, :class:`ShardedCounter`, :class:`StreamAudit`) are imported lazily, so
 ``import constructs_lib.model`` / ``constructs_lib.runtime`` never loads the AWS CDK. They need the
 ``cdk`` extra (``pip install "constructs_lib[cdk]"``); without it, asking for one raises
-:class:`~constructs_lib.exceptions.MissingExtraError` (an ``ImportError``) saying so.
+:class:`~constructs_lib.constructs.exceptions.MissingExtraError` (an ``ImportError``) saying so.
 """
 
 from __future__ import annotations
@@ -14,17 +14,17 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _LAZY = {
-    "ShardedCounter": "constructs_lib.sharded_counter",
-    "SingleTable": "constructs_lib.single_table",
-    "StreamAudit": "constructs_lib.stream_audit",
-    "TableFunction": "constructs_lib.table_function",
-    "ConstructPropsError": "constructs_lib.exceptions",
-    "MissingExtraError": "constructs_lib.exceptions",
-    "Operations": "constructs_lib.operations",
-    "Hardening": "constructs_lib.hardening",
-    "ModelBoundTable": "constructs_lib.bound_table",
-    "ImportedSingleTable": "constructs_lib.imported_table",
-    "ModelContract": "constructs_lib.model_contract",
+    "ShardedCounter": "constructs_lib.constructs.sharded_counter",
+    "SingleTable": "constructs_lib.constructs.single_table",
+    "StreamAudit": "constructs_lib.constructs.stream_audit",
+    "TableFunction": "constructs_lib.constructs.table_function",
+    "ConstructPropsError": "constructs_lib.constructs.exceptions",
+    "MissingExtraError": "constructs_lib.constructs.exceptions",
+    "Operations": "constructs_lib.constructs.operations",
+    "Hardening": "constructs_lib.constructs.hardening",
+    "ModelBoundTable": "constructs_lib.constructs.bound_table",
+    "ImportedSingleTable": "constructs_lib.constructs.imported_table",
+    "ModelContract": "constructs_lib.constructs.model_contract",
 }
 
 __all__ = [
@@ -33,16 +33,16 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from .bound_table import ModelBoundTable
-    from .exceptions import ConstructPropsError, MissingExtraError
-    from .hardening import Hardening
-    from .imported_table import ImportedSingleTable
-    from .model_contract import ModelContract
-    from .operations import Operations
-    from .sharded_counter import ShardedCounter
-    from .single_table import SingleTable
-    from .stream_audit import StreamAudit
-    from .table_function import TableFunction
+    from .constructs.bound_table import ModelBoundTable
+    from .constructs.exceptions import ConstructPropsError, MissingExtraError
+    from .constructs.hardening import Hardening
+    from .constructs.imported_table import ImportedSingleTable
+    from .constructs.model_contract import ModelContract
+    from .constructs.operations import Operations
+    from .constructs.sharded_counter import ShardedCounter
+    from .constructs.single_table import SingleTable
+    from .constructs.stream_audit import StreamAudit
+    from .constructs.table_function import TableFunction
 
 
 #: Top-level modules of the ``cdk`` extra.
@@ -56,7 +56,7 @@ def __getattr__(name: str) -> Any:
         except ModuleNotFoundError as exc:
             if (exc.name or "").split(".")[0] not in _CDK_MODULES:
                 raise
-            from .exceptions import MissingExtraError
+            from .constructs.exceptions import MissingExtraError
 
             raise MissingExtraError(
                 f"constructs_lib.{name} needs the AWS CDK, which is not installed here (No module named "

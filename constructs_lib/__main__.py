@@ -131,7 +131,7 @@ def _is_construct(obj: object) -> bool:
 
 
 def _tables_in(root: Any) -> list[tuple[str | None, Model]]:
-    from .single_table import SingleTable
+    from .constructs.single_table import SingleTable
 
     found = [c for c in [root, *root.node.find_all()] if isinstance(c, SingleTable)]
     unique = {c.node.path: c for c in found}
@@ -198,13 +198,13 @@ def _emit(text: str, output: str | None) -> None:
 
 
 def _describe(args: argparse.Namespace) -> str:
-    from .model.describe import describe_all
+    from .docgen.describe import describe_all
 
     return describe_all(load_models(args.target))
 
 
 def _export(args: argparse.Namespace) -> str:
-    from .model.workbench import to_workbench_json
+    from .docgen.workbench import to_workbench_json
 
     pairs = load_models(args.target)
     tables = [((title or model.name).split(" — ")[0].replace("/", "."), model) for title, model in pairs]

@@ -40,12 +40,6 @@ from .exceptions import (
 )
 
 if TYPE_CHECKING:
-    from .audit import (
-        AuditClient,
-        AuditPage,
-        AuditRecord,
-        AuditSpec,
-    )
     from .buckets import (
         bucket,
         bucket_range,
@@ -59,26 +53,32 @@ if TYPE_CHECKING:
         Transaction,
         load_bundled_model,
     )
-    from .contract import (
-        ENV_MODEL_FINGERPRINT,
-        fingerprint,
-    )
     from .codec import (
         escape,
         unescape,
     )
-    from .counter import (
+    from .contract import (
+        ENV_MODEL_FINGERPRINT,
+        fingerprint,
+    )
+    from .keys import (
+        composite_key,
+        entity_key,
+        split_composite_key,
+    )
+    from .patterns.audit.client import (
+        AuditClient,
+        AuditPage,
+        AuditRecord,
+        AuditSpec,
+    )
+    from .patterns.counter.client import (
         CounterClient,
         CounterSpec,
         CounterValue,
         Increment,
         ShardSizing,
         derive_shards,
-    )
-    from .keys import (
-        composite_key,
-        entity_key,
-        split_composite_key,
     )
     from .stats import (
         Finding,
@@ -104,10 +104,10 @@ if TYPE_CHECKING:
 
 #: Public name -> the submodule defining it (loaded on first access).
 _LAZY = {
-    "AuditClient": "audit",
-    "AuditPage": "audit",
-    "AuditRecord": "audit",
-    "AuditSpec": "audit",
+    "AuditClient": "patterns.audit",
+    "AuditPage": "patterns.audit",
+    "AuditRecord": "patterns.audit",
+    "AuditSpec": "patterns.audit",
     "bucket": "buckets",
     "bucket_range": "buckets",
     "ENV_MODEL_PATH": "client",
@@ -121,12 +121,12 @@ _LAZY = {
     "fingerprint": "contract",
     "escape": "codec",
     "unescape": "codec",
-    "CounterClient": "counter",
-    "CounterSpec": "counter",
-    "CounterValue": "counter",
-    "Increment": "counter",
-    "ShardSizing": "counter",
-    "derive_shards": "counter",
+    "CounterClient": "patterns.counter",
+    "CounterSpec": "patterns.counter",
+    "CounterValue": "patterns.counter",
+    "Increment": "patterns.counter",
+    "ShardSizing": "patterns.counter",
+    "derive_shards": "patterns.counter",
     "composite_key": "keys",
     "entity_key": "keys",
     "split_composite_key": "keys",

@@ -21,16 +21,16 @@ from typing import Any, Literal, get_args
 from constructs_lib.runtime.exceptions import KeyValueError
 
 __all__ = [
+    "FIELD_KINDS",
+    "MAX_NUMBER_WIDTH",
     "SEPARATOR",
     "UPPER_BOUND",
     "FieldKind",
-    "FIELD_KINDS",
-    "MAX_NUMBER_WIDTH",
-    "escape",
-    "unescape",
-    "encode",
     "decode",
+    "encode",
+    "escape",
     "normalize",
+    "unescape",
 ]
 
 SEPARATOR = "#"

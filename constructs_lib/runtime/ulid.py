@@ -19,7 +19,7 @@ from datetime import datetime, timedelta, timezone
 from .codec import require_aware
 from .exceptions import KeyValueError
 
-__all__ = ["ULID_LENGTH", "CROCKFORD_ALPHABET", "new_ulid", "ulid_timestamp", "is_ulid"]
+__all__ = ["CROCKFORD_ALPHABET", "ULID_LENGTH", "is_ulid", "new_ulid", "ulid_timestamp"]
 
 CROCKFORD_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 ULID_LENGTH = 26

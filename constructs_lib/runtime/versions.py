@@ -15,7 +15,7 @@ from typing import Literal
 
 from constructs_lib.runtime.exceptions import KeyValueError
 
-__all__ = ["VersionStyle", "SortKeyVersions", "HASH_V", "AT", "MAX_WIDTH"]
+__all__ = ["AT", "HASH_V", "MAX_WIDTH", "SortKeyVersions", "VersionStyle"]
 
 VersionStyle = Literal["hash_v", "at"]
 

@@ -24,7 +24,7 @@ from constructs_lib.testing.exceptions import UnresolvableIntrinsicError
 if TYPE_CHECKING:
     from constructs_lib.testing.local_deploy import LocalDeployment
 
-__all__ = ["CrossStackValues", "Resolver", "SSM_PARAMETER", "SSM_PARAMETER_VALUE_STRING"]
+__all__ = ["SSM_PARAMETER", "SSM_PARAMETER_VALUE_STRING", "CrossStackValues", "Resolver"]
 
 SSM_PARAMETER = "AWS::SSM::Parameter"
 SSM_PARAMETER_VALUE_STRING = "AWS::SSM::Parameter::Value<String>"

@@ -38,11 +38,11 @@ if TYPE_CHECKING:
     from botocore.config import Config
 
 __all__ = [
-    "DynamoDBLocal",
-    "find_dynamodb_local_dir",
     "ENV_DIR",
     "JAR_NAME",
     "LOCAL_CREDENTIALS",
+    "DynamoDBLocal",
+    "find_dynamodb_local_dir",
 ]
 
 #: Native libraries (sqlite4java) directory next to the jar.

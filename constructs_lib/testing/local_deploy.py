@@ -37,12 +37,12 @@ if TYPE_CHECKING:
     from types import TracebackType
 
 __all__ = [
-    "LocalDeployment",
-    "deploy_template",
-    "deploy_assembly_stack",
-    "read_stack_template",
-    "asset_dir",
     "SUPPORTED_RESOURCE_TYPES",
+    "LocalDeployment",
+    "asset_dir",
+    "deploy_assembly_stack",
+    "deploy_template",
+    "read_stack_template",
 ]
 
 

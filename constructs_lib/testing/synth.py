@@ -35,9 +35,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ASSET_METADATA_CONTEXT",
-    "read_project_context",
     "StreamConsumer",
     "SynthResult",
+    "read_project_context",
     "start_stream_consumer",
     "synthesize",
 ]

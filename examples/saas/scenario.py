@@ -34,7 +34,7 @@ from examples._scenario import function_id, run_standalone
 from examples.saas.documents import DocumentConflictError, DocumentStore
 
 STACK = "SaasStack"
-AUDIT_HANDLER = "constructs_lib.runtime.audit_handler.handler"
+AUDIT_HANDLER = "constructs_lib.runtime.handlers.audit.handler"
 DOC = "handbook"
 
 

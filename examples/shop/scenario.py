@@ -43,7 +43,7 @@ from constructs_lib.runtime import (
     TableClient,
     VersionConflictError,
 )
-from constructs_lib.runtime.audit import ENV_SALT, ENV_SALT_SECRET
+from constructs_lib.runtime.patterns.audit import ENV_SALT, ENV_SALT_SECRET
 from constructs_lib.testing import (
     DynamoDBLocal,
     LocalDeployment,
@@ -55,8 +55,8 @@ from constructs_lib.testing.streams import StreamRunner
 from examples._scenario import args_text, fmt, function_id, run_standalone, show
 
 STACK = "ShopStack"
-AGGREGATOR_HANDLER = "constructs_lib.runtime.aggregator.handler"
-AUDIT_HANDLER = "constructs_lib.runtime.audit_handler.handler"
+AGGREGATOR_HANDLER = "constructs_lib.runtime.handlers.counter.handler"
+AUDIT_HANDLER = "constructs_lib.runtime.handlers.audit.handler"
 
 
 def run(cdk_out: Path, server: DynamoDBLocal) -> None:

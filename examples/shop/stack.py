@@ -18,7 +18,7 @@ from constructs_lib import (
     StreamAudit,
     TableFunction,
 )
-from constructs_lib.stream_audit import COUNTER_ENTITIES
+from constructs_lib.constructs.stream_audit import COUNTER_ENTITIES
 from examples.shop.model import shop_model
 
 HERE = Path(__file__).resolve().parent

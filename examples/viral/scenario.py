@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 STACK = "ViralVideoStack"
 FAMILY = "video_views"
 API_HANDLER = "views_api.handler"
-AGGREGATOR_HANDLER = "constructs_lib.runtime.aggregator.handler"
+AGGREGATOR_HANDLER = "constructs_lib.runtime.handlers.counter.handler"
 VIRAL = "v-cat-piano"
 VIDEOS = {VIRAL: "Cat plays the piano", "v-recipe": "Bread in 5 minutes", "v-talk": "On DynamoDB partitions"}
 #: Share of views going to the viral video; the rest split evenly between the others.

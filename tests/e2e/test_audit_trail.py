@@ -18,14 +18,14 @@ from typing import Any
 import pytest
 
 from constructs_lib.runtime import AuditClient, TableClient
-from constructs_lib.runtime.audit import ENV_SALT, ENV_SALT_SECRET
+from constructs_lib.runtime.patterns.audit import ENV_SALT, ENV_SALT_SECRET
 from constructs_lib.testing import LocalDeployment, asset_dir
 from constructs_lib.testing.handlers import Fault, LocalFunction
 from constructs_lib.testing.streams import StreamRunner
 
 pytestmark = pytest.mark.e2e
 
-AUDIT_HANDLER = "constructs_lib.runtime.audit_handler.handler"
+AUDIT_HANDLER = "constructs_lib.runtime.handlers.audit.handler"
 EMAIL = "ada.secret@example.com"
 
 

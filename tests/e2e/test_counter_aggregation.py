@@ -28,7 +28,7 @@ from constructs_lib.testing.streams import MappingSettings, StreamRunner
 
 pytestmark = pytest.mark.e2e
 
-AGGREGATOR_HANDLER = "constructs_lib.runtime.aggregator.handler"
+AGGREGATOR_HANDLER = "constructs_lib.runtime.handlers.counter.handler"
 WRITERS, INCREMENTS, COUNTERS = 8, 2_000, [f"VID-{i}" for i in range(5)]
 #: Fraction of UpdateItem calls answered with an injected ProvisionedThroughputExceededException.
 THROTTLE_RATE = 0.02

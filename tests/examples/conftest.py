@@ -76,9 +76,9 @@ class ExampleSynth:
 
     def assert_nag_clean(self) -> None:
         """No cdk-nag finding left, and every suppressed one acknowledged by constructs_lib itself
-        (``constructs_lib._nag``), with the library's reason, on the one resource concerned —
+        (``constructs_lib.constructs.nag``), with the library's reason, on the one resource concerned —
         nothing acknowledged by the example."""
-        from constructs_lib import _nag
+        from constructs_lib.constructs import nag as _nag
 
         library = {
             "AwsSolutions-L1": _nag.PINNED_RUNTIME,

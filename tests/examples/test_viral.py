@@ -19,7 +19,7 @@ from constructs_lib.testing.streams import StreamRunner
 from examples.viral import scenario
 
 STACK = "ViralVideoStack"
-API, AGGREGATOR = "views_api.handler", "constructs_lib.runtime.aggregator.handler"
+API, AGGREGATOR = "views_api.handler", "constructs_lib.runtime.handlers.counter.handler"
 DERIVATION = ("50000 writes/s x 1 WCU (ceil(1024 B / 1024 B)) x2 (transactional) x headroom 1.2 = 120000 WCU; "
               "/ 1000 WCU per partition = 120 shard(s)")
 

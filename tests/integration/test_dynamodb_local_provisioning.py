@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from constructs_lib._cache import ENV_CACHE_DIR
-from constructs_lib.testing import DynamoDBLocal
-from constructs_lib.testing import provision
+from constructs_lib.constructs.cache import ENV_CACHE_DIR
+from constructs_lib.testing import DynamoDBLocal, provision
 
 pytestmark = pytest.mark.integration
 

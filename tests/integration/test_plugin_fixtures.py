@@ -21,7 +21,7 @@ pytest_plugins = ["pytester"]
 pytestmark = pytest.mark.integration
 
 STACK = "NotesStack"
-AUDIT_HANDLER = "constructs_lib.runtime.audit_handler.handler"
+AUDIT_HANDLER = "constructs_lib.runtime.handlers.audit.handler"
 NOTES = Model(
     "notes",
     entities=[Entity("Note", pk="USER#{user_id}", sk="NOTE#{note_id}", fields=["user_id", "note_id", "text"])],

@@ -119,7 +119,7 @@ def nag_problems(cdk_out: Path) -> list[str]:
     """What makes an assembly synthesized with cdk-nag's ``AwsSolutionsChecks`` not clean: a
     missing report, a finding left, or a finding acknowledged by anything but constructs_lib
     itself (with its reviewed reason, on the one resource concerned). Empty when clean."""
-    from constructs_lib import _nag
+    from constructs_lib.constructs import nag as _nag
 
     library = {"AwsSolutions-L1": _nag.PINNED_RUNTIME, "AwsSolutions-SQS3": _nag.QUEUE_IS_THE_DLQ,
                "AwsSolutions-SMG4": _nag.SALT_MUST_NOT_ROTATE}

@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.exceptions import ConstructPropsError
+from constructs_lib.constructs.exceptions import ConstructPropsError
 from constructs_lib.model import (
     AccessPattern,
     AccessPatternError,

@@ -5,7 +5,7 @@ cdk-nag 3 runs as a CDK policy-validation plugin (``Validations.of(app).add_plug
 a finding fails ``app.synth()``, and ``validation-report.json`` in the cloud assembly lists the
 findings (``violations``) and the acknowledged ones (``suppressedViolations``, with the
 acknowledgment's id, reason and construct path). Our constructs acknowledge the few rules they
-break by design (``constructs_lib._nag``); ``REVIEWED_ACKNOWLEDGMENTS`` below is the reviewed
+break by design (``constructs_lib.constructs.nag``); ``REVIEWED_ACKNOWLEDGMENTS`` below is the reviewed
 copy of those reasons, so a new or changed acknowledgment fails these tests until reviewed here.
 
 The stacks: ``app.py``'s stacks (one app, the reporting consumer of the shop's table included), plus one stack per
@@ -26,9 +26,10 @@ import pytest
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_kms as kms
 
-from constructs_lib import ShardedCounter, SingleTable, StreamAudit, TableFunction, _nag
-from constructs_lib.hardening import LAMBDA_VPC_ACTIONS
-from constructs_lib.stream_audit import COUNTER_ENTITIES
+from constructs_lib import ShardedCounter, SingleTable, StreamAudit, TableFunction
+from constructs_lib.constructs import nag as _nag
+from constructs_lib.constructs.hardening import LAMBDA_VPC_ACTIONS
+from constructs_lib.constructs.stream_audit import COUNTER_ENTITIES
 
 HANDLER = Path(__file__).resolve().parents[2] / "examples" / "shop" / "handlers" / "orders_api.py"
 NEW_AND_OLD = dynamodb.StreamViewType.NEW_AND_OLD_IMAGES
@@ -38,7 +39,7 @@ REGION = "eu-west-1"
 #: resource kind it is placed on). Reviewed text: changing a reason or adding a rule must change this.
 REVIEWED_ACKNOWLEDGMENTS: dict[str, tuple[str, str]] = {
     "AwsSolutions-L1": (
-        "Generated functions run the Python runtime the library pins (constructs_lib._defaults.LAMBDA_RUNTIME, "
+        "Generated functions run the Python runtime the library pins (constructs_lib.constructs.defaults.LAMBDA_RUNTIME, "
         "a runtime Lambda supports), not the newest one the installed aws-cdk-lib happens to list: the "
         "runtime of code the library ships is raised deliberately in a library release, not implicitly by "
         "a CDK upgrade. The construct has no runtime parameter, so its user could not act on this finding.",
@@ -59,7 +60,7 @@ REVIEWED_ACKNOWLEDGMENTS: dict[str, tuple[str, str]] = {
         "only the audit function may read it.",
         "/RedactionSalt/Resource",
     ),
-    # Only with the lambda-in-vpc setting (constructs_lib.hardening): the function role's ENI policy.
+    # Only with the lambda-in-vpc setting (constructs_lib.constructs.hardening): the function role's ENI policy.
     "AwsSolutions-IAM5[Resource::*]": (
         "Attaching a function to a VPC needs these six EC2 network-interface actions on its execution role "
         "(the statement of AWS's service-role/AWSLambdaVPCAccessExecutionRole, inlined so the role has no "
@@ -129,9 +130,9 @@ def cmk_provisioned_stack(app: cdk.App) -> cdk.Stack:
 
 
 def hardened_stack(app: cdk.App) -> cdk.Stack:
-    """Every construct with both stricter settings on (constructs_lib.hardening): the stack's own
+    """Every construct with both stricter settings on (constructs_lib.constructs.hardening): the stack's own
     customer-managed key everywhere, every function in an isolated VPC with endpoints."""
-    from constructs_lib.hardening import CMK_CONTEXT, VPC_CONTEXT
+    from constructs_lib.constructs.hardening import CMK_CONTEXT, VPC_CONTEXT
 
     stack = cdk.Stack(app, "HardenedStack", env=cdk.Environment(region=REGION))
     stack.node.set_context(CMK_CONTEXT, True)

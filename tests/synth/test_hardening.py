@@ -1,4 +1,4 @@
-"""The stricter settings a stack opts in to (``constructs_lib.hardening``): a customer-managed key
+"""The stricter settings a stack opts in to (``constructs_lib.constructs.hardening``): a customer-managed key
 everywhere, every generated function in a VPC. cdk-nag and cfn-lint cover the same stack as
 ``HardenedStack`` in ``test_cdk_nag.VARIANT_STACKS``."""
 
@@ -14,9 +14,21 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_kms as kms
 from aws_cdk.assertions import Template
 
-from constructs_lib import ConstructPropsError, Hardening, ShardedCounter, SingleTable, StreamAudit, TableFunction
-from constructs_lib.hardening import CMK_CONTEXT, LAMBDA_VPC_ACTIONS, VPC_CONTEXT, VPC_CIDR
-from constructs_lib.stream_audit import COUNTER_ENTITIES
+from constructs_lib import (
+    ConstructPropsError,
+    Hardening,
+    ShardedCounter,
+    SingleTable,
+    StreamAudit,
+    TableFunction,
+)
+from constructs_lib.constructs.hardening import (
+    CMK_CONTEXT,
+    LAMBDA_VPC_ACTIONS,
+    VPC_CIDR,
+    VPC_CONTEXT,
+)
+from constructs_lib.constructs.stream_audit import COUNTER_ENTITIES
 from examples.shop.model import shop_model
 
 HANDLER = Path(__file__).resolve().parents[2] / "examples" / "shop" / "handlers" / "orders_api.py"

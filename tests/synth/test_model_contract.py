@@ -21,10 +21,10 @@ from constructs_lib import (
     StreamAudit,
     TableFunction,
 )
+from constructs_lib.constructs.model_contract import ADVANCED_LIMIT, STANDARD_LIMIT
+from constructs_lib.constructs.stream_audit import COUNTER_ENTITIES
 from constructs_lib.model import Entity, Model
-from constructs_lib.model_contract import ADVANCED_LIMIT, STANDARD_LIMIT
 from constructs_lib.runtime.contract import ENV_MODEL_FINGERPRINT, fingerprint
-from constructs_lib.stream_audit import COUNTER_ENTITIES
 
 HANDLER = Path(__file__).resolve().parents[2] / "examples" / "shop" / "handlers" / "orders_api.py"
 NEW_AND_OLD = dynamodb.StreamViewType.NEW_AND_OLD_IMAGES

@@ -13,9 +13,9 @@ from constructs import Construct
 
 from constructs_lib import SingleTable
 from constructs_lib.__main__ import load_models
-from constructs_lib._model_docs import doc_basename
+from constructs_lib.docgen.cloud_assembly import doc_basename
+from constructs_lib.docgen.describe import describe
 from constructs_lib.model import Model
-from constructs_lib.model.describe import describe
 from examples.saas.model import saas_model
 from examples.shop.model import shop_model
 

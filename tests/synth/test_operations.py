@@ -29,9 +29,9 @@ from constructs_lib import (
     SingleTable,
     StreamAudit,
 )
+from constructs_lib.constructs.operations import OPERATIONS
+from constructs_lib.constructs.stream_audit import COUNTER_ENTITIES
 from constructs_lib.model import Model
-from constructs_lib.operations import OPERATIONS
-from constructs_lib.stream_audit import COUNTER_ENTITIES
 
 NEW_AND_OLD = dynamodb.StreamViewType.NEW_AND_OLD_IMAGES
 GT = "GreaterThanThreshold"

@@ -119,7 +119,7 @@ def test_derivation_is_visible_in_the_template(viral: CounterStack) -> None:
     assert env["CONSTRUCTS_LIB_COUNTER_FAMILY"] == "video_views"
     assert env["CONSTRUCTS_LIB_COUNTER_VIDEO_VIEWS_TABLE"] == {"Ref": viral.table_id}
     assert "60 shards" in fn["Properties"]["Description"]
-    assert fn["Properties"]["Handler"] == "constructs_lib.runtime.aggregator.handler"
+    assert fn["Properties"]["Handler"] == "constructs_lib.runtime.handlers.counter.handler"
 
 
 # Permissions ----------------------------------------------------------------------------------------------
@@ -226,7 +226,7 @@ def test_aggregator_asset_holds_the_runtime_and_no_cdk(viral: CounterStack) -> N
     asset = asset_dir(viral.outdir, viral.template, fn_id)
     files = sorted(p.relative_to(asset).as_posix() for p in asset.rglob("*") if p.is_file())
     # THEN the handler module is there, with the model, and nothing from the CDK
-    assert "constructs_lib/runtime/aggregator.py" in files and "model.json" in files
+    assert "constructs_lib/runtime/handlers/counter.py" in files and "model.json" in files
     assert not [f for f in files if f.split("/")[0] in ("aws_cdk", "constructs", "jsii")]
     assert all(f.startswith(("constructs_lib/model/", "constructs_lib/runtime/")) or f in ("constructs_lib/__init__.py", "model.json") for f in files)
     # AND zipped it stays under 100 KB

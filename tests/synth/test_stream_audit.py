@@ -14,8 +14,8 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 
 from constructs_lib import ConstructPropsError, SingleTable, StreamAudit
+from constructs_lib.constructs.stream_audit import COUNTER_ENTITIES
 from constructs_lib.model import Model
-from constructs_lib.stream_audit import COUNTER_ENTITIES
 from constructs_lib.testing import asset_dir
 
 NEW_AND_OLD = dynamodb.StreamViewType.NEW_AND_OLD_IMAGES
@@ -227,8 +227,8 @@ def test_asset_holds_the_runtime_and_no_cdk(shop: Synth) -> None:
     fn_id, fn = shop.function()
     asset = asset_dir(shop.outdir, shop.template, fn_id)
     files = {p.relative_to(asset).as_posix() for p in asset.rglob("*") if p.is_file()}
-    assert fn["Properties"]["Handler"] == "constructs_lib.runtime.audit_handler.handler"
-    assert "constructs_lib/runtime/audit_handler.py" in files
+    assert fn["Properties"]["Handler"] == "constructs_lib.runtime.handlers.audit.handler"
+    assert "constructs_lib/runtime/handlers/audit.py" in files
     assert not [f for f in files if f.split("/")[0] in ("aws_cdk", "constructs", "jsii")]
 
 

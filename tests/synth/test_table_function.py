@@ -17,9 +17,8 @@ import aws_cdk as cdk
 import pytest
 
 import constructs_lib
-from constructs_lib._bundling import NOT_BUNDLED
-from constructs_lib._slim import slim_source
 from constructs_lib import ConstructPropsError, SingleTable, TableFunction
+from constructs_lib.constructs.slim import slim_source
 from constructs_lib.model import Model
 
 REPO = Path(__file__).resolve().parents[2]
@@ -143,15 +142,15 @@ def test_asset_contains_exactly_runtime_model_json_and_handler(shop) -> None:  #
     # GIVEN the synthesized asset directory
     # WHEN listing its files
     files = asset_files(shop.asset_dir)
-    # THEN it holds the package stub, every model and runtime module (the model's documentation
-    # writers excepted), model.json and the handler
+    # THEN it holds the package stub, every model and runtime module, model.json and the handler
     expected = (
         {"constructs_lib/__init__.py", "model.json", "orders_api.py"}
         | {f"constructs_lib/{p.relative_to(PACKAGE).as_posix()}"
            for sub in ("model", "runtime") for p in (PACKAGE / sub).rglob("*.py") if "__pycache__" not in p.parts}
-    ) - {f"constructs_lib/{rel}" for rel in NOT_BUNDLED}
+    )
     assert files == expected
-    assert NOT_BUNDLED and not [f for f in files if f.removeprefix("constructs_lib/") in NOT_BUNDLED]
+    # AND nothing of the documentation writers or the constructs came along
+    assert not [f for f in files if f.startswith(("constructs_lib/docgen/", "constructs_lib/constructs/"))]
     # AND no compiled file came along
     assert not [f for f in files if "__pycache__" in f or f.endswith((".pyc", ".pyo"))]
 

@@ -26,9 +26,15 @@ from constructs_lib.runtime import (
     KeyValueError,
     RedactionError,
     _aws,
-    audit_handler,
 )
-from constructs_lib.runtime.audit import (
+from constructs_lib.runtime.handlers import audit as audit_handler
+from constructs_lib.runtime.handlers.audit import (
+    build_item,
+    canonical_json,
+    item_size,
+    write_records,
+)
+from constructs_lib.runtime.patterns.audit import (
     ENV_AUDIT_TABLE,
     ENV_SALT,
     ENV_SALT_SECRET,
@@ -36,12 +42,6 @@ from constructs_lib.runtime.audit import (
     ENV_SPEC,
     HASHED_PREFIX,
     MAX_ITEM_BYTES,
-)
-from constructs_lib.runtime.audit_handler import (
-    build_item,
-    canonical_json,
-    item_size,
-    write_records,
 )
 
 SALT = "unit-test-salt"

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from constructs_lib.__main__ import TargetError, load_models, main
+from constructs_lib.docgen.describe import describe
 from constructs_lib.model import ModelError
-from constructs_lib.model.describe import describe
 from examples.shop.model import shop_model
 
 TWO_MODELS = """

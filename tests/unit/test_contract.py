@@ -13,11 +13,27 @@ import pytest
 
 from constructs_lib.__main__ import main
 from constructs_lib.model import AccessPattern, Model
-from constructs_lib.runtime import AuditClient, CounterClient, ModelMismatchError, RuntimeClientError, TableClient
-from constructs_lib.runtime.audit import ENV_AUDIT_TABLE, ENV_SOURCE_TABLE, ENV_SPEC, AuditSpec
+from constructs_lib.runtime import (
+    AuditClient,
+    CounterClient,
+    ModelMismatchError,
+    RuntimeClientError,
+    TableClient,
+)
 from constructs_lib.runtime.client import ENV_MODEL_PATH
-from constructs_lib.runtime.contract import ENV_MODEL_FINGERPRINT, fingerprint, key_schema, verify
-from constructs_lib.runtime.counter import CounterSpec
+from constructs_lib.runtime.contract import (
+    ENV_MODEL_FINGERPRINT,
+    fingerprint,
+    key_schema,
+    verify,
+)
+from constructs_lib.runtime.patterns.audit import (
+    ENV_AUDIT_TABLE,
+    ENV_SOURCE_TABLE,
+    ENV_SPEC,
+    AuditSpec,
+)
+from constructs_lib.runtime.patterns.counter import CounterSpec
 from examples.shop.model import shop_model
 
 

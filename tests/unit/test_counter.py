@@ -7,8 +7,13 @@ from collections import Counter
 
 import pytest
 
-from constructs_lib.runtime import CounterClient, CounterSpec, KeyValueError, derive_shards
-from constructs_lib.runtime.counter import MAX_SHARDS
+from constructs_lib.runtime import (
+    CounterClient,
+    CounterSpec,
+    KeyValueError,
+    derive_shards,
+)
+from constructs_lib.runtime.patterns.counter import MAX_SHARDS
 
 
 # Shard-count derivation (1 KB write = 1 WCU, 1,000 WCU per partition) ---------------------------

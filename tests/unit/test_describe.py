@@ -1,4 +1,4 @@
-"""Unit tests for constructs_lib.model.describe: the Markdown + Mermaid documentation of a model."""
+"""Unit tests for constructs_lib.docgen.describe: the Markdown + Mermaid documentation of a model."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from constructs_lib.model import AccessPattern, Entity, Field, Index, IndexKey, Model
-from constructs_lib.model.describe import (
+from constructs_lib.docgen.describe import (
     describe,
     describe_all,
     example_values,
     membership,
     mermaid,
 )
+from constructs_lib.model import AccessPattern, Entity, Field, Index, IndexKey, Model
 from constructs_lib.runtime import TableClient, keys
 from examples.saas.model import saas_model
 from examples.shop.model import shop_model
@@ -257,5 +257,5 @@ def test_describing_a_model_module_never_imports_the_cdk() -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("# Data model `shop`")
     imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
-    assert "constructs_lib.model.describe" in imported
+    assert "constructs_lib.docgen.describe" in imported
     assert not {m for m in imported if m.split(".")[0] in ("aws_cdk", "constructs", "jsii")}

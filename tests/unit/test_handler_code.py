@@ -7,8 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from constructs_lib._handler_code import DEFAULT_INDEX, defined_names, resolve_handler_code
-from constructs_lib.exceptions import ConstructPropsError
+from constructs_lib.constructs.exceptions import ConstructPropsError
+from constructs_lib.constructs.handler_code import (
+    DEFAULT_INDEX,
+    defined_names,
+    resolve_handler_code,
+)
 
 WHAT = "TableFunction 'Api'"
 

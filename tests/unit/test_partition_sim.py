@@ -22,7 +22,7 @@ from benchmarks.partition_sim import (
     write_sharded,
     zipf_users,
 )
-from constructs_lib.runtime.counter import PARTITION_WCU, derive_shards
+from constructs_lib.runtime.patterns.counter import PARTITION_WCU, derive_shards
 
 
 @pytest.mark.parametrize("model", ["adaptive", "fixed"])

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from constructs_lib._cache import ENV_CACHE_DIR
-from constructs_lib.testing import DynamoDBLocalNotFoundError
-from constructs_lib.testing import provision
+from constructs_lib.constructs.cache import ENV_CACHE_DIR
+from constructs_lib.testing import DynamoDBLocalNotFoundError, provision
 from constructs_lib.testing.provision import (
     DYNAMODB_LOCAL_VERSION,
     ENV_AUTO_INSTALL,

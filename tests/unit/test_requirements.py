@@ -14,10 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from constructs_lib import _defaults
-from constructs_lib._cache import ENV_CACHE_DIR, cache_root
-from constructs_lib._requirements import install, pip_platforms, read_requirements
-from constructs_lib.exceptions import ConstructPropsError
+from constructs_lib.constructs import defaults as _defaults
+from constructs_lib.constructs.cache import ENV_CACHE_DIR, cache_root
+from constructs_lib.constructs.exceptions import ConstructPropsError
+from constructs_lib.constructs.requirements import (
+    install,
+    pip_platforms,
+    read_requirements,
+)
 
 WHAT = "TableFunction 'Api'"
 

@@ -141,7 +141,7 @@ def test_a_construct_without_the_cdk_extra_says_which_extra_to_install() -> None
     # WHEN a construct is imported from the package root
     result = run(
         """
-        from constructs_lib.exceptions import MissingExtraError
+        from constructs_lib.constructs.exceptions import MissingExtraError
         try:
             from constructs_lib import SingleTable  # noqa: F401
         except ImportError as exc:

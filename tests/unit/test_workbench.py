@@ -1,4 +1,4 @@
-"""Unit tests for constructs_lib.model.workbench: the NoSQL Workbench data-model export."""
+"""Unit tests for constructs_lib.docgen.workbench: the NoSQL Workbench data-model export."""
 
 from __future__ import annotations
 
@@ -11,6 +11,12 @@ from typing import Any
 import pytest
 from boto3.dynamodb.types import TypeDeserializer
 
+from constructs_lib.docgen.workbench import (
+    WORKBENCH_FORMAT_VERSION,
+    sample_items,
+    to_workbench,
+    to_workbench_json,
+)
 from constructs_lib.model import (
     AccessPattern,
     Entity,
@@ -18,12 +24,6 @@ from constructs_lib.model import (
     IndexKey,
     Model,
     ModelValidationError,
-)
-from constructs_lib.model.workbench import (
-    WORKBENCH_FORMAT_VERSION,
-    sample_items,
-    to_workbench,
-    to_workbench_json,
 )
 from constructs_lib.runtime import keys
 from constructs_lib.runtime.items import ItemCodec

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..counter import DEFAULT_HEADROOM, PARTITION_WCU
+from ..patterns.counter.client import DEFAULT_HEADROOM, PARTITION_WCU
 from ._parse import TABLE, WRITE
 from .recorder import Snapshot, check, is_int, is_number
 

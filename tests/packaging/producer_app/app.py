@@ -15,10 +15,10 @@ import aws_cdk as cdk
 from aws_cdk import aws_dynamodb as dynamodb
 from cdk_nag import AwsSolutionsChecks
 from constructs import Construct
+from model import desk_model
 
 from constructs_lib import ModelContract, ShardedCounter, SingleTable, StreamAudit
-from constructs_lib.stream_audit import COUNTER_ENTITIES
-from model import desk_model
+from constructs_lib.constructs.stream_audit import COUNTER_ENTITIES
 
 #: Where the contract is published; the consumer repository imports from the same prefix.
 CONTRACT_PREFIX = "/desk/data"

@@ -15,8 +15,8 @@ from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
 from constructs_lib import ShardedCounter, SingleTable, StreamAudit, TableFunction
+from constructs_lib.constructs.stream_audit import COUNTER_ENTITIES
 from constructs_lib.model import AccessPattern, Entity, Field, Model
-from constructs_lib.stream_audit import COUNTER_ENTITIES
 
 HERE = Path(__file__).resolve().parent
 

@@ -28,12 +28,12 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from . import _defaults
+from ..model.indexes import TABLE
+from . import defaults
 from .exceptions import ConstructPropsError
-from .model.indexes import TABLE
 
 if TYPE_CHECKING:
-    from .model import Model
+    from ..model import Model
     from .bound_table import ModelBoundTable
 
 #: CloudWatch namespace of DynamoDB's metrics.
@@ -127,9 +127,9 @@ class Operations:
     throttle_period: cdk.Duration = field(default_factory=lambda: cdk.Duration.minutes(5))
     system_errors_threshold: int = 0
     user_errors_threshold: int | None = None
-    latency_p99_ms: float | None = _defaults.OPS_LATENCY_P99_MS
+    latency_p99_ms: float | None = defaults.OPS_LATENCY_P99_MS
     latency_operations: tuple[str, ...] = ("GetItem", "Query")
-    capacity_utilization: float = _defaults.OPS_CAPACITY_UTILIZATION
+    capacity_utilization: float = defaults.OPS_CAPACITY_UTILIZATION
     capacity_period: cdk.Duration = field(default_factory=lambda: cdk.Duration.minutes(15))
 
     def __post_init__(self) -> None:
@@ -390,9 +390,9 @@ class TableOperations(Construct):
         if s.latency_p99_ms is not None:
             for op in s.latency_operations:
                 self._alarm(f"Latency/{op}", self._metric("SuccessfulRequestLatency", operation=op, statistic="p99"),
-                            threshold=s.latency_p99_ms, periods=_defaults.OPS_LATENCY_PERIODS,
+                            threshold=s.latency_p99_ms, periods=defaults.OPS_LATENCY_PERIODS,
                             description=f"{op} p99 latency above {s.latency_p99_ms} ms for "
-                                        f"{_defaults.OPS_LATENCY_PERIODS} consecutive 5-minute periods")
+                                        f"{defaults.OPS_LATENCY_PERIODS} consecutive 5-minute periods")
         if self._table.provisioned:
             periods = int(s.capacity_period.to_seconds()) // _FIVE_MINUTES
             for index in (None, *self._gsis):

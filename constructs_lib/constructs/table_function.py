@@ -21,13 +21,14 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from . import _bundling, _defaults, _requirements
-from ._function import bundled_function
-from ._handler_code import resolve_handler_code
-from .exceptions import ConstructPropsError
-from .runtime.client import ENV_TABLE_NAME
+from ..runtime.client import ENV_TABLE_NAME
+from ..runtime.contract import ENV_MODEL_FINGERPRINT
+from . import bundling, defaults
 from .bound_table import ModelBoundTable
-from .runtime.contract import ENV_MODEL_FINGERPRINT
+from .exceptions import ConstructPropsError
+from .function import bundled_function
+from .handler_code import resolve_handler_code
+from .requirements import InstalledDependencies, install, read_requirements
 
 if TYPE_CHECKING:
     from .sharded_counter import ShardedCounter
@@ -48,7 +49,7 @@ class TableFunction(Construct):
         The function's code: a handler module (``.py`` file, copied to the asset root), or a
         directory whose modules, sub-packages and data files are copied to the asset root
         (``__pycache__``, virtualenvs, tests, ``cdk.out``, ``node_modules``, dotfiles and
-        dependency declarations are left out; see ``constructs_lib._handler_code``).
+        dependency declarations are left out; see ``constructs_lib.constructs.handler_code``).
     handler
         Function name in the handler module; checked at synth to be defined at the module's top
         level. Default ``"handler"``.
@@ -58,7 +59,7 @@ class TableFunction(Construct):
     requirements
         A ``requirements*.txt`` or ``pyproject.toml`` whose dependencies are installed into the
         asset as wheels for the function's runtime (python3.13) and architecture, without Docker
-        (see ``constructs_lib._requirements``). Default None: a directory entry's own
+        (see ``constructs_lib.constructs.requirements``). Default None: a directory entry's own
         ``requirements.txt``, else its ``pyproject.toml`` ``[project].dependencies``; a file
         entry has none. boto3/botocore are skipped (the runtime ships them) with a warning.
     access
@@ -88,10 +89,10 @@ class TableFunction(Construct):
     function, log_group
         The ``lambda_.Function`` and its log group.
     bundle
-        The staged asset (``constructs_lib._bundling.Bundle``): its directory and the files of
+        The staged asset (``constructs_lib.constructs.bundling.Bundle``): its directory and the files of
         the runtime part, the handler code and the dependencies.
     dependencies
-        The requirements install (``constructs_lib._requirements.InstalledDependencies``:
+        The requirements install (``constructs_lib.constructs.InstalledDependencies``:
         directory, cache key, seconds, whether it came from the cache), or None.
 
     Raises
@@ -116,7 +117,7 @@ class TableFunction(Construct):
         requirements: str | os.PathLike[str] | None = None,
         access: Access | None = "read_write",
         environment: Mapping[str, str] | None = None,
-        memory_size: int = _defaults.LAMBDA_MEMORY_MB,
+        memory_size: int = defaults.LAMBDA_MEMORY_MB,
         timeout: cdk.Duration | None = None,
         architecture: lambda_.Architecture | None = None,
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
@@ -142,26 +143,26 @@ class TableFunction(Construct):
         arch = architecture or lambda_.Architecture.ARM_64
         dependencies = None
         #: What pip installed for this function (None without requirements).
-        self.dependencies: _requirements.InstalledDependencies | None = None
+        self.dependencies: InstalledDependencies | None = None
         if code.requirements is not None:
-            wanted = _requirements.read_requirements(code.requirements, what=what)
+            wanted = read_requirements(code.requirements, what=what)
             for line in wanted.skipped:
                 cdk.Annotations.of(self).add_warning_v2(
-                    f"{_defaults.ANNOTATION_PREFIX}:runtime-provided-requirement",
-                    f"{what}: requirement {line!r} ({wanted.source}) is not bundled: the Lambda {_defaults.LAMBDA_PYTHON_VERSION} "
+                    f"{defaults.ANNOTATION_PREFIX}:runtime-provided-requirement",
+                    f"{what}: requirement {line!r} ({wanted.source}) is not bundled: the Lambda {defaults.LAMBDA_PYTHON_VERSION} "
                     "runtime provides boto3/botocore, and a function uses the runtime's copy",
                 )
             if not wanted.empty:
-                self.dependencies = _requirements.install(wanted, architecture=arch.name, what=what)
+                self.dependencies = install(wanted, architecture=arch.name, what=what)
                 dependencies = self.dependencies.directory
                 if self.dependencies.removed:
                     cdk.Annotations.of(self).add_warning_v2(
-                        f"{_defaults.ANNOTATION_PREFIX}:runtime-provided-requirement",
+                        f"{defaults.ANNOTATION_PREFIX}:runtime-provided-requirement",
                         f"{what}: {', '.join(self.dependencies.removed)} (required by another dependency) not bundled: "
                         "the function uses the Lambda runtime's copy",
                     )
         #: The staged asset and which files are the runtime's, the handler's and the dependencies'.
-        self.bundle = _bundling.bundle(table.model, code=code, dependencies=dependencies, what=what)
+        self.bundle = bundling.bundle(table.model, code=code, dependencies=dependencies, what=what)
         self.function, self.log_group = bundled_function(
             self,
             model=table.model,

@@ -2,7 +2,7 @@
 
 Every function the library makes (``TableFunction``, the counter aggregator, the audit
 handler) is a Python function whose asset holds the runtime package and the model JSON, plus a
-``TableFunction``'s own code and dependencies — see :mod:`._bundling`. Each gets its own log group with a
+``TableFunction``'s own code and dependencies — see :mod:`.bundling`. Each gets its own log group with a
 retention period and its own role whose only logging permission is writing to that group
 (no ``AWSLambdaBasicExecutionRole``, whose ``logs:*`` statements name ``*``). The runtime is the
 one the library pins, so cdk-nag's AwsSolutions-L1 (newest runtime) is acknowledged here.
@@ -11,6 +11,7 @@ one the library pins, so cdk-nag's AwsSolutions-L1 (newest runtime) is acknowled
 from __future__ import annotations
 
 from collections.abc import Mapping
+
 import aws_cdk as cdk
 import jsii
 from aws_cdk import aws_iam as iam
@@ -18,10 +19,10 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct, IValidation
 
-from . import _bundling, _defaults, _nag
-from .hardening import Hardening
+from ..model import Model
+from . import bundling, defaults, nag
 from .exceptions import ConstructPropsError
-from .model import Model
+from .hardening import Hardening
 
 
 def bundled_function(
@@ -29,9 +30,9 @@ def bundled_function(
     *,
     model: Model,
     handler: str,
-    bundle: _bundling.Bundle | None = None,
+    bundle: bundling.Bundle | None = None,
     environment: Mapping[str, str] | None = None,
-    memory_size: int = _defaults.LAMBDA_MEMORY_MB,
+    memory_size: int = defaults.LAMBDA_MEMORY_MB,
     timeout: cdk.Duration | None = None,
     architecture: lambda_.Architecture | None = None,
     log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
@@ -41,14 +42,14 @@ def bundled_function(
 
     ``handler`` is the Lambda handler string (``"module.function"``); ``bundle`` the staged
     asset, or None to stage the runtime part only, when the handler lives in the bundled runtime
-    (e.g. ``constructs_lib.runtime.aggregator.handler``).
+    (e.g. ``constructs_lib.runtime.handlers.counter.handler``).
     """
     what = f"{type(scope).__name__} {scope.node.id!r}"
     if not isinstance(memory_size, int) or isinstance(memory_size, bool) or not 128 <= memory_size <= 10240:
         raise ConstructPropsError(f"{what}: memory_size {memory_size!r} must be 128-10240 MB")
     if timeout is not None and not 1 <= timeout.to_seconds() <= 900:
         raise ConstructPropsError(f"{what}: timeout {timeout.to_human_string()} must be 1 second to 15 minutes")
-    asset = (bundle or _bundling.bundle(model, what=what)).directory
+    asset = (bundle or bundling.bundle(model, what=what)).directory
     hardening = Hardening.of(scope)  # stricter stack settings: a customer-managed key, a VPC
     log_group = logs.LogGroup(
         scope, "Logs", retention=log_retention, removal_policy=cdk.RemovalPolicy.RETAIN,
@@ -66,13 +67,13 @@ def bundled_function(
     function = lambda_.Function(
         scope,
         "Function",
-        runtime=getattr(lambda_.Runtime, _defaults.LAMBDA_RUNTIME),
+        runtime=getattr(lambda_.Runtime, defaults.LAMBDA_RUNTIME),
         architecture=architecture or lambda_.Architecture.ARM_64,
         handler=handler,
         code=lambda_.Code.from_asset(str(asset)),
         environment=dict(environment or {}),
         memory_size=memory_size,
-        timeout=timeout or cdk.Duration.seconds(_defaults.LAMBDA_TIMEOUT_SECONDS),
+        timeout=timeout or cdk.Duration.seconds(defaults.LAMBDA_TIMEOUT_SECONDS),
         log_group=log_group,
         role=role,
         description=description,
@@ -85,7 +86,7 @@ def bundled_function(
         # Lambda checks the role's network-interface permissions when it creates the function.
         function.node.add_dependency(settings.network_policy)
     scope.node.add_validation(_DropImpliedRoleDependency(function))
-    _nag.acknowledge_resource(function, "AwsSolutions-L1", _nag.PINNED_RUNTIME)
+    nag.acknowledge_resource(function, "AwsSolutions-L1", nag.PINNED_RUNTIME)
     return function, log_group
 
 

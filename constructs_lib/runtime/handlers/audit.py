@@ -22,8 +22,9 @@ from datetime import datetime, timedelta
 from decimal import ROUND_FLOOR, Decimal
 from typing import TYPE_CHECKING, Any
 
-from . import _aws, codec
-from .audit import (
+from .. import _aws, codec
+from ..exceptions import DynamoDBError, KeyValueError, RuntimeClientError
+from ..patterns.audit.client import (
     AUDIT_TYPE,
     EPOCH,
     GSI1PK,
@@ -53,7 +54,6 @@ from .audit import (
     typed_tag,
     utf8_len,
 )
-from .exceptions import DynamoDBError, KeyValueError, RuntimeClientError
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient

@@ -24,8 +24,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import _defaults
-from ._cache import cache_root, locked
+from . import defaults
+from .cache import cache_root, locked
 from .exceptions import ConstructPropsError
 
 __all__ = [
@@ -158,7 +158,7 @@ def pip_platforms(architecture: str) -> tuple[str, ...]:
     machine = {"arm64": "aarch64", "x86_64": "x86_64"}.get(architecture)
     if machine is None:
         raise ConstructPropsError(f"architecture {architecture!r} must be 'arm64' or 'x86_64'")
-    glibc = range(17, _defaults.LAMBDA_GLIBC_MINOR + 1)
+    glibc = range(17, defaults.LAMBDA_GLIBC_MINOR + 1)
     return (f"manylinux2014_{machine}", *(f"manylinux_2_{minor}_{machine}" for minor in glibc))
 
 
@@ -216,14 +216,14 @@ def _pip_failure(stderr: str, requirements: RequirementSet, platforms: tuple[str
     if match and match.group(2).strip() != "none":
         return ConstructPropsError(
             f"{what}: no release of {match.group(1)!r} (from {str(requirements.source)!r}) matches, among those with "
-            f"a wheel for linux {machine} (manylinux, glibc <= 2.{_defaults.LAMBDA_GLIBC_MINOR}), CPython "
+            f"a wheel for linux {machine} (manylinux, glibc <= 2.{defaults.LAMBDA_GLIBC_MINOR}), CPython "
             f"{python_version}: {match.group(2).strip()}. Remedy: require one of these versions.\npip said:\n{tail}"
         )
     if match:
         package = match.group(1)
         return ConstructPropsError(
             f"{what}: no wheel of {package!r} (from {str(requirements.source)!r}) for the function's platform: "
-            f"linux {machine} (manylinux, glibc <= 2.{_defaults.LAMBDA_GLIBC_MINOR}), CPython {python_version}. "
+            f"linux {machine} (manylinux, glibc <= 2.{defaults.LAMBDA_GLIBC_MINOR}), CPython {python_version}. "
             "Assets are built without Docker, so every dependency must be a wheel (--only-binary=:all:). "
             f"Remedy: require a version of {package} that publishes a manylinux {machine} wheel for cp"
             f"{python_version.replace('.', '')} or a pure-Python (py3-none-any) wheel, or build the function for "
@@ -239,7 +239,7 @@ def install(
     requirements: RequirementSet,
     *,
     architecture: str,
-    python_version: str = _defaults.LAMBDA_PYTHON_VERSION,
+    python_version: str = defaults.LAMBDA_PYTHON_VERSION,
     what: str,
 ) -> InstalledDependencies:
     """Install *requirements* for the Lambda runtime into the per-user cache (or reuse it).
@@ -251,7 +251,7 @@ def install(
     architecture
         ``"arm64"`` or ``"x86_64"`` (``aws_lambda.Architecture.name``).
     python_version
-        ``MAJOR.MINOR`` of the function's runtime. Default ``_defaults.LAMBDA_PYTHON_VERSION``.
+        ``MAJOR.MINOR`` of the function's runtime. Default ``defaults.LAMBDA_PYTHON_VERSION``.
     what
         The construct, for error messages.
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .model.exceptions import ModelError
+from ..model.exceptions import ModelError
 
 
 class ConstructPropsError(ValueError):

@@ -25,14 +25,14 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Context, Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
-from . import _aws, codec, contract
-from .exceptions import ImageOmittedError, KeyValueError, RedactionError
-from .pages import CursorCodec, derive_cursor_key
+from ... import _aws, codec, contract
+from ...exceptions import ImageOmittedError, KeyValueError, RedactionError
+from ...pages import CursorCodec, derive_cursor_key
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
 
-    from ..model import Model
+    from ....model import Model
 
 # The contract with the construct ---------------------------------------------------------------
 FORMAT, VERSION = "constructs_lib.audit", 1
@@ -408,7 +408,7 @@ class AuditClient:
             return self.audit_pk(key)
         if entity is None or model is None:
             raise KeyValueError("history needs key={...} (the source item's key) or entity=..., model=... and its key values")
-        from .items import ItemCodec
+        from ...items import ItemCodec
 
         return self.audit_pk(ItemCodec(model).table_key(model.entity(entity), ids))
 

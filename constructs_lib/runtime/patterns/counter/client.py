@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from . import _aws, codec, contract
-from .exceptions import (
+from ... import _aws, codec, contract
+from ...exceptions import (
     ConditionFailedError,
     DynamoDBError,
     IdempotencyKeyReusedError,

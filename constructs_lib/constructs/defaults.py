@@ -16,7 +16,7 @@ LAMBDA_PYTHON_VERSION = "3.13"
 LAMBDA_GLIBC_MINOR = 34
 #: Prefix of construct annotation ids.
 ANNOTATION_PREFIX = "constructs_lib"
-#: Operations view (``constructs_lib.operations.Operations``): p99 latency alarm threshold (ms),
+#: Operations view (``constructs_lib.constructs.operations.Operations``): p99 latency alarm threshold (ms),
 #: consecutive 5-minute periods it must hold, and the provisioned-capacity utilization alarm.
 OPS_LATENCY_P99_MS = 50.0
 OPS_LATENCY_PERIODS = 3

@@ -26,7 +26,7 @@ PACK = "AwsSolutions"
 
 #: AwsSolutions-L1 on every generated function (TableFunction, counter aggregator, audit writer).
 PINNED_RUNTIME = (
-    "Generated functions run the Python runtime the library pins (constructs_lib._defaults.LAMBDA_RUNTIME, "
+    "Generated functions run the Python runtime the library pins (constructs_lib.constructs.defaults.LAMBDA_RUNTIME, "
     "a runtime Lambda supports), not the newest one the installed aws-cdk-lib happens to list: the "
     "runtime of code the library ships is raised deliberately in a library release, not implicitly by "
     "a CDK upgrade. The construct has no runtime parameter, so its user could not act on this finding."
@@ -48,7 +48,7 @@ SALT_MUST_NOT_ROTATE = (
 )
 
 #: AwsSolutions-IAM5 on a generated function's network-interface policy, only with the
-#: ``constructs_lib:lambda-in-vpc`` setting (constructs_lib.hardening).
+#: ``constructs_lib:lambda-in-vpc`` setting (constructs_lib.constructs.hardening).
 LAMBDA_VPC_NETWORK_INTERFACES = (
     "Attaching a function to a VPC needs these six EC2 network-interface actions on its execution role "
     "(the statement of AWS's service-role/AWSLambdaVPCAccessExecutionRole, inlined so the role has no "

@@ -19,7 +19,7 @@ import constructs
 import jsii
 
 if TYPE_CHECKING:
-    from .single_table import SingleTable
+    from ..constructs.single_table import SingleTable
 
 MARKDOWN_SUFFIX = ".model.md"
 WORKBENCH_SUFFIX = ".workbench.json"
@@ -41,7 +41,7 @@ def doc_basename(table: SingleTable) -> str:
 
 def _first_writer(table: SingleTable, stage: cdk.Stage, basename: str) -> bool:
     """True if no table before ``table`` (construct-tree order) in ``stage`` uses ``basename``."""
-    from .single_table import SingleTable
+    from ..constructs.single_table import SingleTable
 
     for other in stage.node.find_all():
         if not isinstance(other, SingleTable) or cdk.Stage.of(other).node.path != stage.node.path:
@@ -56,8 +56,8 @@ def _first_writer(table: SingleTable, stage: cdk.Stage, basename: str) -> bool:
 def write_model_docs(table: SingleTable) -> list[Path]:
     """Write ``table``'s model docs into its stage's output directory; returns the paths written
     ([] when another table of the stage already writes these names, or outside a stage)."""
-    from .model.describe import describe
-    from .model.workbench import to_workbench_json
+    from .describe import describe
+    from .workbench import to_workbench_json
 
     stage = cdk.Stage.of(table)
     if stage is None:

@@ -18,22 +18,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ._slim import slim_source
 from .exceptions import ConstructPropsError
+from .slim import slim_source
 
 if TYPE_CHECKING:
-    from ._handler_code import HandlerCode
-    from .model import Model
+    from ..model import Model
+    from .handler_code import HandlerCode
 
-__all__ = ["BUNDLED_PACKAGES", "Bundle", "MODEL_FILE", "NOT_BUNDLED", "bundle"]
+__all__ = ["BUNDLED_PACKAGES", "MODEL_FILE", "Bundle", "bundle"]
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
 #: Sub-packages shipped in every generated Lambda.
 BUNDLED_PACKAGES = ("model", "runtime")
-#: Modules of those packages a function never runs: the model's documentation writers (Markdown,
-#: Mermaid, NoSQL Workbench), used at synth time and by ``python -m constructs_lib``. Nothing in
-#: the bundled packages imports them (tests/synth checks the asset imports without them).
-NOT_BUNDLED = frozenset({"model/describe.py", "model/workbench.py"})
 MODEL_FILE = "model.json"
 _STUB_INIT = '"""constructs_lib, as bundled into a Lambda function: model + runtime only."""\n'
 
@@ -64,7 +60,7 @@ def _runtime_files(model: Model) -> dict[str, bytes]:
     files: dict[str, bytes] = {"constructs_lib/__init__.py": _STUB_INIT.encode()}
     for package in BUNDLED_PACKAGES:
         for path in sorted((PACKAGE_DIR / package).rglob("*.py")):
-            if "__pycache__" not in path.parts and path.relative_to(PACKAGE_DIR).as_posix() not in NOT_BUNDLED:
+            if "__pycache__" not in path.parts:
                 # Docstrings and comments blanked, every line kept (see ._slim): a smaller asset.
                 source = slim_source(path.read_text(encoding="utf-8"))
                 files[f"constructs_lib/{path.relative_to(PACKAGE_DIR).as_posix()}"] = source.encode()

@@ -18,11 +18,11 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from ..model.exceptions import ModelValidationError
 from .describe import example_values
-from .exceptions import ModelValidationError
 
 if TYPE_CHECKING:
-    from .model import Model
+    from ..model.model import Model
 
 __all__ = ["WORKBENCH_FORMAT_VERSION", "sample_items", "to_workbench", "to_workbench_json"]
 
@@ -214,7 +214,7 @@ def to_workbench(
     per_entity
         Sample items per entity (see :func:`sample_items`). Default 2.
     """
-    from .model import Model
+    from ..model.model import Model
 
     pairs = [(models.name, models)] if isinstance(models, Model) else list(models)
     if not pairs:

@@ -21,7 +21,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
 from constructs import Construct, IConstruct
 
-from . import _nag
+from . import nag
 from .exceptions import ConstructPropsError
 
 #: Context flag: one customer-managed KMS key per stack encrypts everything the constructs create.
@@ -238,7 +238,7 @@ class Hardening(Construct):
             scope, "NetworkInterfaces", roles=[role],
             statements=[iam.PolicyStatement(actions=list(LAMBDA_VPC_ACTIONS), resources=["*"])],
         )
-        _nag.acknowledge_resource(policy, "AwsSolutions-IAM5[Resource::*]", _nag.LAMBDA_VPC_NETWORK_INTERFACES)
+        nag.acknowledge_resource(policy, "AwsSolutions-IAM5[Resource::*]", nag.LAMBDA_VPC_NETWORK_INTERFACES)
         return FunctionSettings(self.key(scope.node.path), placement, group, policy)
 
 

@@ -1,7 +1,7 @@
 """``ModelBoundTable``: a DynamoDB table bound to a data model, owned or imported.
 
-What :class:`~constructs_lib.single_table.SingleTable` (a table this stack creates) and
-:class:`~constructs_lib.imported_table.ImportedSingleTable` (a table deployed elsewhere) share, and
+What :class:`~constructs_lib.constructs.single_table.SingleTable` (a table this stack creates) and
+:class:`~constructs_lib.constructs.imported_table.ImportedSingleTable` (a table deployed elsewhere) share, and
 all that ``TableFunction``, ``ShardedCounter``, ``StreamAudit`` and ``Operations`` need of a table:
 its model, name and ARNs, least-privilege grants (table ARN plus named index ARNs, never ``*``,
 KMS permissions when a customer-managed key encrypts it), key-prefix claims and the operations
@@ -19,18 +19,18 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
-from . import _perms
+from ..model.indexes import TABLE
+from . import perms
 from .exceptions import ConstructPropsError
-from .model.indexes import TABLE
 
 if TYPE_CHECKING:
-    from .model import Model
+    from ..model import Model
     from .operations import MonitoredConsumer, Operations, TableOperations
 
 
 class ModelBoundTable(Construct):
     """Base class of the tables constructs of this library accept. Not built directly: use
-    :class:`~constructs_lib.single_table.SingleTable` or one of its importers
+    :class:`~constructs_lib.constructs.single_table.SingleTable` or one of its importers
     (``SingleTable.from_table_name``, ``from_table_attributes``, ``from_parameters``).
 
     Attributes
@@ -94,7 +94,7 @@ class ModelBoundTable(Construct):
     def runtime_environment(self) -> Mapping[str, str]:
         """Environment variables every function built on this table gets besides its own: the
         deployed model's fingerprint when it is known (imports from published parameters)."""
-        from .runtime.contract import ENV_MODEL_FINGERPRINT
+        from ..runtime.contract import ENV_MODEL_FINGERPRINT
 
         return {ENV_MODEL_FINGERPRINT: self.model_fingerprint} if self.model_fingerprint is not None else {}
 
@@ -141,29 +141,29 @@ class ModelBoundTable(Construct):
     # Grants: all go through _grant ---------------------------------------------------------------
     def grant_read_data(self, grantee: iam.IGrantable) -> iam.Grant:
         """GetItem, BatchGetItem, Query, ConditionCheckItem, DescribeTable on the table and its indexes."""
-        return self._grant(grantee, _perms.READ_DATA + _perms.DESCRIBE, indexes=True, kms=_perms.KMS_DECRYPT)
+        return self._grant(grantee, perms.READ_DATA + perms.DESCRIBE, indexes=True, kms=perms.KMS_DECRYPT)
 
     def grant_write_data(self, grantee: iam.IGrantable) -> iam.Grant:
         """PutItem, UpdateItem, DeleteItem, BatchWriteItem, DescribeTable on the table."""
-        return self._grant(grantee, _perms.WRITE_DATA + _perms.DESCRIBE, indexes=False, kms=_perms.KMS_ENCRYPT_DECRYPT)
+        return self._grant(grantee, perms.WRITE_DATA + perms.DESCRIBE, indexes=False, kms=perms.KMS_ENCRYPT_DECRYPT)
 
     def grant_read_write_data(self, grantee: iam.IGrantable) -> iam.Grant:
         """Both of the above."""
         return self._grant(
-            grantee, _perms.READ_DATA + _perms.WRITE_DATA + _perms.DESCRIBE, indexes=True, kms=_perms.KMS_ENCRYPT_DECRYPT
+            grantee, perms.READ_DATA + perms.WRITE_DATA + perms.DESCRIBE, indexes=True, kms=perms.KMS_ENCRYPT_DECRYPT
         )
 
     def grant_query(self, grantee: iam.IGrantable, *, index: str) -> iam.Grant:
         """Query on exactly one index ARN (``index="GSI1"``), or the table itself
         (``index="table"``) — CDK's own grants only offer ``index/*``."""
         if index == TABLE:
-            return self._grant(grantee, ("dynamodb:Query",), kms=_perms.KMS_DECRYPT)
+            return self._grant(grantee, ("dynamodb:Query",), kms=perms.KMS_DECRYPT)
         if index not in self.model.indexes:
             raise ConstructPropsError(
                 f"{self.what}: grant_query index {index!r} is not in model {self.model.name!r} "
                 f"(indexes: {', '.join(self.model.indexes) or 'none'}; use index='table' for the table)"
             )
-        return self._grant(grantee, ("dynamodb:Query",), resources=[self.index_arn(index)], kms=_perms.KMS_DECRYPT)
+        return self._grant(grantee, ("dynamodb:Query",), resources=[self.index_arn(index)], kms=perms.KMS_DECRYPT)
 
     def grant_tenant_access(
         self,
@@ -193,14 +193,14 @@ class ModelBoundTable(Construct):
         if not re.fullmatch(r"[A-Za-z0-9_.:/=+@-]{1,128}", tenant_tag or ""):
             raise ConstructPropsError(f"grant_tenant_access tenant_tag {tenant_tag!r} is not a valid IAM tag key")
         read = actions in ("read", "read_write")
-        wanted = (_perms.READ_DATA if read else ()) + (_perms.WRITE_DATA if actions != "read" else ())
+        wanted = (perms.READ_DATA if read else ()) + (perms.WRITE_DATA if actions != "read" else ())
         tenant = f"${{aws:PrincipalTag/{tenant_tag}}}"
         prefix = model.tenant_key_prefix
         safe = [*model.tenant_safe_gsis, *(i.name for i in model.lsis)] if read else []
         resources = [self.table_arn] + [self.index_arn(name) for name in safe]
         grant = self._grant(
             grantee, wanted, resources=resources,
-            kms=_perms.KMS_ENCRYPT_DECRYPT if actions != "read" else _perms.KMS_DECRYPT,
+            kms=perms.KMS_ENCRYPT_DECRYPT if actions != "read" else perms.KMS_DECRYPT,
             conditions={
                 "ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{prefix}{tenant}", f"{prefix}{tenant}#*"]},
                 "Null": {f"aws:PrincipalTag/{tenant_tag}": "false"},
@@ -209,7 +209,7 @@ class ModelBoundTable(Construct):
         unsafe = [i.name for i in model.gsis if i.name not in model.tenant_safe_gsis]
         if read and unsafe:
             grantee.grant_principal.add_to_principal_policy(iam.PolicyStatement(
-                effect=iam.Effect.DENY, actions=sorted(_perms.READ_DATA),
+                effect=iam.Effect.DENY, actions=sorted(perms.READ_DATA),
                 resources=[self.index_arn(name) for name in unsafe],
             ))
         return grant
@@ -221,7 +221,7 @@ class ModelBoundTable(Construct):
         if self.table_stream_arn is None:
             raise ConstructPropsError(f"{self.what} has no stream; {self.stream_hint}")
         return self._grant(
-            grantee, _perms.STREAM_READ + _perms.LIST_STREAMS, resources=[self.table_stream_arn], kms=_perms.KMS_DECRYPT
+            grantee, perms.STREAM_READ + perms.LIST_STREAMS, resources=[self.table_stream_arn], kms=perms.KMS_DECRYPT
         )
 
     def grant_items(
@@ -233,7 +233,7 @@ class ModelBoundTable(Construct):
         if not leading_key_prefix or any(c in leading_key_prefix for c in "*?"):
             raise ConstructPropsError(f"leading_key_prefix {leading_key_prefix!r} must be a non-empty literal prefix")
         return self._grant(
-            grantee, actions, kms=_perms.KMS_ENCRYPT_DECRYPT if write else _perms.KMS_DECRYPT,
+            grantee, actions, kms=perms.KMS_ENCRYPT_DECRYPT if write else perms.KMS_DECRYPT,
             conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{leading_key_prefix}*"]}},
         )
 

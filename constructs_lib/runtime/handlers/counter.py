@@ -18,8 +18,8 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .counter import CounterClient
-from .exceptions import KeyValueError, RuntimeClientError
+from ..exceptions import KeyValueError, RuntimeClientError
+from ..patterns.counter.client import CounterClient
 
 ENV_FAMILY = "CONSTRUCTS_LIB_COUNTER_FAMILY"
 SCHEDULE_SOURCE = "constructs_lib.counter.schedule"
@@ -31,7 +31,7 @@ _client: CounterClient | None = None
 
 
 def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
-    """Lambda entry point (``constructs_lib.runtime.aggregator.handler``)."""
+    """Lambda entry point (``constructs_lib.runtime.handlers.counter.handler``)."""
     global _client
     if _client is None:  # once per execution environment
         family = os.environ.get(ENV_FAMILY)

@@ -23,20 +23,21 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from . import _defaults, _perms
-from ._function import bundled_function
-from ._stream_consumer import (
+from ..runtime.exceptions import KeyValueError
+from ..runtime.handlers import counter as aggregator
+from ..runtime.patterns import counter
+from . import defaults, perms
+from .bound_table import ModelBoundTable
+from .exceptions import ConstructPropsError
+from .function import bundled_function
+from .operations import MonitoredConsumer
+from .stream_consumer import (
     FailureQueueDestination,
     StreamSettings,
     consumer_alarms,
     failure_queue,
     stream_mapping,
 )
-from .exceptions import ConstructPropsError
-from .operations import MonitoredConsumer
-from .runtime import aggregator, counter
-from .runtime.exceptions import KeyValueError
-from .bound_table import ModelBoundTable
 
 _COUNTER_TYPES = (counter.SHARD_TYPE, counter.TOTAL_TYPE, counter.DEDUP_TYPE)
 
@@ -122,7 +123,7 @@ class ShardedCounter(Construct):
         schedule: cdk.Duration | None = None,
         scheduled_counters: Sequence[str] = (),
         iterator_age_alarm_threshold: cdk.Duration | None = None,
-        memory_size: int = _defaults.LAMBDA_MEMORY_MB,
+        memory_size: int = defaults.LAMBDA_MEMORY_MB,
         timeout: cdk.Duration | None = None,
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
     ) -> None:
@@ -186,7 +187,7 @@ class ShardedCounter(Construct):
         self.aggregator_function, self.log_group = bundled_function(
             self,
             model=model,
-            handler="constructs_lib.runtime.aggregator.handler",
+            handler="constructs_lib.runtime.handlers.counter.handler",
             environment={
                 **self.environment,
                 **table.runtime_environment,
@@ -199,7 +200,7 @@ class ShardedCounter(Construct):
             description=f"Recomputes totals of counter family {name} ({self.spec.shards} shards: {self.derivation})"[:256],
         )
         table.grant_items(
-            self.aggregator_function, _perms.COUNTER_AGGREGATE, leading_key_prefix=self.spec.key_prefix, write=True
+            self.aggregator_function, perms.COUNTER_AGGREGATE, leading_key_prefix=self.spec.key_prefix, write=True
         )
         self.dlq = failure_queue(self)
         self.event_source_mapping: lambda_.EventSourceMapping | None = None
@@ -278,12 +279,12 @@ class ShardedCounter(Construct):
         """UpdateItem on this family's keys only (IAM ``dynamodb:LeadingKeys`` = ``COUNTER#<name>#*``),
         plus — when idempotent increments are enabled — PutItem/GetItem for the dedup marker
         written in the same transaction."""
-        actions = _perms.COUNTER_INCREMENT + (_perms.COUNTER_IDEMPOTENT if self.spec.idempotent else ())
+        actions = perms.COUNTER_INCREMENT + (perms.COUNTER_IDEMPOTENT if self.spec.idempotent else ())
         return self.table.grant_items(grantee, actions, leading_key_prefix=self.spec.key_prefix, write=True)
 
     def grant_read(self, grantee: iam.IGrantable) -> iam.Grant:
         """GetItem (aggregated total) and BatchGetItem (exact sum of shards) on this family's keys only."""
-        return self.table.grant_items(grantee, _perms.COUNTER_READ, leading_key_prefix=self.spec.key_prefix, write=False)
+        return self.table.grant_items(grantee, perms.COUNTER_READ, leading_key_prefix=self.spec.key_prefix, write=False)
 
     def bind(self, function: lambda_.Function, *, increment: bool = True, read: bool = True) -> None:
         """Give ``function`` the environment and grants to use the family through ``CounterClient``."""

@@ -24,11 +24,11 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
+from ..model import Model
+from ..runtime.contract import fingerprint
 from .exceptions import ConstructPropsError
 from .imported_table import ImportedSingleTable, check_fingerprint
-from .model import Model
 from .operations import Operations
-from .runtime.contract import fingerprint
 
 if TYPE_CHECKING:
     from .single_table import SingleTable

@@ -17,12 +17,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from .indexes import Index
-from .templates import SEPARATOR, KeyTemplate, Placeholder
+from ..model.indexes import Index
+from ..model.templates import SEPARATOR, KeyTemplate, Placeholder
 
 if TYPE_CHECKING:
-    from .entity import Entity
-    from .model import Model, ResolvedPattern
+    from ..model.entity import Entity
+    from ..model.model import Model, ResolvedPattern
 
 __all__ = ["EXAMPLE_TIME", "describe", "describe_all", "example_value", "example_values", "mermaid"]
 

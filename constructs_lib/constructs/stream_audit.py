@@ -25,16 +25,21 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
-from . import _defaults, _nag, _perms
-from ._function import bundled_function
-from ._stream_consumer import StreamSettings, consumer_alarms, failure_queue, stream_mapping
+from ..runtime.exceptions import KeyValueError
+from ..runtime.patterns import audit, counter
+from . import defaults, nag, perms
+from .bound_table import ModelBoundTable
 from .exceptions import ConstructPropsError
+from .function import bundled_function
 from .hardening import Hardening
 from .operations import MonitoredConsumer
-from .runtime import audit, counter
-from .runtime.exceptions import KeyValueError
-from .bound_table import ModelBoundTable
 from .single_table import SingleTable
+from .stream_consumer import (
+    StreamSettings,
+    consumer_alarms,
+    failure_queue,
+    stream_mapping,
+)
 
 #: The audit table's index for "what changed on day D".
 DAY_INDEX = audit.DAY_INDEX
@@ -112,7 +117,7 @@ class StreamAudit(Construct):
         max_record_age: cdk.Duration | None = None,
         parallelization_factor: int = 1,
         iterator_age_alarm_threshold: cdk.Duration | None = None,
-        memory_size: int = _defaults.LAMBDA_MEMORY_MB,
+        memory_size: int = defaults.LAMBDA_MEMORY_MB,
         timeout: cdk.Duration | None = None,
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
         removal_policy: cdk.RemovalPolicy = cdk.RemovalPolicy.RETAIN,
@@ -213,13 +218,13 @@ class StreamAudit(Construct):
                 removal_policy=self._removal[0],
             )
             # No rotation schedule, on purpose: a new salt would change every hash.
-            _nag.acknowledge_resource(self.salt_secret, "AwsSolutions-SMG4", _nag.SALT_MUST_NOT_ROTATE)
+            nag.acknowledge_resource(self.salt_secret, "AwsSolutions-SMG4", nag.SALT_MUST_NOT_ROTATE)
             # In a VPC we created (lambda-in-vpc), the function reaches the secret through an endpoint.
             Hardening.of(self).need_secrets_manager()
         self.audit_function, self.log_group = bundled_function(
             self,
             model=model,
-            handler="constructs_lib.runtime.audit_handler.handler",
+            handler="constructs_lib.runtime.handlers.audit.handler",
             environment={**self.environment, **source.runtime_environment},
             memory_size=memory_size,
             timeout=timeout or cdk.Duration.seconds(60),
@@ -227,7 +232,7 @@ class StreamAudit(Construct):
             description=f"Writes the audit trail of {source.node.path} from its stream",
         )
         # The audit function may only add records: no update, no delete.
-        self._grant(self.audit_function, _perms.AUDIT_WRITE, indexes=False, kms=_perms.KMS_ENCRYPT_DECRYPT)
+        self._grant(self.audit_function, perms.AUDIT_WRITE, indexes=False, kms=perms.KMS_ENCRYPT_DECRYPT)
         if self.salt_secret is not None:
             self.salt_secret.grant_read(self.audit_function)
         self.dlq = failure_queue(self)
@@ -318,7 +323,7 @@ class StreamAudit(Construct):
     def grant_read(self, grantee: iam.IGrantable) -> iam.Grant:
         """Query and GetItem on the audit table and its ``ByDay`` index (``history``, ``changes``,
         ``as_of``). Nobody but the audit function gets write access."""
-        return self._grant(grantee, _perms.AUDIT_READ, indexes=True, kms=_perms.KMS_DECRYPT)
+        return self._grant(grantee, perms.AUDIT_READ, indexes=True, kms=perms.KMS_DECRYPT)
 
     def _grant(self, grantee: iam.IGrantable, actions: Sequence[str], *, indexes: bool, kms: Sequence[str]) -> iam.Grant:
         resources = [self.table.table_arn] + ([f"{self.table.table_arn}/index/{DAY_INDEX}"] if indexes else [])

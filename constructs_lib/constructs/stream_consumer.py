@@ -15,10 +15,10 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from . import _nag
+from . import nag
+from .bound_table import ModelBoundTable
 from .exceptions import ConstructPropsError
 from .hardening import Hardening
-from .bound_table import ModelBoundTable
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ def failure_queue(scope: Construct) -> sqs.Queue:
         enforce_ssl=True,
         retention_period=cdk.Duration.days(14),
     )
-    _nag.acknowledge_resource(queue, "AwsSolutions-SQS3", _nag.QUEUE_IS_THE_DLQ)
+    nag.acknowledge_resource(queue, "AwsSolutions-SQS3", nag.QUEUE_IS_THE_DLQ)
     return queue
 
 

@@ -17,13 +17,13 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
-from . import _defaults
+from ..model import Index, Model
+from ..model.indexes import TABLE
+from . import defaults
 from .bound_table import ModelBoundTable
 from .exceptions import ConstructPropsError
 from .hardening import Hardening
 from .imported_table import ImportedSingleTable
-from .model import Index, Model
-from .model.indexes import TABLE
 from .operations import (
     ContributorInsights,
     Operations,
@@ -74,18 +74,18 @@ class SingleTable(ModelBoundTable):
         (``{"table": True, "GSI1": True}``). LSIs share the table's setting; a name that is not
         ``"table"`` or a GSI of the model raises ``ConstructPropsError``.
     operations
-        An :class:`~constructs_lib.operations.Operations`: a CloudWatch dashboard and alarms for
+        An :class:`~constructs_lib.constructs.operations.Operations`: a CloudWatch dashboard and alarms for
         the table (and for the ``ShardedCounter``/``StreamAudit`` constructs built on it). Default
         None (none; ``add_operations`` can add them later).
     publish
-        A :class:`~constructs_lib.model_contract.ModelContract`: publish the table's name, ARNs,
+        A :class:`~constructs_lib.constructs.model_contract.ModelContract`: publish the table's name, ARNs,
         model fingerprint and model JSON as SSM parameters for consumers in other stacks or
         repositories (``SingleTable.from_parameters``). Default None (nothing published;
         ``publish_contract`` can publish later).
 
     Importing a table deployed elsewhere: :meth:`from_table_name`, :meth:`from_table_attributes`
     and :meth:`from_parameters` return an
-    :class:`~constructs_lib.imported_table.ImportedSingleTable` that every construct and grant of
+    :class:`~constructs_lib.constructs.imported_table.ImportedSingleTable` that every construct and grant of
     this library accepts.
     """
 
@@ -130,7 +130,7 @@ class SingleTable(ModelBoundTable):
             elif encryption.table_key is None:
                 raise ConstructPropsError(
                     f"SingleTable {id!r}: encryption without a customer-managed key conflicts with the stack's "
-                    "cmk-everywhere setting (constructs_lib.hardening); drop encryption= to use the stack's key "
+                    "cmk-everywhere setting (constructs_lib.constructs.hardening); drop encryption= to use the stack's key "
                     "or pass TableEncryptionV2.customer_managed_key(...)"
                 )
         if (
@@ -189,9 +189,9 @@ class SingleTable(ModelBoundTable):
         self.stream_view_type = stream
         apply_index_contributor_insights(self.table, model, self.contributor_insights)
         for warning in model.warnings():
-            cdk.Annotations.of(self).add_warning_v2(f"{_defaults.ANNOTATION_PREFIX}:{warning.code}", warning.message)
+            cdk.Annotations.of(self).add_warning_v2(f"{defaults.ANNOTATION_PREFIX}:{warning.code}", warning.message)
         # <stack>.<id>.model.md and .workbench.json in the cloud assembly at synth
-        from ._model_docs import attach_model_docs
+        from ..docgen.cloud_assembly import attach_model_docs
 
         attach_model_docs(self)
         if operations is not None:
@@ -223,7 +223,7 @@ class SingleTable(ModelBoundTable):
     ) -> ImportedSingleTable:
         """A table deployed elsewhere, like ``TableV2.from_table_attributes``, with its model.
 
-        Parameters are those of :class:`~constructs_lib.imported_table.ImportedSingleTable`: a name
+        Parameters are those of :class:`~constructs_lib.constructs.imported_table.ImportedSingleTable`: a name
         or an ARN (any account and region), the stream ARN (needed by ``StreamAudit``, a
         stream-driven ``ShardedCounter`` and ``grant_stream_read``; default none), the stream's
         ``stream_view_type`` (``StreamAudit`` needs ``NEW_AND_OLD_IMAGES``; default undeclared),
@@ -287,7 +287,7 @@ class SingleTable(ModelBoundTable):
     # Publishing the contract -------------------------------------------------------------------
     def publish_contract(self, contract: ModelContract) -> PublishedContract:
         """Publish the table's contract as SSM parameters (see
-        :mod:`constructs_lib.model_contract`), at most once; also ``self.contract``."""
+        :mod:`constructs_lib.constructs.model_contract`), at most once; also ``self.contract``."""
         from .model_contract import PublishedContract
 
         if self.contract is not None:

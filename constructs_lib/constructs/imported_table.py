@@ -2,7 +2,7 @@
 
 Built by ``SingleTable.from_table_name``, ``SingleTable.from_table_attributes`` and
 ``SingleTable.from_parameters``. It wraps ``TableV2.from_table_attributes`` and offers everything
-:class:`~constructs_lib.bound_table.ModelBoundTable` does — the same least-privilege grants as an
+:class:`~constructs_lib.constructs.bound_table.ModelBoundTable` does — the same least-privilege grants as an
 owned table, ``TableFunction``, ``ShardedCounter``, ``StreamAudit`` and ``Operations`` on it. What it
 cannot know is refused at synth: a stream that was not imported, a stream view type that was not
 declared. It creates no resource.
@@ -17,9 +17,9 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
+from ..model import Model
 from .bound_table import ModelBoundTable
 from .exceptions import ConstructPropsError
-from .model import Model
 from .operations import Operations
 
 _NAME = r"[A-Za-z0-9_.-]{3,255}"
@@ -34,7 +34,7 @@ def _literal(value: str | None) -> str | None:
 def check_fingerprint(what: str, model: Model, deployed: str, source: str) -> None:
     """Refuse ``model`` when the known fingerprint ``deployed`` is not its own; a token is
     checked at run time instead (by the functions, see :mod:`constructs_lib.runtime.contract`)."""
-    from .runtime.contract import FINGERPRINT_LENGTH, fingerprint
+    from ..runtime.contract import FINGERPRINT_LENGTH, fingerprint
 
     if cdk.Token.is_unresolved(deployed):
         return

@@ -1,0 +1,1 @@
+"""Lambda entry points bundled into the generated functions (counter aggregator, audit writer)."""
