@@ -5,7 +5,7 @@ record (:func:`build_item`: diff, redaction, size limit), writing a batch (:func
 and the handler. Every attribute of an item is a function of the record, never of the clock, so
 a redelivered record rewrites the identical item. The first record that cannot be built or
 written is reported in ``batchItemFailures`` with every later one: nothing is dropped and
-per-item order holds. The key layout is defined with :class:`AuditSpec`.
+per-item order holds. The key layout belongs to the audit pattern (``runtime/patterns/audit``).
 
 See docs/adr/0013-audit-key-layout-and-idempotency.md.
 """
