@@ -25,14 +25,20 @@ _LAZY = {
     "ModelBoundTable": "constructs_lib.constructs.bound_table",
     "ImportedSingleTable": "constructs_lib.constructs.imported_table",
     "ModelContract": "constructs_lib.constructs.model_contract",
+    # Declared access scopes (no CDK: the model's value, shared with the runtime)
+    "AccessScope": "constructs_lib.model.scope",
+    "ANY_TENANT": "constructs_lib.model.scope",
+    "principal_tag": "constructs_lib.model.scope",
 }
 
 __all__ = [
+    "ANY_TENANT", "AccessScope", "principal_tag",
     "ConstructPropsError", "Hardening", "ImportedSingleTable", "MissingExtraError", "ModelBoundTable", "ModelContract",
     "Operations", "ShardedCounter", "SingleTable", "StreamAudit", "TableFunction", "__version__",
 ]
 
 if TYPE_CHECKING:
+    from .model.scope import ANY_TENANT, AccessScope, principal_tag
     from .constructs.bound_table import ModelBoundTable
     from .constructs.exceptions import ConstructPropsError, MissingExtraError
     from .constructs.hardening import Hardening

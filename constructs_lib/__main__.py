@@ -130,17 +130,40 @@ def _is_construct(obj: object) -> bool:
     return isinstance(obj, Construct)
 
 
-def _tables_in(root: Any) -> list[tuple[str | None, Model]]:
+#: (title, model, the table's functions: (construct path, declared scope or None, IAM lines)).
+_Found = tuple[str | None, Model, tuple[tuple[str, Any, tuple[str, ...]], ...]]
+
+
+def _functions_of(root: Any, table: Any) -> tuple[tuple[str, Any, tuple[str, ...]], ...]:
+    """The ``TableFunction``s built on ``table`` with their scopes and the statements derived from them."""
+    from .constructs.scope_policy import derive_statements
+    from .constructs.table_function import TableFunction
+
+    out = []
+    for fn in (c for c in root.node.find_all() if isinstance(c, TableFunction) and c.table is table):
+        lines: tuple[str, ...] = ()
+        if fn.scope is not None:
+            lines = tuple(
+                f"{', '.join(a.removeprefix('dynamodb:') for a in s.actions)} on {s.index or 'the table'} for "
+                f"{', '.join(s.leading_keys)}{' (in transactions only)' if s.transaction_only else ''}"
+                for s in derive_statements(fn.table.model, fn.scope)
+            )
+        out.append((fn.node.path, fn.scope, lines))
+    return tuple(out)
+
+
+def _tables_in(root: Any) -> list[_Found]:
     from .constructs.single_table import SingleTable
 
     found = [c for c in [root, *root.node.find_all()] if isinstance(c, SingleTable)]
     unique = {c.node.path: c for c in found}
-    return [(f"{path} — data model `{c.model.name}`", c.model) for path, c in unique.items()]
+    top = root.node.root
+    return [(f"{path} — data model `{c.model.name}`", c.model, _functions_of(top, c)) for path, c in unique.items()]
 
 
-def _from_object(obj: object, what: str, *, call: bool = True) -> list[tuple[str | None, Model]]:
+def _from_object(obj: object, what: str, *, call: bool = True) -> list[_Found]:
     if isinstance(obj, Model):
-        return [(None, obj)]
+        return [(None, obj, ())]
     if _is_construct(obj):
         return _tables_in(obj)
     if call and callable(obj):
@@ -156,6 +179,11 @@ def load_models(target: str) -> list[tuple[str | None, Model]]:
     TargetError
         If the target does not exist, the attribute is missing, or no model is found.
     """
+    return [(title, model) for title, model, _ in _load(target)]
+
+
+def _load(target: str) -> list[_Found]:
+    """:func:`load_models` with, for tables of an app, their functions and declared scopes."""
     spec, attribute = _split(target)
     source, path = _source_of(spec)
     with _no_synth(source):
@@ -179,7 +207,7 @@ def load_models(target: str) -> list[tuple[str | None, Model]]:
                 for value in vars(module).values():
                     if isinstance(value, Model):
                         seen.setdefault(id(value), value)
-                pairs = [(None, m) for m in seen.values()]
+                pairs = [(None, m, ()) for m in seen.values()]
     if not pairs:
         raise TargetError(
             f"no data model found in target {target!r}: expected Model instances in the module's globals, "
@@ -198,9 +226,10 @@ def _emit(text: str, output: str | None) -> None:
 
 
 def _describe(args: argparse.Namespace) -> str:
-    from .docgen.describe import describe_all
+    from .docgen.describe import describe
 
-    return describe_all(load_models(args.target))
+    return "\n---\n\n".join(describe(model, title=title, functions=functions)
+                              for title, model, functions in _load(args.target))
 
 
 def _export(args: argparse.Namespace) -> str:

@@ -24,7 +24,7 @@ from . import perms
 from .exceptions import ConstructPropsError
 
 if TYPE_CHECKING:
-    from ..model import Model
+    from ..model import AccessScope, Model
     from .operations import MonitoredConsumer, Operations, TableOperations
 
 
@@ -177,7 +177,8 @@ class ModelBoundTable(Construct):
         The allow statement carries ``ForAllValues:StringLike dynamodb:LeadingKeys`` =
         ``<prefix>${aws:PrincipalTag/<tenant_tag>}`` and ``<prefix>${aws:PrincipalTag/<tenant_tag>}#*``
         (tenant ``acme`` reaches ``TENANT#acme`` and ``TENANT#acme#...``, never ``TENANT#acmecorp``
-        or the escaped ``TENANT#acme%23x``), requires the tag to be present, and covers the table
+        or the escaped ``TENANT#acme%23x``), requires the tag and the leading key to be present
+        (``ForAllValues`` alone passes a request without the key), and covers the table
         and its tenant-safe indexes. Read grants also get an explicit **Deny** of every read on the
         indexes whose partition keys do not start with the tenant. Requires the model's
         ``tenant_field``; tenant ids are restricted so the tag value equals the key text.
@@ -203,7 +204,7 @@ class ModelBoundTable(Construct):
             kms=perms.KMS_ENCRYPT_DECRYPT if actions != "read" else perms.KMS_DECRYPT,
             conditions={
                 "ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{prefix}{tenant}", f"{prefix}{tenant}#*"]},
-                "Null": {f"aws:PrincipalTag/{tenant_tag}": "false"},
+                "Null": {f"aws:PrincipalTag/{tenant_tag}": "false", "dynamodb:LeadingKeys": "false"},
             },
         )
         unsafe = [i.name for i in model.gsis if i.name not in model.tenant_safe_gsis]
@@ -213,6 +214,39 @@ class ModelBoundTable(Construct):
                 resources=[self.index_arn(name) for name in unsafe],
             ))
         return grant
+
+    def grant_scope(self, grantee: iam.IGrantable, scope: AccessScope) -> list[iam.Grant]:
+        """Exactly what ``scope`` declares (see :class:`~constructs_lib.model.AccessScope`): per
+        statement only the item actions its patterns and writes need (never Scan), the table ARN
+        or the one index ARN a pattern reads, and ``ForAllValues:StringLike dynamodb:LeadingKeys``
+        limited to the partition-key shapes of the declared entities (``USER#*``,
+        ``TENANT#acme#DOC#*``) plus a ``Null`` check that the key is present; transaction-only writes
+        also require ``dynamodb:EnclosingOperation = TransactWriteItems``; a ``principal_tag``
+        tenant requires the tag. Raises ``ConstructPropsError`` for a scope the model cannot
+        confine (e.g. a partition key that starts with a field)."""
+        from ..model.scope import AccessScopeError
+        from .scope_policy import TRANSACT_WRITE, derive_statements
+
+        try:
+            statements = derive_statements(self.model, scope)
+        except AccessScopeError as exc:
+            raise ConstructPropsError(f"{self.what}: {exc}") from exc
+        grants = []
+        # The key's permissions once (with the first statement): decrypt, and encrypt too if any write.
+        kms = perms.KMS_ENCRYPT_DECRYPT if any(s.writes for s in statements) else perms.KMS_DECRYPT
+        for n, statement in enumerate(statements):
+            conditions: dict[str, Any] = {
+                "ForAllValues:StringLike": {"dynamodb:LeadingKeys": list(statement.leading_keys)},
+                "Null": {"dynamodb:LeadingKeys": "false"},
+            }
+            if scope.tenant_tag is not None:
+                conditions["Null"][f"aws:PrincipalTag/{scope.tenant_tag}"] = "false"
+            if statement.transaction_only:
+                conditions["StringEquals"] = {"dynamodb:EnclosingOperation": TRANSACT_WRITE}
+            arn = self.table_arn if statement.index is None else self.index_arn(statement.index)
+            grants.append(self._grant(grantee, statement.actions, resources=[arn], conditions=conditions,
+                                      kms=kms if n == 0 else ()))
+        return grants
 
     def grant_stream_read(self, grantee: iam.IGrantable) -> iam.Grant:
         """Read the table's stream: DescribeStream, GetRecords, GetShardIterator and ListStreams,
@@ -229,12 +263,15 @@ class ModelBoundTable(Construct):
     ) -> iam.Grant:
         """Item actions on the table ARN, limited to partition keys starting with
         ``leading_key_prefix`` (an IAM ``dynamodb:LeadingKeys`` condition). Used by pattern
-        constructs (e.g. a counter family's keys); ``write`` selects the KMS permissions."""
+        constructs (e.g. a counter family's keys); ``write`` selects the KMS permissions. A ``Null``
+        condition requires the key to be present (``ForAllValues`` alone passes a request without
+        it)."""
         if not leading_key_prefix or any(c in leading_key_prefix for c in "*?"):
             raise ConstructPropsError(f"leading_key_prefix {leading_key_prefix!r} must be a non-empty literal prefix")
         return self._grant(
             grantee, actions, kms=perms.KMS_ENCRYPT_DECRYPT if write else perms.KMS_DECRYPT,
-            conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{leading_key_prefix}*"]}},
+            conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{leading_key_prefix}*"]},
+                        "Null": {"dynamodb:LeadingKeys": "false"}},
         )
 
     def _grant(

@@ -21,19 +21,27 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+from ..model.scope import AccessScope, AccessScopeError
 from ..runtime.client import ENV_TABLE_NAME
 from ..runtime.contract import ENV_MODEL_FINGERPRINT
+from ..runtime.scope import ENV_ACCESS_SCOPE
 from . import bundling, defaults
 from .bound_table import ModelBoundTable
 from .exceptions import ConstructPropsError
 from .function import bundled_function, python_runtime
 from .handler_code import resolve_handler_code
 from .requirements import InstalledDependencies, install, read_requirements
+from .scope_policy import derive_statements
 
 if TYPE_CHECKING:
     from .sharded_counter import ShardedCounter
 
 Access = Literal["read", "write", "read_write"]
+#: ``access=`` left at its default: ``"read_write"`` unless a scope is declared.
+_DEFAULT_ACCESS: Access = "read_write"
+_UNSET: object = object()
+#: Longest scope JSON shipped in the environment (Lambda allows 4 KB of variables in all).
+MAX_SCOPE_JSON = 2048
 
 
 class TableFunction(Construct):
@@ -63,9 +71,21 @@ class TableFunction(Construct):
         ``requirements.txt``, else its ``pyproject.toml`` ``[project].dependencies``; a file
         entry has none. boto3/botocore are skipped (the runtime ships them) with a warning.
     access
-        Grant on the table: ``"read"``, ``"write"``, ``"read_write"`` (default), or None for no
-        table-wide grant — then grant exactly what the handler needs, e.g.
-        ``table.grant_query(function.function, index="GSI1")`` (Query on that index ARN only).
+        Coarse grant on the table: ``"read"``, ``"write"``, ``"read_write"`` (default without a
+        declared scope), or None for no table-wide grant — then grant exactly what the handler
+        needs, e.g. ``table.grant_query(function.function, index="GSI1")``. Passing it together
+        with a declared scope (below) raises ``ConstructPropsError``.
+    patterns, writes, batch_gets, tenant
+        The function's declared access scope (an :class:`~constructs_lib.model.AccessScope`):
+        access-pattern names it queries, per entity the writes it makes (``put``, ``update``,
+        ``delete``, ``transaction_put``/``_update``/``_delete``, ``condition_check``,
+        ``batch_put``, ``batch_delete``), entities it ``batch_get``s, and on a multi-tenant model
+        the tenant (an id, ``principal_tag(...)`` or ``ANY_TENANT``). When any is given, the role
+        gets exactly that (``SingleTable.grant_scope``: only those actions, the table ARN and the
+        index ARNs the patterns read, ``dynamodb:LeadingKeys`` limited to the declared entities'
+        key shapes), the scope is shipped in ``CONSTRUCTS_LIB_ACCESS_SCOPE``, and the bundled
+        ``TableClient.from_environment()`` raises ``OutOfScopeError`` for anything else before
+        any call. Default: none declared.
     environment
         Extra environment variables. ``TABLE_NAME`` and ``CONSTRUCTS_LIB_MODEL_FINGERPRINT`` (set
         on an imported table whose model was published) are reserved. Default none.
@@ -95,6 +115,8 @@ class TableFunction(Construct):
     bundle
         The staged asset (``constructs_lib.constructs.bundling.Bundle``): its directory and the files of
         the runtime part, the handler code and the dependencies.
+    scope
+        The declared :class:`~constructs_lib.model.AccessScope`, or None.
     dependencies
         The requirements install (``constructs_lib.constructs.InstalledDependencies``:
         directory, cache key, seconds, whether it came from the cache), or None.
@@ -119,7 +141,11 @@ class TableFunction(Construct):
         handler: str = "handler",
         index: str | None = None,
         requirements: str | os.PathLike[str] | None = None,
-        access: Access | None = "read_write",
+        access: Access | None | object = _UNSET,
+        patterns: Sequence[str] = (),
+        writes: Mapping[str, Sequence[str]] | None = None,
+        batch_gets: Sequence[str] = (),
+        tenant: str | None = None,
         environment: Mapping[str, str] | None = None,
         memory_size: int = defaults.LAMBDA_MEMORY_MB,
         timeout: cdk.Duration | None = None,
@@ -135,12 +161,35 @@ class TableFunction(Construct):
                 f"TableFunction {id!r}: table must be a SingleTable or an imported one (SingleTable.from_table_name, "
                 f"from_table_attributes, from_parameters), got {table!r}"
             )
+        #: The declared access scope (``patterns``/``writes``/``batch_gets``/``tenant``), or None.
+        self.scope: AccessScope | None = None
+        if patterns or writes or batch_gets or tenant is not None:
+            if access is not _UNSET:
+                raise ConstructPropsError(
+                    f"TableFunction {id!r}: access={access!r} and a declared scope (patterns/writes/batch_gets) "
+                    "exclude each other: the scope derives the exact grant; drop access= (or the scope, for a "
+                    "coarse grant)"
+                )
+            try:
+                self.scope = AccessScope(patterns=tuple(patterns), writes=dict(writes or {}),
+                                         batch_gets=tuple(batch_gets), tenant=tenant).validate(table.model)
+                derive_statements(table.model, self.scope)  # a scope IAM cannot confine fails before bundling
+            except AccessScopeError as exc:
+                raise ConstructPropsError(f"TableFunction {id!r}: {exc}") from exc
+            if len(self.scope.to_json()) > MAX_SCOPE_JSON:
+                raise ConstructPropsError(
+                    f"TableFunction {id!r}: the declared scope is {len(self.scope.to_json())} characters of JSON; "
+                    f"at most {MAX_SCOPE_JSON} fit in the function's environment (Lambda allows 4 KB in all)"
+                )
+            access = None
+        elif access is _UNSET:
+            access = _DEFAULT_ACCESS
         if access not in ("read", "write", "read_write", None):
             raise ConstructPropsError(
                 f"TableFunction {id!r}: access {access!r} must be 'read', 'write', 'read_write' or None"
             )
         env = dict(environment or {})
-        for reserved in (ENV_TABLE_NAME, ENV_MODEL_FINGERPRINT):
+        for reserved in (ENV_TABLE_NAME, ENV_MODEL_FINGERPRINT, ENV_ACCESS_SCOPE):
             if reserved in env:
                 raise ConstructPropsError(f"TableFunction {id!r}: environment key {reserved!r} is set by the construct")
         what = f"TableFunction {id!r}"
@@ -176,7 +225,10 @@ class TableFunction(Construct):
             model=table.model,
             handler=code.handler,
             bundle=self.bundle,
-            environment={ENV_TABLE_NAME: table.table_name, **table.runtime_environment, **env},
+            environment={
+                ENV_TABLE_NAME: table.table_name, **table.runtime_environment,
+                **({ENV_ACCESS_SCOPE: self.scope.to_json()} if self.scope is not None else {}), **env,
+            },
             memory_size=memory_size,
             timeout=timeout,
             architecture=arch,
@@ -184,10 +236,12 @@ class TableFunction(Construct):
             description=description,
             runtime=runtime,
         )
-        if access is not None:
+        if self.scope is not None:
+            table.grant_scope(self.function, self.scope)
+        elif access is not None:
             grant = {"read": table.grant_read_data, "write": table.grant_write_data,
                      "read_write": table.grant_read_write_data}
-            grant[access](self.function)
+            grant[access](self.function)  # type: ignore[index]
         for counter in counters:
             counter.bind(self.function)
         self.table = table

@@ -338,7 +338,7 @@ def mermaid(model: Model) -> str:
 
 
 # The document -----------------------------------------------------------------------------------------
-def describe(model: Model, *, title: str | None = None) -> str:
+def describe(model: Model, *, title: str | None = None, functions: Sequence[tuple[str, Any, Sequence[str]]] = ()) -> str:
     """Markdown documentation of ``model`` (see the module docstring for its sections).
 
     Parameters
@@ -348,6 +348,9 @@ def describe(model: Model, *, title: str | None = None) -> str:
     title
         Heading text. Default ``"Data model `<name>`"``; constructs pass their path
         (``"ShopStack/Data — data model `shop`"``).
+    functions
+        The table's functions: (construct path, declared ``AccessScope`` or None, one line per
+        derived IAM statement). Default none (no "Functions" section).
 
     Returns
     -------
@@ -368,6 +371,8 @@ def describe(model: Model, *, title: str | None = None) -> str:
     out += [f"Model {_code(model.name)}: " + ", ".join(attrs) + ".", ""]
     out += _entities_section(model, client)
     out += _patterns_section(model, client)
+    if functions:
+        out += _functions_section(functions)
     out += _indexes_section(model)
     if model.tenant_field:
         out += _tenancy_section(model)
@@ -438,6 +443,24 @@ def _patterns_section(model: Model, client: Any) -> list[str]:
         ))
     out += _table(["pattern", "entities", "index", "operation", "key condition", "example (as the runtime sends it)"], rows)
     return out + [""]
+
+
+def _functions_section(functions: Sequence[tuple[str, Any, Sequence[str]]]) -> list[str]:
+    """Each function with its declared scope and the IAM statements derived from it."""
+    rows = []
+    for path, scope, statements in functions:
+        if scope is None:
+            rows.append((_code(path), "none declared: coarse grant (`access=`)", "—"))
+            continue
+        declared = [f"patterns: {', '.join(_code(p) for p in scope.patterns)}"] if scope.patterns else []
+        declared += [f"{_code(e)}: {', '.join(kinds)}" for e, kinds in scope.writes.items()]
+        if scope.batch_gets:
+            declared.append(f"batch_get: {', '.join(_code(e) for e in scope.batch_gets)}")
+        if scope.tenant is not None:
+            declared.append(f"tenant {_code(scope.tenant)}")
+        rows.append((_code(path), "<br>".join(_cell(d) for d in declared), "<br>".join(_cell(s) for s in statements)))
+    return ["## Functions and their access scopes", "",
+            *_table(("function", "declared scope", "IAM (LeadingKeys per statement)"), rows), ""]
 
 
 def _indexes_section(model: Model) -> list[str]:

@@ -12,9 +12,15 @@ from .exceptions import AccessPatternError, ModelError, ModelFormatError, ModelV
 from .fields import Field
 from .indexes import TABLE, Index
 from .model import FORMAT, MAX_GSIS, MAX_LSIS, VERSION, Model, ResolvedPattern
+from .scope import ANY_TENANT, WRITE_KINDS, AccessScope, AccessScopeError, principal_tag
 from .templates import SEPARATOR, KeyTemplate, Placeholder
 
 __all__ = [
+    "ANY_TENANT",
+    "WRITE_KINDS",
+    "AccessScope",
+    "AccessScopeError",
+    "principal_tag",
     "CONDITIONS",
     "FORMAT",
     "MAX_GSIS",

@@ -28,6 +28,7 @@ from .exceptions import (
     ItemValidationError,
     KeyValueError,
     ModelMismatchError,
+    OutOfScopeError,
     RedactionError,
     RuntimeClientError,
     TenantAccessError,
@@ -80,6 +81,7 @@ if TYPE_CHECKING:
         ShardSizing,
         derive_shards,
     )
+    from .scope import ENV_ACCESS_SCOPE
     from .stats import (
         Finding,
         RecordingClient,
@@ -127,6 +129,7 @@ _LAZY = {
     "Increment": "patterns.counter",
     "ShardSizing": "patterns.counter",
     "derive_shards": "patterns.counter",
+    "ENV_ACCESS_SCOPE": "scope",
     "composite_key": "keys",
     "entity_key": "keys",
     "split_composite_key": "keys",
@@ -147,6 +150,7 @@ _LAZY = {
 
 __all__ = [
     "AT",
+    "ENV_ACCESS_SCOPE",
     "ENV_MODEL_FINGERPRINT",
     "ENV_MODEL_PATH",
     "ENV_TABLE_NAME",
@@ -172,6 +176,7 @@ __all__ = [
     "ItemValidationError",
     "KeyValueError",
     "ModelMismatchError",
+    "OutOfScopeError",
     "Page",
     "RecordingClient",
     "RedactionError",

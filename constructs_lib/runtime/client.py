@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from botocore.client import BaseClient
 
     from ..model import Entity, Model, ResolvedPattern
+    from ..model.scope import AccessScope
+    from .scope import ScopeGuard
     from .stats import TrafficRecorder
     from .tenant import TenantTableClient
 
@@ -96,6 +98,10 @@ class TableClient:
         derived from the table name and the model — which still refuses corrupted cursors and
         cursors of other queries, tables or models, but not a forgery by someone who knows
         both. Clients serving the same cursors must share the key.
+    scope
+        An :class:`~constructs_lib.model.AccessScope`: the patterns, writes and batch reads this
+        client may make; anything else raises :class:`OutOfScopeError` before any call. Default
+        None (no limit); :meth:`from_environment` reads ``$CONSTRUCTS_LIB_ACCESS_SCOPE``.
     """
 
     #: The recorder sampling this client's requests, or None (recording off, the default).
@@ -114,6 +120,7 @@ class TableClient:
         batch_retries: int = 8,
         traffic: TrafficRecorder | None = None,
         cursor_key: bytes | str | None = None,
+        scope: AccessScope | None = None,
     ) -> None:
         if not isinstance(table_name, str) or not table_name:
             raise KeyValueError(f"table_name {table_name!r} must be a non-empty string")
@@ -131,6 +138,11 @@ class TableClient:
         )
         self.codec = ItemCodec(model)
         self.batch_retries = batch_retries
+        self.guard: ScopeGuard | None = None
+        if scope is not None:
+            from .scope import ScopeGuard
+
+            self.guard = ScopeGuard(model, scope)
         self.traffic = None
         if traffic is not None:
             self.record_traffic(recorder=traffic)
@@ -147,6 +159,10 @@ class TableClient:
             raise ValueError(f"environment variable {table_env!r} is not set; it should hold the table name")
         model = load_bundled_model()
         contract.verify(model)
+        if "scope" not in kwargs:
+            from .scope import scope_from_environment
+
+            kwargs["scope"] = scope_from_environment(model)
         return cls(model, name, **kwargs)
 
     @property
@@ -193,6 +209,8 @@ class TableClient:
         GSIs that mix tenants are refused — before any call reaches AWS."""
         from .tenant import TenantTableClient
 
+        if self.guard is not None:
+            self.guard.for_tenant(tenant)
         return TenantTableClient(self, tenant)
 
     def entity(self, name: str) -> Entity:
@@ -241,6 +259,8 @@ class TableClient:
         ``expires_in``/``expires_at`` set the model's TTL attribute.
         """
         ent = self.entity(entity)
+        if self.guard is not None:
+            self.guard.write("put", ent.name, item)
         req = requests.put(
             self.codec, self.table_name, ent, item, create_only=create_only,
             expected_version=expected_version, expires_in=expires_in, expires_at=expires_at,
@@ -272,6 +292,11 @@ class TableClient:
     def get(self, entity: str, *, consistent: bool = False, raw: bool = False, **key_values: Any) -> dict[str, Any] | None:
         """Read one item by its table-key fields; None if absent."""
         ent = self.entity(entity)
+        if self.guard is not None:
+            self.guard.get(ent.name, key_values)
+        return self._get(ent, key_values, consistent, raw)
+
+    def _get(self, ent: Entity, key_values: Mapping[str, Any], consistent: bool, raw: bool) -> dict[str, Any] | None:
         resp = _aws.call(
             self.client, "get_item", TableName=self.table_name,
             Key=_aws.serialize(self.codec.key_values(ent, key_values, what="get key")), ConsistentRead=consistent,
@@ -305,6 +330,8 @@ class TableClient:
         inputs its key needs, :class:`ItemNotFoundError` if the item does not exist (unless
         ``must_exist=False``), :class:`VersionConflictError` on a stale ``expected_version``.
         """
+        if self.guard is not None:
+            self.guard.write("update", self.entity(entity).name, key)
         req = requests.update(
             self.codec, self.table_name, self.entity(entity), key, set=set, remove=remove, add=add, delete=delete,
             expected_version=expected_version, must_exist=must_exist, expires_in=expires_in, expires_at=expires_at,
@@ -316,6 +343,8 @@ class TableClient:
         self, entity: str, key: Mapping[str, Any], *, expected_version: int | None = None, must_exist: bool = False
     ) -> dict[str, Any] | None:
         """Delete an item; returns the deleted item (decoded) or None if there was none."""
+        if self.guard is not None:
+            self.guard.write("delete", self.entity(entity).name, key)
         req = requests.delete(
             self.codec, self.table_name, self.entity(entity), key, expected_version=expected_version, must_exist=must_exist
         )
@@ -379,6 +408,8 @@ class TableClient:
     ) -> Page:
         resolved = self.pattern(pattern)
         vals = {**(values or {}), **kw}
+        if self.guard is not None:
+            self.guard.pattern(resolved.name, vals)
         accepted = resolved.pk_fields + resolved.sk_fields
         unknown = [name for name in vals if name not in accepted]
         if unknown:
@@ -394,7 +425,7 @@ class TableClient:
             require_fields(entity, vals, resolved.pk_fields + resolved.sk_fields, what=f"pattern {pattern!r}")
             if cursor is not None:
                 raise KeyValueError(f"pattern {pattern!r} reads one item (GetItem); it has no pages, so no cursor")
-            item = self.get(entity.name, consistent=consistent, raw=raw, **vals)
+            item = self._get(entity, vals, consistent, raw)
             return Page([item] if item else [], None)
         if consistent and resolved.index is not None and resolved.index.kind == "GSI":
             raise KeyValueError(f"pattern {pattern!r} reads GSI {resolved.index.name!r}; GSIs do not support consistent reads")
@@ -554,6 +585,8 @@ class TableClient:
         Returns one entry per request, in order (None where the item does not exist).
         """
         keyed = [self.codec.key_values(self.entity(e), v, what="batch_get key") for e, v in requests_]
+        if self.guard is not None:
+            self.guard.batch_get(requests_)
         unique = list({tuple(sorted(k.items())): k for k in keyed}.values())
         key_attrs = sorted(keyed[0]) if keyed else []
         found: dict[tuple[tuple[str, str], ...], dict[str, Any]] = {}
@@ -580,6 +613,10 @@ class TableClient:
                         f"batch_write {what} entry {pair!r:.80} must be an (entity name, attributes) pair"
                     )
         # Every item is built and checked before the first call: a batch is refused whole, or sent.
+        if self.guard is not None:
+            for kind, pairs in (("batch_put", puts), ("batch_delete", deletes)):
+                for entity, values in pairs:
+                    self.guard.write(kind, self.entity(entity).name, values)
         for entity, item in puts:
             ent = self.entity(entity)
             if ent.version_attribute:
@@ -666,8 +703,14 @@ class Transaction:
         self._requests.append(req)
         return self
 
+    def _check(self, kind: str, entity: str, values: Mapping[str, Any]) -> None:
+        guard = self._table.guard
+        if guard is not None:
+            guard.write(kind, self._table.entity(entity).name, values)
+
     def put(self, entity: str, item: Mapping[str, Any], **kw: Any) -> Transaction:
         t = self._table
+        self._check("transaction_put", entity, item)
         req = requests.put(t.codec, t.table_name, t.entity(entity), item, **kw)
         if req.kind == "continue_version":
             raise UpdateRejectedError(
@@ -678,14 +721,17 @@ class Transaction:
 
     def update(self, entity: str, key: Mapping[str, Any], **kw: Any) -> Transaction:
         t = self._table
+        self._check("transaction_update", entity, key)
         return self._add(requests.update(t.codec, t.table_name, t.entity(entity), key, **kw))
 
     def delete(self, entity: str, key: Mapping[str, Any], **kw: Any) -> Transaction:
         t = self._table
+        self._check("transaction_delete", entity, key)
         return self._add(requests.delete(t.codec, t.table_name, t.entity(entity), key, **kw))
 
     def condition_check(self, entity: str, key: Mapping[str, Any], **kw: Any) -> Transaction:
         t = self._table
+        self._check("condition_check", entity, key)
         return self._add(requests.condition_check(t.codec, t.table_name, t.entity(entity), key, **kw))
 
     def commit(self) -> None:

@@ -120,6 +120,11 @@ class TenantAccessError(RuntimeClientError, PermissionError):
     """A tenant-scoped client was asked to touch another tenant's keys (or a GSI that mixes tenants)."""
 
 
+class OutOfScopeError(RuntimeClientError, PermissionError):
+    """A function declared an access scope (``TableFunction(patterns=..., writes=...)``) and asked
+    for a pattern, entity, write or tenant outside it; refused before any call reaches AWS."""
+
+
 class TrafficInsightError(RuntimeClientError, ValueError):
     """Traffic recording or its report was configured against a rule (a sample rate outside
     (0, 1], a negative threshold, one recorder for two tables…); the message names the value."""

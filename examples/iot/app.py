@@ -42,7 +42,7 @@ class IotTelemetryStack(cdk.Stack):
             "Ingest",
             table=self.data,
             entry=HERE / "handlers" / "iot_ingest.py",
-            access="write",
+            writes={"Reading": ["batch_put"]},  # BatchWriteItem on SENSOR#*#* keys, nothing else
             environment={"RETENTION_DAYS": str(RETENTION.days)},
             description="Writes batches of sensor readings (BatchWriteItem) with a TTL of the retention",
         )
@@ -51,7 +51,8 @@ class IotTelemetryStack(cdk.Stack):
             "Queries",
             table=self.data,
             entry=HERE / "handlers" / "iot_queries.py",
-            access="read",
+            patterns=["sensor metadata", "sensors of a site", "readings of a sensor in a month",
+                      "readings of a sensor in a time range"],
             description="Sensor metadata, a site's sensors, readings of a time range across month buckets",
         )
         cdk.CfnOutput(self, "TableName", value=self.data.table_name)

@@ -35,11 +35,13 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # run as a script: make `examples` and `constructs_lib` importable
     sys.path.insert(0, str(ROOT))
 
-from constructs_lib.model import Model
+from constructs_lib.model import AccessScope, Model
 from constructs_lib.runtime import (
     AuditClient,
     CounterClient,
+    ENV_ACCESS_SCOPE,
     ItemExistsError,
+    OutOfScopeError,
     TableClient,
     VersionConflictError,
 )
@@ -163,6 +165,26 @@ def _run(cdk_out: Path, server: DynamoDBLocal, deployment: LocalDeployment) -> N
     after = len(table.query("pending orders by date", examples["pending orders by date"]))
     print(f"mark_paid via handler -> status {run.result['order']['status']}; pending orders {before} -> {after}")
     assert after == before - 1
+
+    show("Least privilege: the orders API's declared scope, in IAM and in its client")
+    scope = AccessScope.from_json(env[ENV_ACCESS_SCOPE])
+    print(f"declared: {scope.summary()}")
+    role_statements = [s for r in template["Resources"].values() if r["Type"] == "AWS::IAM::Policy"
+                       and {"Ref": template["Resources"][fn_id]["Properties"]["Role"]["Fn::GetAtt"][0]}
+                       in r["Properties"]["Roles"] for s in r["Properties"]["PolicyDocument"]["Statement"]]
+    for s in role_statements:
+        keys = s.get("Condition", {}).get("ForAllValues:StringLike", {}).get("dynamodb:LeadingKeys")
+        if keys:
+            only_tx = " (in transactions only)" if "StringEquals" in s["Condition"] else ""
+            where = "GSI1" if "Fn::Join" in s["Resource"] else "table"
+            print(f"  IAM: {s['Action']} on {where} for {keys}{only_tx}")
+    scoped = TableClient(model, env["TABLE_NAME"], client=server.client(), scope=scope)
+    try:
+        scoped.query("user profile", user_id="u1")
+    except OutOfScopeError as exc:
+        print(f"OutOfScopeError (no call made): {exc}"[:200])
+    else:
+        raise SystemExit("the orders API's client ran a pattern outside its declared scope")
 
     show("Optimistic locking and create-only writes")
     user = table.get("User", user_id="u1")

@@ -56,9 +56,9 @@ class ViralVideoStack(cdk.Stack):
             "ViewsApi",
             table=self.data,
             entry=HERE / "handlers" / "views_api.py",
-            # Reads the table; writes nothing but the counter's own items (the counter's grants
-            # are limited to keys starting with COUNTER#video_views#).
-            access="read",
+            # Reads videos by id (GetItem on VIDEO#* keys); writes nothing but the counter's own
+            # items (the counter's grants are limited to keys starting with COUNTER#video_views#).
+            patterns=["video by id"],
             description="Counts views idempotently and reads view totals",
             counters=[self.views],
         )

@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
+from constructs_lib.model import AccessScope
 from constructs_lib.runtime.contract import ENV_MODEL_FINGERPRINT, fingerprint
+from constructs_lib.runtime.scope import ENV_ACCESS_SCOPE
 from examples.reporting import scenario
 from examples.shop.model import shop_model
 from examples.shop.stack import CONTRACT_PREFIX
@@ -43,14 +45,18 @@ def test_consumer_function_queries_one_index_and_checks_the_model(reporting: Any
     template = reporting.template(CONSUMER)
     fn_id = reporting.function_id(CONSUMER, "pending_orders.handler")
     variables = template["Resources"][fn_id]["Properties"]["Environment"]["Variables"]
-    # THEN the function gets the table name and the deployed fingerprint from SSM parameters
-    assert set(variables) == {"TABLE_NAME", ENV_MODEL_FINGERPRINT}
+    # THEN the function gets the table name and the deployed fingerprint from SSM parameters, and
+    # its declared scope (one access pattern) as JSON
+    assert set(variables) == {"TABLE_NAME", ENV_MODEL_FINGERPRINT, ENV_ACCESS_SCOPE}
+    scope = AccessScope.from_json(variables.pop(ENV_ACCESS_SCOPE))
+    assert scope == AccessScope(patterns=["pending orders by date"])
     assert all(template["Parameters"][v["Ref"]]["Type"].startswith("AWS::SSM::") for v in variables.values())
-    # AND its only DynamoDB permission is Query on the GSI2 index ARN
+    # AND its only DynamoDB permission is Query on the GSI2 index ARN, for STATUS# keys
     dynamo = [s for r in template["Resources"].values() if r["Type"] == "AWS::IAM::Policy"
               for s in r["Properties"]["PolicyDocument"]["Statement"] if "dynamodb" in json.dumps(s["Action"])]
     assert len(dynamo) == 1 and dynamo[0]["Action"] == "dynamodb:Query"
     assert dynamo[0]["Resource"]["Fn::Join"][1][1] == "/index/GSI2"
+    assert dynamo[0]["Condition"]["ForAllValues:StringLike"] == {"dynamodb:LeadingKeys": ["STATUS#*"]}
 
 
 def test_passes_cdk_nag_and_cfn_lint(reporting: Any, cfn_lint: Callable[..., list[str]]) -> None:

@@ -83,7 +83,8 @@ def test_app_holds_saas_stack_with_its_public_attributes(saas_app: Any) -> None:
     (stack,) = stacks
     assert isinstance(stack.docs, SingleTable) and isinstance(stack.audit, StreamAudit)
     assert stack.docs.model is saas_model
-    assert {stack.tenant_role.node.id, stack.back_office_role.node.id} == {"TenantRole", "BackOfficeRole"}
+    assert {stack.tenant_role.node.id, stack.back_office_role.node.id, stack.editor_role.node.id} == {
+        "TenantRole", "BackOfficeRole", "EditorRole"}
 
 
 def test_docs_table_has_the_models_keys_indexes_and_stream(saas_template: dict[str, Any]) -> None:
@@ -97,11 +98,11 @@ def test_docs_table_has_the_models_keys_indexes_and_stream(saas_template: dict[s
     assert projections == {"ByOwner": {"ProjectionType": "ALL"},
                            "ByStatus": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["_type"]}}
     assert docs["StreamSpecification"] == {"StreamViewType": "NEW_AND_OLD_IMAGES"}
-    # AND an audit table, one audit function fed by one stream mapping, and the two outputs
+    # AND an audit table, one audit function fed by one stream mapping, and the three outputs
     assert len(tables) == 2
     assert len(_of_type(saas_template, "AWS::Lambda::Function")) == 1
     assert len(_of_type(saas_template, "AWS::Lambda::EventSourceMapping")) == 1
-    assert sorted(saas_template["Outputs"]) == ["DocsTableName", "TenantRoleArn"]
+    assert sorted(saas_template["Outputs"]) == ["DocsTableName", "EditorRoleArn", "TenantRoleArn"]
 
 
 def test_tenant_role_is_confined_by_leading_keys_and_denied_the_mixing_index(saas_template: dict[str, Any]) -> None:
@@ -115,7 +116,7 @@ def test_tenant_role_is_confined_by_leading_keys_and_denied_the_mixing_index(saa
     # ...only on partition keys of the caller's tenant tag, which must be present
     assert allow["Condition"] == {
         "ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"TENANT#{TENANT}", f"TENANT#{TENANT}#*"]},
-        "Null": {"aws:PrincipalTag/tenant": "false"},
+        "Null": {"aws:PrincipalTag/tenant": "false", "dynamodb:LeadingKeys": "false"},
     }
     # AND every read of ByStatus (keys start with the status, not the tenant) is explicitly denied
     assert deny["Effect"] == "Deny" and deny["Resource"] == {"Fn::Join": ["", [table_arn, "/index/ByStatus"]]}

@@ -136,7 +136,8 @@ def test_views_api_writes_only_counter_items(viral: Any, template: dict[str, Any
     writing = [s for s in statements if writes & set(s["Action"] if isinstance(s["Action"], list) else [s["Action"]])]
     assert writing
     for statement in writing:
-        condition = {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["COUNTER#video_views#*"]}}
+        condition = {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["COUNTER#video_views#*"]},
+                     "Null": {"dynamodb:LeadingKeys": "false"}}
         assert statement["Condition"] == condition
 
 

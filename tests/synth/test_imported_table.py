@@ -110,7 +110,8 @@ def test_query_grant_names_exactly_one_index(by_name: Any) -> None:
 def test_item_grant_keeps_its_leading_keys_condition(by_name: Any) -> None:
     _, template, roles = by_name
     (statement,) = statements(template, roles["items"])
-    assert statement["Condition"] == {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["COUNTER#x#*"]}}
+    assert statement["Condition"] == {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["COUNTER#x#*"]},
+                                      "Null": {"dynamodb:LeadingKeys": "false"}}
     assert statement["Resource"] == local_arn()
 
 
@@ -162,7 +163,8 @@ def test_stream_consumers_subscribe_to_the_imported_stream(cross_account: Any) -
     assert stream["Resource"] == STREAM_ARN
     (items,) = [s for s in aggregator if "dynamodb:UpdateItem" in s["Action"]]
     assert items["Resource"] == TABLE_ARN and items["Condition"] == {
-        "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["COUNTER#views#*"]}}
+        "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["COUNTER#views#*"]},
+        "Null": {"dynamodb:LeadingKeys": "false"}}
 
 
 def test_function_gets_the_literal_table_name(cross_account: Any) -> None:

@@ -141,7 +141,8 @@ def test_aggregator_role_has_no_wildcards_and_only_this_tables_arns(viral: Count
     # AND item access is limited to the family's keys: read shards, write totals, nothing else
     (items,) = [s for s in dynamo if "Condition" in s]
     assert sorted(as_list(items["Action"])) == ["dynamodb:BatchGetItem", "dynamodb:UpdateItem"]
-    assert items["Condition"] == {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["COUNTER#video_views#*"]}}
+    assert items["Condition"] == {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["COUNTER#video_views#*"]},
+                                  "Null": {"dynamodb:LeadingKeys": "false"}}
     # AND the rest is its log group and the failure queue
     others = {a for s in statements if s not in dynamo for a in as_list(s["Action"])}
     assert others == {"logs:CreateLogStream", "logs:PutLogEvents", "sqs:SendMessage", "sqs:GetQueueAttributes",

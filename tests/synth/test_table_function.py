@@ -69,12 +69,14 @@ def test_table_name_env_is_a_ref_to_the_table(shop) -> None:
     # THEN TABLE_NAME is a Ref to that table (not a hard-coded name)
     variables = shop.function["Properties"]["Environment"]["Variables"]
     assert variables["TABLE_NAME"] == {"Ref": table_id}
-    # AND the bound counter family adds its spec and table (see test_sharded_counter.py)
-    assert set(variables) == {"TABLE_NAME", "CONSTRUCTS_LIB_COUNTER_PRODUCT_VIEWS", "CONSTRUCTS_LIB_COUNTER_PRODUCT_VIEWS_TABLE"}
+    # AND the bound counter family adds its spec and table (see test_sharded_counter.py), and the
+    # declared access scope its client enforces (see test_scope_grants.py)
+    assert set(variables) == {"TABLE_NAME", "CONSTRUCTS_LIB_COUNTER_PRODUCT_VIEWS",
+                              "CONSTRUCTS_LIB_COUNTER_PRODUCT_VIEWS_TABLE", "CONSTRUCTS_LIB_ACCESS_SCOPE"}
 
 
-def test_role_policy_is_scoped_to_table_and_index_arns(shop, shop_model: Model) -> None:
-    # GIVEN the function with default access ("read_write")
+def test_role_policy_is_the_declared_scope(shop, shop_model: Model) -> None:
+    # GIVEN the function with a declared scope (patterns and writes; see examples/shop/stack.py)
     # WHEN it is synthesized
     table_id, _ = single(shop.resources_of_type("AWS::DynamoDB::GlobalTable"))
     role_id = shop.function["Properties"]["Role"]["Fn::GetAtt"][0]
@@ -87,17 +89,25 @@ def test_role_policy_is_scoped_to_table_and_index_arns(shop, shop_model: Model) 
     log_group_id = shop.function["Properties"]["LoggingConfig"]["LogGroup"]["Ref"]
     assert logs == [{"Action": ["logs:CreateLogStream", "logs:PutLogEvents"], "Effect": "Allow",
                      "Resource": {"Fn::GetAtt": [log_group_id, "Arn"]}}]
-    # AND the only other unconditional statement reads and writes data, on the table ARN and each
-    # index ARN only (the counter's grants carry a LeadingKeys condition; see test_sharded_counter.py)
-    (statement,) = [s for s in statements if s not in logs and "Condition" not in s]
-    assert set(statement["Action"]) == {
-        "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:ConditionCheckItem",
-        "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem",
-        "dynamodb:DescribeTable",
-    }
+    # AND every other statement carries a LeadingKeys condition (no table-wide grant)
+    assert [s for s in statements if s not in logs and "Condition" not in s] == []
+    # AND the scope's statements are exactly: Query on the table (USER#, ORDER#) and on GSI1 (ORDER#),
+    # UpdateItem on USER#, PutItem only inside TransactWriteItems — no Scan, no GSI2, no DescribeTable
     table_arn = {"Fn::GetAtt": [table_id, "Arn"]}
-    expected = [table_arn] + [{"Fn::Join": ["", [table_arn, f"/index/{name}"]]} for name in shop_model.indexes]
-    assert sorted(map(repr, statement["Resource"])) == sorted(map(repr, expected))
+    gsi1 = {"Fn::Join": ["", [table_arn, "/index/GSI1"]]}
+    scoped = {
+        (tuple(s["Action"]) if isinstance(s["Action"], list) else (s["Action"],), repr(s["Resource"]),
+         tuple(s["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]),
+         s["Condition"].get("StringEquals", {}).get("dynamodb:EnclosingOperation"))
+        for s in statements if s not in logs and not any("COUNTER#" in k for k in
+                                                         s["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"])
+    }
+    assert scoped == {
+        (("dynamodb:Query",), repr(table_arn), ("ORDER#*", "USER#*"), None),
+        (("dynamodb:UpdateItem",), repr(table_arn), ("USER#*",), None),
+        (("dynamodb:PutItem",), repr(table_arn), ("ORDER#*", "USER#*"), "TransactWriteItems"),
+        (("dynamodb:Query",), repr(gsi1), ("ORDER#*",), None),
+    }
 
 
 def test_role_has_no_managed_policies(shop) -> None:

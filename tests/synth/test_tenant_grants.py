@@ -56,7 +56,7 @@ def test_tenant_read_is_confined_by_leading_keys_to_own_tenant(policies: dict[st
     # AND only for partition keys of the principal's own tenant: TENANT#<tag> or TENANT#<tag>#...
     assert allow["Condition"] == {
         "ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"TENANT#{TENANT}", f"TENANT#{TENANT}#*"]},
-        "Null": {"aws:PrincipalTag/tenant": "false"},
+        "Null": {"aws:PrincipalTag/tenant": "false", "dynamodb:LeadingKeys": "false"},
     }
     # AND every read of the index that mixes tenants is explicitly denied
     assert deny == {"Action": ["dynamodb:BatchGetItem", "dynamodb:ConditionCheckItem", "dynamodb:GetItem",
