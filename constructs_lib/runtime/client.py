@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import _aws, buckets, contract, keys, requests
+from .contract import load_bundled_model
 from .exceptions import (
     BatchIncompleteError,
     ConditionFailedError,
@@ -27,7 +27,14 @@ from .exceptions import (
     VersionConflictError,
 )
 from .items import MAX_PK_BYTES, MAX_SK_BYTES, ItemCodec, require_fields
-from .pages import QUERY_OPTIONS, CursorCodec, Page, derive_cursor_key, fingerprint, follow_cursors
+from .pages import (
+    QUERY_OPTIONS,
+    CursorCodec,
+    Page,
+    derive_cursor_key,
+    fingerprint,
+    follow_cursors,
+)
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
@@ -38,11 +45,8 @@ if TYPE_CHECKING:
 
 #: Environment variables a generated Lambda function receives.
 ENV_TABLE_NAME = "TABLE_NAME"
-ENV_MODEL_PATH = "CONSTRUCTS_LIB_MODEL_PATH"
 #: Optional secret that signs pagination cursors (see ``TableClient(cursor_key=...)``).
 ENV_CURSOR_KEY = "CONSTRUCTS_LIB_CURSOR_KEY"
-#: File name of the model JSON at the root of a bundled asset.
-MODEL_FILE = "model.json"
 
 BATCH_GET_LIMIT = 100
 BATCH_WRITE_LIMIT = 25
@@ -50,22 +54,6 @@ TRANSACTION_LIMIT = 100
 #: How many times a plain put of a versioned entity re-reads the stored version (through its
 #: failed condition) before giving up under contention.
 CONTINUE_VERSION_ATTEMPTS = 10
-
-
-def load_bundled_model(path: str | os.PathLike[str] | None = None) -> Model:
-    """Load the model JSON shipped in a Lambda asset.
-
-    Parameters
-    ----------
-    path
-        Explicit path. Default: ``$CONSTRUCTS_LIB_MODEL_PATH`` if set, else ``model.json`` at the
-        root of the asset (the directory holding the ``constructs_lib`` package in use).
-    """
-    from ..model import Model
-
-    if path is None:
-        path = os.environ.get(ENV_MODEL_PATH) or Path(__file__).resolve().parents[2] / MODEL_FILE
-    return Model.from_json(Path(path).read_text(encoding="utf-8"))
 
 
 class TableClient:
@@ -96,6 +84,9 @@ class TableClient:
         derived from the table name and the model — which still refuses corrupted cursors and
         cursors of other queries, tables or models, but not a forgery by someone who knows
         both. Clients serving the same cursors must share the key.
+    codec
+        Builds the stored items and keys. Default: one for ``model``; a tenant-scoped client
+        passes one that refuses keys of other tenants (see :meth:`with_codec`).
     """
 
     #: The recorder sampling this client's requests, or None (recording off, the default).
@@ -114,6 +105,7 @@ class TableClient:
         batch_retries: int = 8,
         traffic: TrafficRecorder | None = None,
         cursor_key: bytes | str | None = None,
+        codec: ItemCodec | None = None,
     ) -> None:
         if not isinstance(table_name, str) or not table_name:
             raise KeyValueError(f"table_name {table_name!r} must be a non-empty string")
@@ -129,7 +121,7 @@ class TableClient:
         self.client = client or _aws.make_client(
             retry_mode=retry_mode, max_attempts=max_attempts, region_name=region_name, endpoint_url=endpoint_url
         )
-        self.codec = ItemCodec(model)
+        self.codec = codec if codec is not None else ItemCodec(model)
         self.batch_retries = batch_retries
         self.traffic = None
         if traffic is not None:
@@ -187,6 +179,16 @@ class TableClient:
         if recorder is not None:
             self.client = getattr(self.client, "unwrapped", self.client)
         return recorder
+
+    def with_codec(self, codec: ItemCodec) -> TableClient:
+        """A client of the same table, boto3 client, batch retries, cursor key and traffic
+        recorder whose keys and items are built by ``codec``."""
+        scoped = TableClient(
+            self.model, self.table_name, client=self.client, batch_retries=self.batch_retries,
+            cursor_key=self._cursor_secret, codec=codec,
+        )
+        scoped.traffic = self.traffic
+        return scoped
 
     def for_tenant(self, tenant: str) -> TenantTableClient:
         """A client confined to ``tenant``: every key it builds must carry it, and queries on

@@ -56,9 +56,7 @@ class ItemCodec:
         """The table key attributes (``PK``/``SK``) built from ``values``."""
         tenant_field = self.model.tenant_field
         if tenant_field is not None and values.get(tenant_field) is not None:
-            from .tenant import check_tenant_id
-
-            check_tenant_id(values[tenant_field], field=tenant_field)
+            keys.check_tenant_id(values[tenant_field], field=tenant_field)
         out = {self.model.pk_attribute: keys.build(entity, entity.pk_template, values, where="pk")}
         if entity.sk_template is not None:
             out[self.model.sk_attribute] = keys.build(entity, entity.sk_template, values, where="sk")

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
+from ..model.tenancy import TENANT_ID_RE, TENANT_ID_RULE
 from . import buckets, codec
 from .exceptions import KeyValueError
 
@@ -201,3 +202,10 @@ def entity_key(entity_type: str, *ids: str) -> str:
     if not ids:
         raise KeyValueError(f"entity_key({entity_type!r}) needs at least one id")
     return entity_type + SEPARATOR + composite_key(*ids)
+
+
+def check_tenant_id(value: Any, *, field: str = "tenant") -> str:
+    """Return ``value`` if it is a valid tenant id, else raise :class:`KeyValueError` naming the rule."""
+    if not isinstance(value, str) or not TENANT_ID_RE.fullmatch(value):
+        raise KeyValueError(f"tenant id {value!r} (field {field!r}) must be {TENANT_ID_RULE}")
+    return value

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..patterns.counter.client import DEFAULT_HEADROOM, PARTITION_WCU
 from ._parse import TABLE, WRITE
-from .recorder import Snapshot, check, is_int, is_number
+from .snapshot import Snapshot, check, is_int, is_number
 
 if TYPE_CHECKING:
     from ...model import Model
