@@ -18,6 +18,7 @@ from .exceptions import (
     DynamoDBError,
     TransactionCanceledError,
 )
+from .limits import BATCH_GET_LIMIT
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
@@ -109,8 +110,6 @@ def translate(exc: Any, operation: str) -> DynamoDBError:
     return DynamoDBError(text, code=code, operation=operation)
 
 
-#: BatchGetItem reads at most this many keys per call.
-BATCH_GET_LIMIT = 100
 
 
 def batch_get(

@@ -27,6 +27,7 @@ from .exceptions import (
     VersionConflictError,
 )
 from .items import ItemCodec, require_fields
+from .limits import BATCH_WRITE_LIMIT, TRANSACTION_LIMIT
 from .pages import (
     QUERY_OPTIONS,
     CursorCodec,
@@ -48,9 +49,6 @@ ENV_TABLE_NAME = "TABLE_NAME"
 #: Optional secret that signs pagination cursors (see ``TableClient(cursor_key=...)``).
 ENV_CURSOR_KEY = "CONSTRUCTS_LIB_CURSOR_KEY"
 
-BATCH_GET_LIMIT = 100
-BATCH_WRITE_LIMIT = 25
-TRANSACTION_LIMIT = 100
 #: How many times a plain put of a versioned entity re-reads the stored version (through its
 #: failed condition) before giving up under contention.
 CONTINUE_VERSION_ATTEMPTS = 10

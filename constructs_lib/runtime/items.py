@@ -19,13 +19,17 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from . import codec, keys, ttl
-from .exceptions import ItemValidationError, KeyValueError, UnknownFieldError, UpdateRejectedError
+from .exceptions import (
+    ItemValidationError,
+    KeyValueError,
+    UnknownFieldError,
+    UpdateRejectedError,
+)
+from .limits import MAX_ITEM_BYTES, MAX_NAME_BYTES, MAX_PK_BYTES, MAX_SK_BYTES
 
 if TYPE_CHECKING:
     from ..model import Entity, Index, KeyTemplate, Model
 
-#: DynamoDB's item size limit.
-MAX_ITEM_BYTES = 400 * 1024
 
 
 @dataclass
@@ -332,8 +336,6 @@ def _stored_form(entity: Entity, name: str, value: Any) -> Any:
 
 
 # Plain value conversion --------------------------------------------------------------------------
-#: DynamoDB's key size limits: partition key values 2,048 bytes, sort key values 1,024 bytes.
-MAX_PK_BYTES, MAX_SK_BYTES = 2048, 1024
 
 
 def _check_key_sizes(entity: Entity, key: dict[str, str], pk_attribute: str | None) -> dict[str, str]:
@@ -352,8 +354,6 @@ def _check_key_sizes(entity: Entity, key: dict[str, str], pk_attribute: str | No
 #: DynamoDB nests maps and lists at most 32 levels deep, counting the attribute itself: a value
 #: may hold 31 containers inside one another (sets are leaves). Measured on DynamoDB Local.
 MAX_NESTED_CONTAINERS = 31
-#: Attribute names (top level and inside maps) are 1 to 65,535 bytes of UTF-8.
-MAX_NAME_BYTES = 65535
 
 
 def to_dynamo(value: Any, *, where: str, _depth: int = 0) -> Any:

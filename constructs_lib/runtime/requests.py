@@ -23,13 +23,12 @@ from .exceptions import (
     VersionConflictError,
 )
 from .items import MAX_PK_BYTES, MAX_SK_BYTES, ItemCodec, check_size, require_fields
+from .limits import MAX_EXPRESSION_BYTES
 
 if TYPE_CHECKING:
     from ..model import Entity, ResolvedPattern
 
 
-#: DynamoDB's limit on the length of any one expression string.
-MAX_EXPRESSION_BYTES = 4096
 
 
 class Expression:

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _aws, codec
 from ..exceptions import DynamoDBError, KeyValueError, RuntimeClientError
+from ..limits import BATCH_WRITE_LIMIT, THROTTLING_CODES
 from ..patterns.audit.client import (
     AUDIT_TYPE,
     EPOCH,
@@ -87,10 +88,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("constructs_lib.audit")
 logger.setLevel(logging.INFO)
 
-#: BatchWriteItem takes at most this many items.
-BATCH_WRITE_LIMIT = 25
-#: Error codes that mean "slow down" (retried) rather than "this request is wrong".
-THROTTLING = frozenset({"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"})
 _SEQUENCE = re.compile(r"[0-9]{1,40}")
 #: What each type's inner value must be (binary values: base64 text, or bytes).
 _INNER: dict[str, Any] = {
@@ -424,7 +421,7 @@ def _write_chunk(client: BaseClient, table: str, chunk: list[dict[str, Any]], re
         try:
             resp = _aws.call(client, "batch_write_item", RequestItems=request)
         except DynamoDBError as exc:
-            if exc.code not in THROTTLING:  # e.g. ValidationException: find the bad item
+            if exc.code not in THROTTLING_CODES:  # e.g. ValidationException: find the bad item
                 return _put_each(client, table, chunk, retries, exc)
             problem = str(exc)
             continue
@@ -445,7 +442,7 @@ def _put_each(client: BaseClient, table: str, chunk: list[dict[str, Any]], retri
                 _aws.call(client, "put_item", TableName=table, Item=item)
                 break
             except DynamoDBError as exc:
-                if exc.code not in THROTTLING or attempt == retries:
+                if exc.code not in THROTTLING_CODES or attempt == retries:
                     return n, f"PutItem failed: {exc}"
                 _aws.sleep(_aws.backoff(attempt))
     return len(chunk), None

@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..exceptions import TrafficInsightError
+from ..limits import THROTTLING_CODES
 from ._parse import OPERATIONS, READ, READS, TABLE, WRITE, Layout, breakdown, is_for
 from .sketch import KeyCount, SpaceSaving
 from .snapshot import QueryShape, Snapshot, TrafficRecord, check, is_int, is_number
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
 
 #: Query/Scan shapes kept; later new shapes are pooled under one "(other shapes)" row.
 MAX_SHAPES = 256
-_THROTTLES = frozenset({"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"})
 
 #: The access pattern the current request serves (set by ``TableClient.query`` while recording).
 PATTERN: contextvars.ContextVar[str | None] = contextvars.ContextVar("constructs_lib_access_pattern", default=None)
@@ -199,7 +199,7 @@ class TrafficRecorder:
                 pattern: str | None, error: str | None) -> None:
         b = breakdown(self._layout, self.table_name, label, params, response)  # type: ignore[arg-type]
         units = b.capacity.total if b.capacity else None
-        throttled = 1 if error in _THROTTLES else 0
+        throttled = 1 if error in THROTTLING_CODES else 0
         own = tuple(key for sketch, _, key, _ in b.hits if sketch == b.sketch)
         record = TrafficRecord(label, b.index, own, pattern, units, b.count, b.scanned, error)
         with self._lock:
