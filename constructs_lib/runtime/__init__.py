@@ -32,6 +32,7 @@ from .exceptions import (
     ModelMismatchError,
     RedactionError,
     RuntimeClientError,
+    SettingsError,
     TenantAccessError,
     TrafficInsightError,
     TransactionCanceledError,
@@ -68,13 +69,13 @@ if TYPE_CHECKING:
         entity_key,
         split_composite_key,
     )
-    from .patterns.audit.client import (
+    from .patterns.audit import (
         AuditClient,
         AuditPage,
         AuditRecord,
         AuditSpec,
     )
-    from .patterns.counter.client import (
+    from .patterns.counter import (
         CounterClient,
         CounterSpec,
         CounterValue,
@@ -178,6 +179,7 @@ __all__ = [
     "RecordingClient",
     "RedactionError",
     "RuntimeClientError",
+    "SettingsError",
     "ShardSizing",
     "SortKeyVersions",
     "TableClient",

@@ -17,9 +17,9 @@ from .contract import load_bundled_model
 from .exceptions import (
     BatchIncompleteError,
     ConditionFailedError,
-    DynamoDBError,
     ItemValidationError,
     KeyValueError,
+    SettingsError,
     TransactionCanceledError,
     UnknownAccessPatternError,
     UnknownFieldError,
@@ -105,20 +105,19 @@ class TableClient:
         cursor_key: bytes | str | None = None,
         codec: ItemCodec | None = None,
     ) -> None:
-        if not isinstance(table_name, str) or not table_name:
-            raise KeyValueError(f"table_name {table_name!r} must be a non-empty string")
+        self.client = _aws.bind(
+            client, {"table_name": table_name}, retry_mode=retry_mode, max_attempts=max_attempts,
+            region_name=region_name, endpoint_url=endpoint_url,
+        )
         secret = cursor_key if cursor_key is not None else os.environ.get(ENV_CURSOR_KEY) or None
         if isinstance(secret, str):
             secret = secret.encode("utf-8")
         if secret is not None and (not isinstance(secret, bytes) or len(secret) < 16):
-            raise KeyValueError("cursor_key must be a secret of at least 16 bytes (bytes or text)")
+            raise SettingsError("cursor_key must be a secret of at least 16 bytes (bytes or text)")
         self._cursor_secret: bytes | None = secret
         self._cursors: CursorCodec | None = None
         self.model = model
         self.table_name = table_name
-        self.client = client or _aws.make_client(
-            retry_mode=retry_mode, max_attempts=max_attempts, region_name=region_name, endpoint_url=endpoint_url
-        )
         self.codec = codec if codec is not None else ItemCodec(model)
         self.batch_retries = batch_retries
         self.traffic = None
@@ -132,9 +131,7 @@ class TableClient:
         On an imported table the function also holds the deployed model's fingerprint, and a
         bundled model that does not match it raises :class:`~.exceptions.ModelMismatchError`
         (see :mod:`.contract`)."""
-        name = os.environ.get(table_env)
-        if not name:
-            raise ValueError(f"environment variable {table_env!r} is not set; it should hold the table name")
+        name = _aws.environment(os.environ, table_env, "it should hold the table name")
         model = load_bundled_model()
         contract.verify(model)
         return cls(model, name, **kwargs)
@@ -385,7 +382,7 @@ class TableClient:
                 f"{sorted(map(str, unknown))!r} {'is' if len(unknown) == 1 else 'are'} neither"
             )
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-            raise KeyValueError(f"limit {limit!r} must be a positive int")
+            raise SettingsError(f"limit {limit!r} must be a positive int")
         partition_value = self._partition_of(resolved, vals, partition_at)
         if resolved.operation == "GetItem":
             entity = self.entity(resolved.pattern.entities[0])
@@ -395,7 +392,7 @@ class TableClient:
             item = self.get(entity.name, consistent=consistent, raw=raw, **vals)
             return Page([item] if item else [], None)
         if consistent and resolved.index is not None and resolved.index.kind == "GSI":
-            raise KeyValueError(f"pattern {pattern!r} reads GSI {resolved.index.name!r}; GSIs do not support consistent reads")
+            raise SettingsError(f"pattern {pattern!r} reads GSI {resolved.index.name!r}; GSIs do not support consistent reads")
         params = requests.query_params(self.codec, self.table_name, resolved, vals, partition_value)
         params["ScanIndexForward"] = not (resolved.pattern.descending if descending is None else descending)
         params["ConsistentRead"] = consistent
@@ -529,34 +526,25 @@ class TableClient:
         requests_ = [w for _, w in writes]
         done: list[dict[str, Any]] = []
         for start in range(0, len(requests_), BATCH_WRITE_LIMIT):
-            chunk = requests_[start:start + BATCH_WRITE_LIMIT]
             later = requests_[start + BATCH_WRITE_LIMIT:]
-            request = {self.table_name: chunk}
-            for attempt in range(self.batch_retries + 1):
-                try:
-                    resp = _aws.call(self.client, "batch_write_item", RequestItems=request)
-                except DynamoDBError as exc:
-                    # DynamoDB refused the whole call: nothing of it was written.
-                    left = request[self.table_name]
-                    raise BatchIncompleteError(
-                        f"batch_write: DynamoDB refused a chunk ({exc.code}: {exc}); {len(done)} of {len(requests_)} "
-                        "request(s) were written (in .written), the rest were not (in .unprocessed)",
-                        unprocessed=left + later, written=done, code=exc.code, operation="BatchWriteItem",
-                    ) from exc
-                left = (resp.get("UnprocessedItems") or {}).get(self.table_name, [])
-                sent = request[self.table_name]
-                done += [r for r in sent if r not in left]
-                if not left:
-                    break
-                request = {self.table_name: left}
-                if attempt == self.batch_retries:
-                    raise BatchIncompleteError(
-                        f"batch_write: {len(left)} request(s) still unprocessed after {self.batch_retries} retries; "
-                        f"{len(done)} of {len(requests_)} were written (in .written), the rest are in .unprocessed "
-                        "(later chunks were not sent)",
-                        unprocessed=left + later, written=done, operation="BatchWriteItem",
-                    )
-                _aws.sleep(_aws.backoff(attempt))
+            chunk = _aws.batch_write_chunk(
+                self.client, self.table_name, requests_[start:start + BATCH_WRITE_LIMIT], retries=self.batch_retries
+            )
+            done += chunk.written
+            if chunk.error is not None:  # DynamoDB refused the whole call: nothing of it was written
+                exc = chunk.error
+                raise BatchIncompleteError(
+                    f"batch_write: DynamoDB refused a chunk ({exc.code}: {exc}); {len(done)} of {len(requests_)} "
+                    "request(s) were written (in .written), the rest were not (in .unprocessed)",
+                    unprocessed=chunk.unprocessed + later, written=done, code=exc.code, operation="BatchWriteItem",
+                ) from exc
+            if chunk.unprocessed:
+                raise BatchIncompleteError(
+                    f"batch_write: {len(chunk.unprocessed)} request(s) still unprocessed after {self.batch_retries} "
+                    f"retries; {len(done)} of {len(requests_)} were written (in .written), the rest are in "
+                    ".unprocessed (later chunks were not sent)",
+                    unprocessed=chunk.unprocessed + later, written=done, operation="BatchWriteItem",
+                )
         return len(requests_)
 
     # Transactions ----------------------------------------------------------------------------------------

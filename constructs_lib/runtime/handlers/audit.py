@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 from .. import _aws, codec
 from ..exceptions import DynamoDBError, KeyValueError, RuntimeClientError
 from ..limits import BATCH_WRITE_LIMIT, THROTTLING_CODES
-from ..patterns.audit.client import (
+from ..patterns.audit import (
     AUDIT_TYPE,
     EPOCH,
     GSI1PK,
@@ -413,23 +413,15 @@ def _sequence_of(record: Any, position: int) -> str:
 def _write_chunk(client: BaseClient, table: str, chunk: list[dict[str, Any]], retries: int) -> tuple[int, str | None]:
     """Write ≤ 25 items; return (how many leading items are stored, error or None)."""
     position = {(item[PK]["S"], item[SK]["S"]): n for n, item in enumerate(chunk)}
-    request = {table: [{"PutRequest": {"Item": item}} for item in chunk]}
-    problem = "throttled"
-    for attempt in range(retries + 1):
-        if attempt:
-            _aws.sleep(_aws.backoff(attempt - 1))
-        try:
-            resp = _aws.call(client, "batch_write_item", RequestItems=request)
-        except DynamoDBError as exc:
-            if exc.code not in THROTTLING_CODES:  # e.g. ValidationException: find the bad item
-                return _put_each(client, table, chunk, retries, exc)
-            problem = str(exc)
-            continue
-        unprocessed = (resp.get("UnprocessedItems") or {}).get(table) or []
-        if not unprocessed:
-            return len(chunk), None
-        request, problem = {table: unprocessed}, f"{len(unprocessed)} item(s) unprocessed (throttling)"
-    pending = [position[(r["PutRequest"]["Item"][PK]["S"], r["PutRequest"]["Item"][SK]["S"])] for r in request[table]]
+    result = _aws.batch_write_chunk(
+        client, table, [{"PutRequest": {"Item": item}} for item in chunk], retries=retries, retry_codes=THROTTLING_CODES
+    )
+    if result.error is not None and result.error.code not in THROTTLING_CODES:  # e.g. ValidationException
+        return _put_each(client, table, chunk, retries, result.error)  # find the bad item
+    if not result.unprocessed:
+        return len(chunk), None
+    problem = str(result.error) if result.error is not None else f"{len(result.unprocessed)} item(s) unprocessed (throttling)"
+    pending = [position[(r["PutRequest"]["Item"][PK]["S"], r["PutRequest"]["Item"][SK]["S"])] for r in result.unprocessed]
     return min(pending), f"BatchWriteItem still incomplete after {retries} retries: {problem}"
 
 

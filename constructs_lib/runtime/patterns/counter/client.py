@@ -112,12 +112,11 @@ class CounterClient:
     ) -> None:
         if not isinstance(spec, CounterSpec):
             raise TypeError(f"spec {spec!r} must be a CounterSpec")
-        if not isinstance(table_name, str) or not table_name:
-            raise ValueError(f"table_name {table_name!r} must be a non-empty string")
         self.spec = spec
         self.table_name = table_name
-        self.client = client or _aws.make_client(
-            retry_mode=retry_mode, max_attempts=max_attempts, region_name=region_name, endpoint_url=endpoint_url
+        self.client = _aws.bind(
+            client, {"table_name": table_name}, retry_mode=retry_mode, max_attempts=max_attempts,
+            region_name=region_name, endpoint_url=endpoint_url,
         )
         self.batch_retries = batch_retries
         self._rng = rng or random.Random()
@@ -131,15 +130,11 @@ class CounterClient:
         env = os.environ if environ is None else environ
         contract.verify(environ=env)  # on an imported table: the bundled model must be the deployed one
         var = ENV_PREFIX + str(family).upper()
-        if var not in env:
-            raise KeyValueError(
-                f"environment variable {var!r} is not set: counter family {family!r} is not bound to this function "
-                "(use ShardedCounter.bind(function) or TableFunction(counters=[...]))"
-            )
-        spec = CounterSpec.from_json(env[var])
-        table = env.get(var + "_TABLE")
-        if not table:
-            raise KeyValueError(f"environment variable {var + '_TABLE'!r} (the counter's table name) is not set")
+        spec = CounterSpec.from_json(_aws.environment(
+            env, var, f"counter family {family!r} is not bound to this function "
+            "(use ShardedCounter.bind(function) or TableFunction(counters=[...]))",
+        ))
+        table = _aws.environment(env, var + "_TABLE", "it should hold the counter's table name")
         return cls(spec, table, **kwargs)
 
     # Shard choice ---------------------------------------------------------------------------------------------------
