@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import aws_cdk as cdk
 from aws_cdk import aws_lambda as lambda_
@@ -24,14 +24,12 @@ from constructs import Construct
 from ..runtime.client import ENV_TABLE_NAME
 from ..runtime.contract import ENV_MODEL_FINGERPRINT
 from . import bundling, defaults
+from .binding import FunctionBinding, check_bindings
 from .bound_table import ModelBoundTable
 from .exceptions import ConstructPropsError
 from .function import bundled_function
 from .handler_code import resolve_handler_code
 from .requirements import InstalledDependencies, install, read_requirements
-
-if TYPE_CHECKING:
-    from .sharded_counter import ShardedCounter
 
 Access = Literal["read", "write", "read_write"]
 
@@ -80,9 +78,10 @@ class TableFunction(Construct):
     description
         Function description. Default none.
     counters
-        :class:`ShardedCounter` families the function increments and reads: each is bound
-        with :meth:`ShardedCounter.bind` (environment + least-privilege grants), so the
-        handler can use ``CounterClient.from_environment("<family>")``. Default none.
+        :class:`ShardedCounter` families (anything with ``bind(function)``, see
+        :class:`~.binding.FunctionBinding`) the function increments and reads: each is bound
+        (environment + least-privilege grants), so the handler can use
+        ``CounterClient.from_environment("<family>")``. Default none.
 
     Attributes
     ----------
@@ -122,7 +121,7 @@ class TableFunction(Construct):
         architecture: lambda_.Architecture | None = None,
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
         description: str | None = None,
-        counters: Sequence[ShardedCounter] = (),
+        counters: Sequence[FunctionBinding] = (),
     ) -> None:
         super().__init__(scope, id)
         if not isinstance(table, ModelBoundTable):
@@ -139,6 +138,7 @@ class TableFunction(Construct):
             if reserved in env:
                 raise ConstructPropsError(f"TableFunction {id!r}: environment key {reserved!r} is set by the construct")
         what = f"TableFunction {id!r}"
+        bindings = check_bindings(what, "counters", counters)
         code = resolve_handler_code(entry=entry, index=index, function=handler, requirements=requirements, what=what)
         arch = architecture or lambda_.Architecture.ARM_64
         dependencies = None
@@ -179,7 +179,7 @@ class TableFunction(Construct):
             grant = {"read": table.grant_read_data, "write": table.grant_write_data,
                      "read_write": table.grant_read_write_data}
             grant[access](self.function)
-        for counter in counters:
-            counter.bind(self.function)
+        for binding in bindings:
+            binding.bind(self.function)
         self.table = table
 
