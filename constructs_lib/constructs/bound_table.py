@@ -22,6 +22,7 @@ from constructs import Construct
 from ..model.indexes import TABLE
 from . import perms
 from .exceptions import ConstructPropsError
+from .grants import combined_grant
 
 if TYPE_CHECKING:
     from ..model import Model
@@ -253,14 +254,7 @@ class ModelBoundTable(Construct):
             resources = [self.table_arn]
             if indexes and self.model.indexes:
                 resources += [self.index_arn(name) for name in self.model.indexes]
-        grant = iam.Grant.add_to_principal(
-            grantee=grantee, actions=sorted(set(actions)), resource_arns=list(resources), conditions=conditions
-        )
-        if self.encryption_key is not None and kms:
-            iam.Grant.add_to_principal(
-                grantee=grantee, actions=sorted(set(kms)), resource_arns=[self.encryption_key.key_arn]
-            )
-        return grant
+        return combined_grant(grantee, actions, resources, key=self.encryption_key, key_actions=kms, conditions=conditions)
 
 
 __all__ = ["ModelBoundTable"]

@@ -41,9 +41,11 @@ from ..runtime.patterns import audit, counter
 from . import defaults, nag, perms
 from .bound_table import ModelBoundTable
 from .exceptions import ConstructPropsError
+from .grants import combined_grant
 from .hardening import Hardening
 from .single_table import SingleTable
 from .stream_consumer import StreamConsumer, StreamConsumerProps
+from .tables import string_attribute, table_v2
 
 #: The audit table's index for "what changed on day D".
 DAY_INDEX = audit.DAY_INDEX
@@ -253,22 +255,18 @@ class StreamAudit(StreamConsumer):
         return self.source.encryption_key
 
     def _audit_table(self) -> dynamodb.TableV2:
-        string = dynamodb.AttributeType.STRING
-        return dynamodb.TableV2(
+        return table_v2(
             self,
             "Table",
-            partition_key=dynamodb.Attribute(name=audit.PK, type=string),
-            sort_key=dynamodb.Attribute(name=audit.SK, type=string),
+            partition_key=audit.PK,
+            sort_key=audit.SK,
             global_secondary_indexes=[dynamodb.GlobalSecondaryIndexPropsV2(
                 index_name=DAY_INDEX,
-                partition_key=dynamodb.Attribute(name=audit.GSI1PK, type=string),
-                sort_key=dynamodb.Attribute(name=audit.GSI1SK, type=string),
+                partition_key=string_attribute(audit.GSI1PK),
+                sort_key=string_attribute(audit.GSI1SK),
                 projection_type=dynamodb.ProjectionType.ALL,
             )],
             time_to_live_attribute=self.spec.audit_ttl_attribute if self.spec.retention_seconds else None,
-            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
-                point_in_time_recovery_enabled=True
-            ),
             deletion_protection=self._removal[1],
             removal_policy=self._removal[0],
             encryption=dynamodb.TableEncryptionV2.customer_managed_key(self.encryption_key)
@@ -321,12 +319,7 @@ class StreamAudit(StreamConsumer):
 
     def _grant(self, grantee: iam.IGrantable, actions: Sequence[str], *, indexes: bool, kms: Sequence[str]) -> iam.Grant:
         resources = [self.table.table_arn] + ([f"{self.table.table_arn}/index/{DAY_INDEX}"] if indexes else [])
-        grant = iam.Grant.add_to_principal(grantee=grantee, actions=sorted(set(actions)), resource_arns=resources)
-        if self.encryption_key is not None:
-            iam.Grant.add_to_principal(grantee=grantee, actions=sorted(set(kms)),
-                                       resource_arns=[self.encryption_key.key_arn])
-        return grant
-
+        return combined_grant(grantee, actions, resources, key=self.encryption_key, key_actions=kms)
 
 def _redacted_attributes(what: str, model: Any, redact: Sequence[str]) -> tuple[str, ...]:
     """``redact`` plus every index key attribute built from a redacted field; refuses table-key

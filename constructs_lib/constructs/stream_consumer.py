@@ -22,6 +22,7 @@ from . import defaults, nag
 from .bound_table import ModelBoundTable
 from .exceptions import ConstructPropsError
 from .function import bundled_function
+from .grants import combined_grant
 from .hardening import Hardening
 from .operations import MonitoredConsumer
 
@@ -173,12 +174,8 @@ def grant_send_failures(grantee: iam.IGrantable, queue: sqs.IQueue) -> None:
     """Let ``grantee`` send to the failure queue: the queue actions on its ARN and, for a queue
     encrypted with a customer-managed key, exactly ``kms:GenerateDataKey``/``kms:Decrypt`` on that
     key — CDK's own grant adds ``kms:ReEncrypt*``/``kms:GenerateDataKey*`` wildcards."""
-    iam.Grant.add_to_principal(grantee=grantee, actions=list(_SEND_FAILURES), resource_arns=[queue.queue_arn])
-    if queue.encryption_master_key is not None:
-        iam.Grant.add_to_principal(
-            grantee=grantee, actions=list(_SEND_FAILURES_KMS), resource_arns=[queue.encryption_master_key.key_arn]
-        )
-
+    combined_grant(grantee, _SEND_FAILURES, [queue.queue_arn], key=queue.encryption_master_key,
+                   key_actions=_SEND_FAILURES_KMS)
 
 @jsii.implements(lambda_.IEventSourceDlq)
 class FailureQueue:
