@@ -26,7 +26,9 @@ from .grants import combined_grant
 
 if TYPE_CHECKING:
     from ..model import Model
-    from .operations import MonitoredConsumer, Operations, TableOperations
+    from .operations.construct import TableOperations
+    from .operations.consumers import MonitoredConsumer
+    from .operations.props import Operations
 
 
 class ModelBoundTable(Construct):
@@ -119,7 +121,8 @@ class ModelBoundTable(Construct):
         """Add the table's CloudWatch dashboard and alarms (``Operations()`` defaults when None);
         at most once per table. Pattern constructs registered before or after join it; the result
         is also ``self.operations``."""
-        from .operations import Operations, TableOperations
+        from .operations.construct import TableOperations
+        from .operations.props import Operations
 
         if self.operations is not None:
             raise ConstructPropsError(
