@@ -338,16 +338,23 @@ def _stored_form(entity: Entity, name: str, value: Any) -> Any:
 # Plain value conversion --------------------------------------------------------------------------
 
 
+def check_key_size(text: str, limit: int, where: str, advice: str) -> str:
+    """``text`` if it fits DynamoDB's key size ``limit`` (:data:`MAX_PK_BYTES` or
+    :data:`MAX_SK_BYTES`), else :class:`KeyValueError` naming ``where``, the size and ``advice``."""
+    size = len(text.encode("utf-8"))
+    if size > limit:
+        kind = "partition" if limit == MAX_PK_BYTES else "sort"
+        raise KeyValueError(
+            f"{where} {text[:40]!r}... is {size} bytes; DynamoDB {kind} key values are limited to {limit} bytes{advice}"
+        )
+    return text
+
+
 def _check_key_sizes(entity: Entity, key: dict[str, str], pk_attribute: str | None) -> dict[str, str]:
     for attr, text in key.items():
         limit = MAX_PK_BYTES if attr == pk_attribute else MAX_SK_BYTES
-        size = len(text.encode("utf-8"))
-        if size > limit:
-            kind = "partition" if limit == MAX_PK_BYTES else "sort"
-            raise KeyValueError(
-                f"{entity.name}: {attr} {text[:40]!r}... is {size} bytes; DynamoDB {kind} key values are limited "
-                f"to {limit} bytes — shorten the values in the key (keep large data out of keys)"
-            )
+        check_key_size(text, limit, f"{entity.name}: {attr}",
+                       " — shorten the values in the key (keep large data out of keys)")
     return key
 
 

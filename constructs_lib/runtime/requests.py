@@ -22,7 +22,14 @@ from .exceptions import (
     UpdateRejectedError,
     VersionConflictError,
 )
-from .items import MAX_PK_BYTES, MAX_SK_BYTES, ItemCodec, check_size, require_fields
+from .items import (
+    MAX_PK_BYTES,
+    MAX_SK_BYTES,
+    ItemCodec,
+    check_key_size,
+    check_size,
+    require_fields,
+)
 from .limits import MAX_EXPRESSION_BYTES
 
 if TYPE_CHECKING:
@@ -407,11 +414,4 @@ def _sk_condition(
 def _key_bound(text: str, limit: int, where: str) -> str:
     """A key-condition value within DynamoDB's key size ``limit``; beyond it no stored key can
     match and DynamoDB would refuse the query (or, for a partition key, return nothing)."""
-    size = len(text.encode("utf-8"))
-    if size > limit:
-        kind = "partition" if limit == MAX_PK_BYTES else "sort"
-        raise KeyValueError(
-            f"{where}: key value {text[:40]!r}... is {size} bytes; DynamoDB {kind} key values are limited to "
-            f"{limit} bytes, so no item can match — shorten the values"
-        )
-    return text
+    return check_key_size(text, limit, f"{where}: key value", ", so no item can match — shorten the values")
