@@ -7,6 +7,7 @@ keeping the original as ``__cause__``.
 
 from __future__ import annotations
 
+import contextvars
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -24,6 +25,10 @@ from .limits import BATCH_GET_LIMIT
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
+
+#: The declared access pattern the current request serves (set by ``TableClient.query`` around its
+#: calls; read by whatever observes the calls at this seam, e.g. the traffic recorder).
+ACCESS_PATTERN: contextvars.ContextVar[str | None] = contextvars.ContextVar("constructs_lib_access_pattern", default=None)
 
 _serializer = None
 _deserializer = None

@@ -363,10 +363,12 @@ class TableClient:
         several buckets needs ``partition_at`` (an instant: read the bucket holding it) —
         :meth:`query_all` reads them all in order. Otherwise ``KeyValueError`` names the buckets.
         """
-        if self.traffic is not None and self.traffic.current_pattern() != pattern:
-            with self.traffic.pattern(pattern):  # names the access pattern on the requests it samples
-                return self._query(pattern, values, kw, limit, cursor, descending, consistent, raw, partition_at)
-        return self._query(pattern, values, kw, limit, cursor, descending, consistent, raw, partition_at)
+        # Names the access pattern on the calls made for it, for observers of the AWS-call seam.
+        token = _aws.ACCESS_PATTERN.set(pattern)
+        try:
+            return self._query(pattern, values, kw, limit, cursor, descending, consistent, raw, partition_at)
+        finally:
+            _aws.ACCESS_PATTERN.reset(token)
 
     def _query(
         self, pattern: str, values: Mapping[str, Any] | None, kw: Mapping[str, Any], limit: int | None,

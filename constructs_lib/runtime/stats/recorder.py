@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextvars
 import random
 import threading
 import time
@@ -12,6 +11,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from .._aws import ACCESS_PATTERN
 from ..exceptions import TrafficInsightError
 from ..limits import THROTTLING_CODES
 from ._parse import OPERATIONS, READ, READS, TABLE, WRITE, Layout, breakdown, is_for
@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 #: Query/Scan shapes kept; later new shapes are pooled under one "(other shapes)" row.
 MAX_SHAPES = 256
 
-#: The access pattern the current request serves (set by ``TableClient.query`` while recording).
-PATTERN: contextvars.ContextVar[str | None] = contextvars.ContextVar("constructs_lib_access_pattern", default=None)
+#: The access pattern the current request serves (set by ``TableClient.query`` at the AWS-call seam).
+PATTERN = ACCESS_PATTERN
 
 
 class TrafficRecorder:
