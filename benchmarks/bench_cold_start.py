@@ -6,10 +6,12 @@ Two figures (see ``benchmarks/README.md``):
    (found through the function's ``Metadata["aws:asset:path"]``, as
    :func:`constructs_lib.testing.asset_dir` does), zipped in memory with deflate. Goal ≤ 100 KB.
 2. **Extra import time** of each bundled handler module over ``import boto3`` in a fresh
-   interpreter: child processes ``python -B -c "import boto3"`` (baseline) and
-   ``python -B -c "import boto3; import <handler module>"`` with the asset directory on
-   ``PYTHONPATH``, run interleaved; each child times its imports with ``perf_counter`` and
-   prints them, so interpreter start-up is not in the figure. Goal ≤ 15 ms.
+   interpreter of the function's runtime version (found like the bundler finds it, with boto3
+   installed for it): child processes ``python3.X -B -c "import boto3"`` (baseline) and
+   ``python3.X -B -c "import boto3; import <handler module>"`` with the asset directory as
+   shipped (its bytecode included) on ``PYTHONPATH``, run interleaved; each child times its
+   imports with ``perf_counter`` and prints them, so interpreter start-up is not in the figure.
+   Goal ≤ 15 ms.
 """
 
 from __future__ import annotations
@@ -25,10 +27,12 @@ import tempfile
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib.metadata import version as installed_version
 from pathlib import Path
 
 from benchmarks._harness import Context, Row, Section, Stats, Table, interleave, log
 from benchmarks.bench_synth import APP, synth_subprocess
+from constructs_lib.constructs import bytecode
 
 NAME = "cold_start"
 TITLE = "Lambda cold start"
@@ -53,9 +57,16 @@ if {module!r}:
     module = importlib.import_module({module!r})
 t2 = time.perf_counter()
 new = sorted(set(sys.modules) - before)
+import os
+compiled = [m for m in new if getattr(sys.modules[m], "__cached__", None) and os.path.exists(sys.modules[m].__cached__)]
 print(json.dumps({{"boto3": t1 - t0, "extra": t2 - t1, "file": getattr(module, "__file__", None),
-                  "new_modules": len(new), "forbidden": [m for m in new if m.split(".")[0] in {forbidden!r}]}}))
+                  "new_modules": len(new), "from_bytecode": len(compiled), "version": "%d.%d.%d" % sys.version_info[:3],
+                  "forbidden": [m for m in new if m.split(".")[0] in {forbidden!r}]}}))
 """
+
+#: boto3 for an interpreter of the functions' runtime version is installed here once (pip --target).
+BOTO3_CACHE = Path(__file__).resolve().parents[1] / ".make" / "bench-boto3"
+
 
 
 @dataclass(frozen=True)
@@ -77,6 +88,11 @@ class LambdaAsset:
     logical_id: str
     handler: str
     directory: Path
+    runtime: str = "python3.13"
+
+    @property
+    def python_version(self) -> str:
+        return self.runtime.removeprefix("python")
 
     @property
     def module(self) -> str:
@@ -99,8 +115,9 @@ def lambda_assets(cdk_out: Path) -> list[LambdaAsset]:
         template = json.loads(path.read_text(encoding="utf-8"))
         for lid, resource in template.get("Resources", {}).items():
             if resource.get("Type") == "AWS::Lambda::Function":
-                found.append(LambdaAsset(path.name.removesuffix(".template.json"), lid,
-                                         resource["Properties"]["Handler"], asset_dir(cdk_out, template, lid)))
+                props = resource["Properties"]
+                found.append(LambdaAsset(path.name.removesuffix(".template.json"), lid, props["Handler"],
+                                         asset_dir(cdk_out, template, lid), props.get("Runtime", "python3.13")))
     return found
 
 
@@ -125,13 +142,52 @@ def zipped_size(directory: Path) -> ZipSize:
     return ZipSize(len(buffer.getvalue()), raw, per_file)
 
 
-def _import_child(module: str, pythonpath: Path | None, cwd: Path) -> dict[str, object]:
+@dataclass(frozen=True)
+class Interpreter:
+    """The interpreter the import children run, and where boto3 comes from for it."""
+
+    executable: str
+    version: str
+    boto3_path: Path | None  # None: the interpreter's own site-packages
+    matches_runtime: bool
+
+    def describe(self) -> str:
+        where = f"boto3 installed for it in `{self.boto3_path}`" if self.boto3_path else "its own boto3"
+        if self.matches_runtime:
+            return f"`{self.executable}` (Python {self.version}, the functions' runtime version; {where})"
+        return (f"`{self.executable}` (Python {self.version}: **no interpreter of the functions' runtime version was "
+                f"found**, so this is the synth interpreter; {where})")
+
+
+def runtime_interpreter(version: str) -> Interpreter:
+    """An interpreter of Python *version* with boto3 importable (installed once with pip --target), else this one."""
+    compiler = bytecode.compiler_for(version)
+    if compiler is not None:
+        if compiler.executable == sys.executable:
+            return Interpreter(sys.executable, compiler.full_version, None, True)
+        target = BOTO3_CACHE / f"py{version}-boto3-{installed_version('boto3')}"
+        if not (target / "boto3").is_dir():
+            log(f"cold_start: installing boto3 {installed_version('boto3')} for Python {version} into {target}")
+            proc = subprocess.run(
+                [compiler.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--target",
+                 str(target), f"boto3=={installed_version('boto3')}"], capture_output=True, text=True, check=False,
+            )
+            if proc.returncode != 0:
+                log(f"cold_start: could not install boto3 for Python {version}: {proc.stderr.strip()[-300:]}")
+                shutil.rmtree(target, ignore_errors=True)
+        if (target / "boto3").is_dir():
+            return Interpreter(compiler.executable, compiler.full_version, target, True)
+    return Interpreter(sys.executable, sys.version.split()[0], None, False)
+
+
+def _import_child(module: str, pythonpath: Path | None, cwd: Path, python: Interpreter) -> dict[str, object]:
     """Run one fresh interpreter (``-B``: never writes bytecode) importing boto3 then *module*; its report."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSTARTUP")}
-    if pythonpath is not None:
-        env["PYTHONPATH"] = str(pythonpath)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME")}
+    paths = [str(p) for p in (pythonpath, python.boto3_path) if p is not None]
+    if paths:
+        env["PYTHONPATH"] = os.pathsep.join(paths)
     proc = subprocess.run(
-        [sys.executable, "-B", "-c", _CHILD.format(module=module, forbidden=FORBIDDEN)],
+        [python.executable, "-B", "-c", _CHILD.format(module=module, forbidden=FORBIDDEN)],
         cwd=cwd, env=env, capture_output=True, text=True, check=False,
     )
     if proc.returncode != 0:
@@ -139,11 +195,10 @@ def _import_child(module: str, pythonpath: Path | None, cwd: Path) -> dict[str, 
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def _cached_copy(asset: LambdaAsset, root: Path) -> Path:
-    """A copy of the asset with bytecode compiled (``__pycache__``), for the context rows."""
+def _source_only_copy(asset: LambdaAsset, root: Path) -> Path:
+    """A copy of the asset without its bytecode: what ships when no interpreter of the runtime exists."""
     target = root / f"{asset.stack}-{asset.logical_id}"
-    shutil.copytree(asset.directory, target)
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(target)], check=True, capture_output=True)
+    shutil.copytree(asset.directory, target, ignore=shutil.ignore_patterns("__pycache__"))
     return target
 
 
@@ -156,13 +211,15 @@ def _sizes(assets: list[LambdaAsset]) -> tuple[list[Row], Table, str]:
             seen[key] = zipped_size(a.directory)
         size = seen[key]
         zipped, raw, files = size.zipped, size.unzipped, len(size.per_file)
+        pyc_kb = sum(b for n, b in size.per_file.items() if n.endswith(".pyc")) / 1024
         kb = zipped / 1024
         rows.append(Row.measured("Lambda asset zipped (deflate)", f"{a.stack}/{a.logical_id} ({a.handler})", "KB", [kb],
                                  goal=f"≤ {SIZE_GOAL_KB} KB", met=kb <= SIZE_GOAL_KB))
-        table_rows.append([a.stack, a.logical_id, f"`{a.handler}`", f"`{a.directory.name}`", str(files),
-                           f"{raw / 1024:,.1f}", f"{kb:,.1f}"])
+        table_rows.append([a.stack, a.logical_id, f"`{a.handler}`", a.runtime, f"`{a.directory.name[:18]}…`", str(files),
+                           f"{raw / 1024:,.1f}", f"{kb:,.1f}", f"{pyc_kb:,.1f}"])
     table = Table(title="Generated Lambda assets (from the synthesized cloud assembly)",
-                  headers=["stack", "function", "handler", "asset directory", "files", "unzipped KB", "zipped KB"],
+                  headers=["stack", "function", "handler", "runtime", "asset directory", "files", "unzipped KB",
+                           "zipped KB", "of which bytecode (compressed)"],
                   rows=table_rows)
     largest = max(seen.values(), key=lambda z: z.zipped)
     top = sorted(largest.per_file.items(), key=lambda kv: -kv[1])[:6]
@@ -172,28 +229,34 @@ def _sizes(assets: list[LambdaAsset]) -> tuple[list[Row], Table, str]:
 
 
 def _imports(assets: list[LambdaAsset], plan: Plan, work: Path) -> tuple[list[Row], list[str]]:
-    # One variant per distinct (handler module, Python code): identical code imports identically.
+    # One variant per distinct (handler module, code): identical code imports identically.
     distinct: dict[tuple[str, str], LambdaAsset] = {}
     for a in assets:
         distinct.setdefault((a.module, a.code_digest()), a)
+    versions = sorted({a.python_version for a in assets})
+    if len(versions) != 1:
+        raise RuntimeError(f"the app's functions run several Python versions {versions}; one interpreter measures one")
+    python = runtime_interpreter(versions[0])
     reports: dict[str, list[dict[str, object]]] = {}
     variants: dict[str, Callable[[], object]] = {}
 
     def variant(name: str, module: str, path: Path | None) -> None:
         reports[name] = []
-        variants[name] = lambda: reports[name].append(_import_child(module, path, work))
+        variants[name] = lambda: reports[name].append(_import_child(module, path, work, python))
 
     base = "import boto3 (baseline)"
     variant(base, "", None)
     shipped: dict[str, tuple[LambdaAsset, str]] = {}
     for a in distinct.values():
-        name = f"+ import {a.module} (as shipped: no bytecode)"
+        has_pyc = any(a.directory.rglob("*.pyc"))
+        name = f"+ import {a.module} (as shipped{': with bytecode' if has_pyc else ': source only'})"
         variant(name, a.module, a.directory)
-        shipped[name] = (a, f"+ import {a.module} (bytecode cached)")
-    cache_root = work / "cached"
-    for a, cached_name in shipped.values():
-        variant(cached_name, a.module, _cached_copy(a, cache_root))
-    log(f"cold_start: import times, {plan.import_rounds} rounds x {len(variants)} fresh interpreters")
+        shipped[name] = (a, f"+ import {a.module} (source only, no bytecode)")
+    copies = work / "source-only"
+    for a, source_name in shipped.values():
+        variant(source_name, a.module, _source_only_copy(a, copies))
+    log(f"cold_start: import times with {python.executable}, {plan.import_rounds} rounds x {len(variants)} fresh "
+        "interpreters")
     interleave(variants, baseline=base, rounds=plan.import_rounds, ops=1, warmup_ops=1)
     timed = {name: r[1:] for name, r in reports.items()}  # drop each variant's warm-up child
 
@@ -203,8 +266,9 @@ def _imports(assets: list[LambdaAsset], plan: Plan, work: Path) -> tuple[list[Ro
     base_total = ms(base, "boto3")
     rows = [Row.measured("import time in a fresh interpreter", base, "ms", base_total, baseline=True)]
     problems = []
-    for name, (a, cached_name) in shipped.items():
-        for n, goal in ((name, f"≤ {IMPORT_GOAL_MS} ms extra"), (cached_name, "none (context: with .pyc files)")):
+    from_bytecode: dict[str, int] = {}
+    for name, (a, source_name) in shipped.items():
+        for n, goal in ((name, f"≤ {IMPORT_GOAL_MS} ms extra"), (source_name, "none (context: source only)")):
             extra = ms(n, "extra")
             total = [b + e for b, e in zip(ms(n, "boto3"), extra, strict=True)]
             ratios = [t / b for t, b in zip(total, base_total, strict=True)]
@@ -213,21 +277,30 @@ def _imports(assets: list[LambdaAsset], plan: Plan, work: Path) -> tuple[list[Ro
                                      met=Stats.of(extra).median <= IMPORT_GOAL_MS if n == name else None))
             for r in timed[n]:
                 where = str(r["file"] or "")
-                root = a.directory if n == name else cache_root
+                root = a.directory if n == name else copies
                 if not where.startswith(str(root)) or r["forbidden"]:
                     problems.append(f"{n}: imported from {where!r}, forbidden modules {r['forbidden']}")
+                if n == source_name and r["from_bytecode"]:
+                    problems.append(f"{n}: {r['from_bytecode']} modules came from bytecode")
+            if n == name:
+                from_bytecode[a.module] = int(timed[n][-1]["from_bytecode"])  # type: ignore[call-overload]
     paired = {
         name: [b_h + e - b for b_h, e, b in zip(ms(name, "boto3"), ms(name, "extra"), base_total, strict=True)]
         for name in shipped
     }
     notes = [
-        (f"Import time: every child is a fresh `{Path(sys.executable).name} -B -c …` (`-B`: no bytecode written, so "
-         f"the shipped assets stay as synthesized and every run compiles them again, as on Lambda, whose `/var/task` "
-         f"is read-only and the assets ship no `.pyc`), with the asset directory as `PYTHONPATH` and a scratch "
-         f"directory as working directory. The child measures `import boto3` and then `import <handler module>` with "
+        (f"Interpreter: {python.describe()}. Every child is a fresh `{Path(python.executable).name} -B -c …` (`-B`: "
+         f"no bytecode written, so the assets stay as synthesized, as on Lambda, whose `/var/task` is read-only), "
+         f"with the asset directory (+ boto3) as `PYTHONPATH` and a scratch directory as working directory. *As "
+         f"shipped* imports the synthesized asset itself, whose `__pycache__/*.cpython-3X.pyc` (when the synth found "
+         f"an interpreter of the runtime's version; see `constructs_lib.constructs.bytecode`) hold the handler's import path; "
+         f"modules the handler's import loaded from that bytecode: "
+         + ", ".join(f"{m} {k}" for m, k in from_bytecode.items())
+         + ". *Source only* is a copy without `__pycache__`: what ships where no such interpreter exists, compiled "
+         f"at every cold start. The child measures `import boto3` and then `import <handler module>` with "
          f"`time.perf_counter()` and prints both, so interpreter start-up is not in either figure. "
          f"{len(variants)} variants ({len(distinct)} distinct handler modules of {len(assets)} functions — identical "
-         f"code imports identically — as shipped and with bytecode compiled into a copy) × {plan.import_rounds} "
+         f"code imports identically — as shipped and source only) × {plan.import_rounds} "
          f"interleaved rounds after one untimed child each. *ratio* = (boto3 + handler) ÷ the baseline child's boto3 "
          f"import of the same round. Paired difference of the totals (handler child's boto3 + extra − baseline "
          f"child's boto3), median (min–max): "
@@ -235,7 +308,8 @@ def _imports(assets: list[LambdaAsset], plan: Plan, work: Path) -> tuple[list[Ro
                      f"({Stats.of(v).minimum:.1f}–{Stats.of(v).maximum:.1f})" for n, v in paired.items())
          + ". It carries the noise of two separate boto3 imports; the in-child figure does not."),
         (f"Sanity checks: every handler module was imported from its asset directory and none imported "
-         f"{', '.join(FORBIDDEN)}: " + ("yes." if not problems else "**no** — " + "; ".join(sorted(set(problems))[:5]))),
+         f"{', '.join(FORBIDDEN)}; the source-only copies loaded no bytecode: "
+         + ("yes." if not problems else "**no** — " + "; ".join(sorted(set(problems))[:5]))),
     ]
     return rows, notes
 

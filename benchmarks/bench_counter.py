@@ -2,10 +2,10 @@
 
 Four figures (see ``benchmarks/README.md`` for how to read them):
 
-1. **Modelled write ceiling** vs shard count — N × :data:`PARTITION_WCU` WCU/s, i.e. N × 1,000
-   plain increments/s (1 WCU each) or N × 500 idempotent ones (a transaction: 2 WCU), with the
-   library's own :func:`derive_shards` answers for the seed's 50,000 writes/s. Arithmetic
-   only, taken from :mod:`constructs_lib.runtime.patterns.counter`; plotted to
+1. **Modelled write ceiling** vs shard count — N × :data:`PARTITION_WCU` WCU/s divided by the
+   WCU one increment costs (plain or idempotent, i.e. transactional), with the library's own
+   :func:`derive_shards` answers for the seed's writes/s. Every figure, in the tables and in the
+   notes, comes from :func:`derive_shards` and :data:`PARTITION_WCU`; plotted to
    ``counter_write_ceiling.png``.
 2. **Measured** single-thread ``CounterClient.increment`` ops/s against a hand-written boto3
    ``update_item(UpdateExpression="ADD #c :one")`` on the same DynamoDB Local table.
@@ -50,6 +50,7 @@ from constructs_lib.runtime import _aws
 from constructs_lib.runtime.patterns.counter import (
     COUNT,
     PARTITION_WCU,
+    WCU_BYTES,
     CounterClient,
     CounterSpec,
     derive_shards,
@@ -99,12 +100,24 @@ class Plan:
 # -----------------------------------------------------------------------------------------------
 # 1. Modelled ceiling
 # -----------------------------------------------------------------------------------------------
-def _modelled(ctx: Context) -> tuple[list[Table], list[str], list[str]]:
-    """Ceiling table, derive_shards table and the plot (no measurement: library arithmetic)."""
-    plain_wcu = derive_shards(1).wcu_per_write  # 1 WCU: a ≤ 1 KB UpdateItem
-    tx_wcu = derive_shards(1, transactional=True).wcu_per_write  # 2 WCU: the same write in a transaction
+def wcu_per_increment(*, transactional: bool) -> float:
+    """WCU one increment of a shard item costs, as :func:`derive_shards` counts it (no headroom)."""
+    return derive_shards(1, headroom=1.0, transactional=transactional).required_wcu
 
-    def ceiling(shards: int, wcu_per_write: int) -> float:
+
+def increments_ceiling(shards: int, *, transactional: bool) -> float:
+    """Increments/s *shards* partitions carry: the rate at which ``derive_shards`` (no headroom) asks
+    for exactly that many."""
+    return shards * PARTITION_WCU / wcu_per_increment(transactional=transactional)
+
+
+def _modelled(ctx: Context, synthesized: int) -> tuple[list[Table], list[str], list[str]]:
+    """Ceiling table, derive_shards table and the plot (no measurement: library arithmetic); *synthesized*
+    is the shard count app.py's family is synthesized with."""
+    plain_wcu = wcu_per_increment(transactional=False)  # a <= 1 KB UpdateItem
+    tx_wcu = wcu_per_increment(transactional=True)  # the same write in a transaction (idempotent increment)
+
+    def ceiling(shards: int, wcu_per_write: float) -> float:
         return shards * PARTITION_WCU / wcu_per_write
 
     seed = SEED_WRITES_PER_SECOND
@@ -112,10 +125,10 @@ def _modelled(ctx: Context) -> tuple[list[Table], list[str], list[str]]:
         [
             f"{n:,}",
             f"{n * PARTITION_WCU:,}",
-            f"{ceiling(n, plain_wcu):,.0f}",
-            f"{ceiling(n, tx_wcu):,.0f}",
-            "yes" if ceiling(n, plain_wcu) >= seed else "no",
-            "yes" if ceiling(n, tx_wcu) >= seed else "no",
+            f"{increments_ceiling(n, transactional=False):,.0f}",
+            f"{increments_ceiling(n, transactional=True):,.0f}",
+            "yes" if increments_ceiling(n, transactional=False) >= seed else "no",
+            "yes" if increments_ceiling(n, transactional=True) >= seed else "no",
         ]
         for n in MODELLED_SHARDS
     ]
@@ -124,8 +137,8 @@ def _modelled(ctx: Context) -> tuple[list[Table], list[str], list[str]]:
         headers=[
             "shards",
             "WCU/s",
-            f"plain increments/s ({plain_wcu} WCU each)",
-            f"idempotent increments/s ({tx_wcu} WCU each)",
+            f"plain increments/s ({plain_wcu:g} WCU each)",
+            f"idempotent increments/s ({tx_wcu:g} WCU each: a transaction)",
             f"plain ≥ {seed:,}/s?",
             f"idempotent ≥ {seed:,}/s?",
         ],
@@ -144,15 +157,16 @@ def _modelled(ctx: Context) -> tuple[list[Table], list[str], list[str]]:
     )
 
     xs = sorted({*MODELLED_SHARDS, 20, 200})
-    plain_min = math.ceil(seed * plain_wcu / PARTITION_WCU)
-    tx_min = math.ceil(seed * tx_wcu / PARTITION_WCU)
+    plain_min = sizings[f"derive_shards({seed:_}, headroom=1.0)"].shards
+    tx_min = sizings[f"derive_shards({seed:_}, headroom=1.0, transactional=True)"].shards
     default = sizings[f"derive_shards({seed:_})"].shards
     default_tx = sizings[f"derive_shards({seed:_}, transactional=True)"].shards
+    headroom = sizings[f"derive_shards({seed:_})"].headroom
     save_line_plot(
         ctx.out_dir / PLOT_FILE,
         [
-            Series(f"plain increments ({plain_wcu} WCU)", xs, [ceiling(n, plain_wcu) for n in xs]),
-            Series(f"idempotent increments ({tx_wcu} WCU, transaction)", xs, [ceiling(n, tx_wcu) for n in xs], "s-"),
+            Series(f"plain increments ({plain_wcu:g} WCU)", xs, [ceiling(n, plain_wcu) for n in xs]),
+            Series(f"idempotent increments ({tx_wcu:g} WCU, transaction)", xs, [ceiling(n, tx_wcu) for n in xs], "s-"),
         ],
         title=f"Modelled write ceiling of one sharded counter ({PARTITION_WCU:,} WCU/s per partition)",
         xlabel="shards (log)",
@@ -163,9 +177,10 @@ def _modelled(ctx: Context) -> tuple[list[Table], list[str], list[str]]:
         vlines=[(plain_min, f"{plain_min} shards: plain ceiling = target"),
                 (tx_min, f"{tx_min} shards: idempotent ceiling = target")],
         annotations=[
-            Annotation(f"{plain_min} shards × {PARTITION_WCU:,} = {seed:,}/s\n(derive_shards default headroom 1.2 → {default})",
+            Annotation(f"{plain_min} shards × {ceiling(1, plain_wcu):,.0f} = {ceiling(plain_min, plain_wcu):,.0f}/s\n"
+                       f"(derive_shards default headroom {headroom:g} → {default})",
                        (plain_min, seed), (1.2, 150_000)),
-            Annotation(f"idempotent: {tx_min} shards × {PARTITION_WCU // tx_wcu:,} = {seed:,}/s\n"
+            Annotation(f"idempotent: {tx_min} shards × {ceiling(1, tx_wcu):,.0f} = {ceiling(tx_min, tx_wcu):,.0f}/s\n"
                        f"(derive_shards(…, transactional=True) → {default_tx})",
                        (tx_min, seed), (1.2, 26_000)),
         ],
@@ -174,11 +189,18 @@ def _modelled(ctx: Context) -> tuple[list[Table], list[str], list[str]]:
     )
     notes = [
         (f"Modelled figures are DynamoDB's documented per-partition limit ({PARTITION_WCU:,} WCU/s) times the shard "
-         f"count, from `constructs_lib.runtime.patterns.counter` — nothing is measured: DynamoDB Local does not throttle."),
-        (f"With exactly 1 WCU per increment, {plain_min} shards reach the seed's {seed:,} writes/s; `derive_shards` "
-         f"adds its default 1.2 headroom (burstiness and the uneven spread of random shard choice) and answers "
-         f"{default}; idempotent (transactional, 2 WCU) increments need {tx_min}, {default_tx} with headroom — the "
-         f"{default_tx} shards app.py's `product_views` is synthesized with."),
+         f"count, divided by what one increment costs as `derive_shards` counts it: {plain_wcu:g} WCU for a plain "
+         f"increment (a ≤ {WCU_BYTES // 1024} KB UpdateItem), {tx_wcu:g} WCU for an idempotent one (a transaction, "
+         f"`transactional=True`) — so N shards carry N × {ceiling(1, plain_wcu):,.0f} plain or N × "
+         f"{ceiling(1, tx_wcu):,.0f} idempotent increments/s. All from `constructs_lib.runtime.patterns.counter`; nothing is "
+         f"measured: DynamoDB Local does not throttle."),
+        (f"At exactly the seed's {seed:,} writes/s, plain increments need {plain_min} shards "
+         f"(`derive_shards({seed:_}, headroom=1.0)`) and idempotent ones {tx_min} "
+         f"(`…, transactional=True`); `derive_shards` adds its default headroom ×{headroom:g} (burstiness and the "
+         f"uneven spread of random shard choice) and answers {default} and {default_tx}. app.py's `product_views` "
+         f"is synthesized with {synthesized} shards"
+         + (f" (= `derive_shards({seed:_}, transactional=True)`)." if synthesized == default_tx
+            else f" (`derive_shards({seed:_})` gives {default}, `…, transactional=True` {default_tx}).")),
     ]
     return [ceiling_table, derive_table], notes, [PLOT_FILE]
 
@@ -406,10 +428,10 @@ def run(ctx: Context) -> Section:
     if ctx.ddb is None:
         raise ValueError("the counter benchmark needs DynamoDB Local (Context.ddb)")
     plan = Plan.for_context(ctx)
-    tables, notes, plots = _modelled(ctx)
     log("counter: synthesizing app.py and creating its tables in DynamoDB Local")
     with _deployed(ctx.ddb) as (_deployment, env):
         spec = CounterSpec.from_json(env[CounterSpec(family=FAMILY, shards=1).env_var])
+        tables, notes, plots = _modelled(ctx, spec.shards)
         increment_rows, increment_notes = _increments(ctx.ddb, env, plan)
         recompute_rows, recompute_notes = _recompute(ctx.ddb, env, plan)
     return Section(

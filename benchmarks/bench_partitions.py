@@ -30,6 +30,7 @@ from benchmarks.partition_sim import (
     write_sharded,
     zipf_users,
 )
+from constructs_lib.runtime.patterns.counter import derive_shards
 
 NAME = "partitions"
 TITLE = "Partition key designs under load (modelled)"
@@ -105,6 +106,7 @@ def run(ctx: Context) -> Section:
     )
     sharded = ds[-1]
     users = ds[-2]
+    by_name = {"date": ds[1], "status": ds[2]}
     notes = [
         (f"Model (`benchmarks/partition_sim.py`, unit-tested): a design is a fixed set of partition key values with "
          f"each one's share of the writes; offered load L puts share × L writes/s on each key. With adaptive "
@@ -114,12 +116,13 @@ def run(ctx: Context) -> Section:
          f"Without it, keys hash (seeded MD5) onto those partitions and each partition's excess is throttled. A "
          f"fluid model: expected rates, no per-request randomness or bursts, so real tables throttle somewhat "
          f"earlier than shown."),
-        (f"Designs: constant key (1 − {PARTITION_WCU:,}/L throttled above {PARTITION_WCU:,}/s); `date` with 99% of "
-         f"writes on today's key; `status` with 4 values, 80% `PENDING`; user id over 100,000 users with Zipf "
-         f"exponent 0.6 (the most active user does {users.hottest_share:.2%} of the writes, so this design would "
-         f"throttle only above {users.throttle_onset():,.0f} writes/s); one hot item write-sharded over "
+        (f"Designs: constant key (1 − {PARTITION_WCU:,}/L throttled above {PARTITION_WCU:,}/s); `date`: "
+         f"{by_name['date'].description}; `status`: {by_name['status'].description} (`PENDING`); user id: "
+         f"{users.description} (the most active user does {users.hottest_share:.2%} of the writes, so this design "
+         f"would throttle only above {users.throttle_onset():,.0f} writes/s); one hot item write-sharded over "
          f"{len(sharded.keys)} keys, the shard count `constructs_lib.runtime.patterns.counter.derive_shards({TARGET:_})` "
-         f"gives (headroom 1.2): no throttling up to {sharded.throttle_onset():,.0f} writes/s."),
+         f"gives (its default headroom ×{derive_shards(TARGET).headroom:g}): no throttling up to "
+         f"{sharded.throttle_onset():,.0f} writes/s."),
         "Nothing here is measured (DynamoDB Local does not throttle); the figures follow the arithmetic exactly.",
     ]
     return Section(

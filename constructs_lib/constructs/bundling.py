@@ -9,7 +9,9 @@ path or a top-level import name of another part. :class:`Bundle` lists the files
 their sizes can be checked separately.
 
 Output is deterministic (sorted, content-addressed staging directory, file contents only), so the
-asset hash only changes when the code, the dependencies or the model do.
+asset hash only changes when the code, the dependencies or the model do. The runtime and user
+modules also ship as bytecode for the function's Python version when an interpreter of that
+version is found (see :mod:`.bytecode`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import bytecode, defaults
 from .exceptions import ConstructPropsError
 from .slim import slim_source
 
@@ -113,6 +116,8 @@ def bundle(
     dependencies: Path | None = None,
     extra_files: dict[str, str] | None = None,
     what: str = "function",
+    python_version: str = defaults.LAMBDA_PYTHON_VERSION,
+    handler: str | None = None,
 ) -> Bundle:
     """Stage an asset directory and return it with its parts.
 
@@ -130,27 +135,49 @@ def bundle(
         Asset-relative path → text, for generated modules (runtime part). Default none.
     what
         The construct, for error messages. Default ``"function"``.
+    python_version
+        ``MAJOR.MINOR`` of the function's runtime: the runtime and user modules get
+        ``__pycache__/*.cpython-3X.pyc`` compiled by an interpreter of that version, if one is
+        found. Default ``defaults.LAMBDA_PYTHON_VERSION``.
+    handler
+        The Lambda handler (``module.function``): bytecode ships for the modules importing it
+        loads (:func:`.bytecode.import_path`). Default: ``code``'s handler; without ``code``
+        and ``handler``, no bytecode.
 
     Raises
     ------
     ConstructPropsError
-        A user file or a dependency takes a path or an import name of another part.
+        A user file or a dependency takes a path or an import name of another part, or a module
+        does not compile for ``python_version``.
     """
     runtime: dict[str, bytes | Path] = dict(_runtime_files(model))
     runtime.update({rel: text.encode() for rel, text in (extra_files or {}).items()})
     user: dict[str, bytes | Path] = dict(code.files) if code is not None else {}
     deps: dict[str, bytes | Path] = dict(_dependency_files(dependencies)) if dependencies is not None else {}
     _check_parts({"runtime part": runtime, "function's code": user, "function's dependencies": deps}, what)
+    compiler = bytecode.compiler_for(python_version)
+    pycs: dict[str, str] = {}  # pyc path -> its source's path
+    handler = handler or (code.handler if code is not None else None)
+    if compiler is not None and handler:
+        sources = {rel: _read(source) for part in (runtime, user) for rel, source in part.items() if rel.endswith(".py")}
+        for rel in sorted(bytecode.import_path(sources, [handler.rpartition(".")[0]])):
+            pycs[bytecode.pyc_path(rel, compiler.tag)] = rel
     files: dict[str, bytes | Path] = {**deps, **user, **runtime}
     # Stage under a name derived from the content: re-synthesizing reuses the directory
-    # instead of leaving a new temporary one behind each time.
+    # instead of leaving a new temporary one behind each time. The pycs are a function of their
+    # sources and the compiling interpreter's version.
     digest = hashlib.sha256()
+    digest.update(f"bytecode {compiler.full_version if compiler else 'none'} {bytecode.EXTRA_FLAGS} {sorted(pycs)}".encode())
     for rel in sorted(files):
         source = files[rel]
         data = source if isinstance(source, bytes) else source.read_bytes()
         digest.update(rel.encode() + b"\0" + hashlib.sha256(data).digest())
     staging = Path(tempfile.gettempdir()) / "constructs-lib-assets" / digest.hexdigest()[:32]
     if not staging.is_dir():
+        if compiler is not None and pycs:
+            sources = {rel: _read(files[rel]) for rel in pycs.values()}
+            compiled = compiler.compile(sources, what=what)
+            files.update({pyc: compiled[rel] for pyc, rel in pycs.items()})
         partial = staging.with_name(f"{staging.name}.{os.getpid()}.tmp")
         shutil.rmtree(partial, ignore_errors=True)
         for rel, source in files.items():
@@ -164,4 +191,11 @@ def bundle(
             partial.rename(staging)
         except OSError:  # another process staged the same content first
             shutil.rmtree(partial, ignore_errors=True)
-    return Bundle(staging, tuple(sorted(runtime)), tuple(sorted(user)), tuple(sorted(deps)))
+    runtime_pycs = [pyc for pyc, rel in pycs.items() if rel in runtime]
+    user_pycs = [pyc for pyc, rel in pycs.items() if rel in user]
+    return Bundle(staging, tuple(sorted([*runtime, *runtime_pycs])), tuple(sorted([*user, *user_pycs])),
+                  tuple(sorted(deps)))
+
+
+def _read(source: bytes | Path) -> bytes:
+    return source if isinstance(source, bytes) else source.read_bytes()

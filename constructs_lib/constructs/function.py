@@ -10,6 +10,7 @@ one the library pins, so cdk-nag's AwsSolutions-L1 (newest runtime) is acknowled
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 import aws_cdk as cdk
@@ -37,19 +38,22 @@ def bundled_function(
     architecture: lambda_.Architecture | None = None,
     log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
     description: str | None = None,
+    runtime: lambda_.Runtime | None = None,
 ) -> tuple[lambda_.Function, logs.LogGroup]:
     """Create ``Logs``, ``Role`` and ``Function`` children of ``scope``.
 
     ``handler`` is the Lambda handler string (``"module.function"``); ``bundle`` the staged
     asset, or None to stage the runtime part only, when the handler lives in the bundled runtime
-    (e.g. ``constructs_lib.runtime.handlers.counter.handler``).
+    (e.g. ``constructs_lib.runtime.handlers.counter.handler``). ``runtime`` is a Python runtime of
+    3.11 or later (:func:`python_runtime`), default ``defaults.LAMBDA_RUNTIME``.
     """
     what = f"{type(scope).__name__} {scope.node.id!r}"
     if not isinstance(memory_size, int) or isinstance(memory_size, bool) or not 128 <= memory_size <= 10240:
         raise ConstructPropsError(f"{what}: memory_size {memory_size!r} must be 128-10240 MB")
     if timeout is not None and not 1 <= timeout.to_seconds() <= 900:
         raise ConstructPropsError(f"{what}: timeout {timeout.to_human_string()} must be 1 second to 15 minutes")
-    asset = (bundle or bundling.bundle(model, what=what)).directory
+    runtime, version = python_runtime(runtime, what)
+    asset = (bundle or bundling.bundle(model, what=what, python_version=version, handler=handler)).directory
     hardening = Hardening.of(scope)  # stricter stack settings: a customer-managed key, a VPC
     log_group = logs.LogGroup(
         scope, "Logs", retention=log_retention, removal_policy=cdk.RemovalPolicy.RETAIN,
@@ -67,7 +71,7 @@ def bundled_function(
     function = lambda_.Function(
         scope,
         "Function",
-        runtime=getattr(lambda_.Runtime, defaults.LAMBDA_RUNTIME),
+        runtime=runtime,
         architecture=architecture or lambda_.Architecture.ARM_64,
         handler=handler,
         code=lambda_.Code.from_asset(str(asset)),
@@ -88,6 +92,20 @@ def bundled_function(
     scope.node.add_validation(_DropImpliedRoleDependency(function))
     nag.acknowledge_resource(function, "AwsSolutions-L1", nag.PINNED_RUNTIME)
     return function, log_group
+
+
+def python_runtime(runtime: lambda_.Runtime | None, what: str) -> tuple[lambda_.Runtime, str]:
+    """``runtime`` (default ``defaults.LAMBDA_RUNTIME``) and its ``MAJOR.MINOR``; refuses a runtime
+    that is not Python 3.11 or later (the bundled runtime package needs 3.11)."""
+    runtime = runtime if runtime is not None else getattr(lambda_.Runtime, defaults.LAMBDA_RUNTIME)
+    name = getattr(runtime, "name", None)
+    match = re.fullmatch(r"python3\.(\d+)", name or "")
+    if not isinstance(runtime, lambda_.Runtime) or match is None or int(match.group(1)) < 11:
+        raise ConstructPropsError(
+            f"{what}: runtime {name or runtime!r} must be a Python runtime of 3.11 or later "
+            "(e.g. aws_lambda.Runtime.PYTHON_3_13); the bundled runtime package needs Python 3.11"
+        )
+    return runtime, f"3.{match.group(1)}"
 
 
 @jsii.implements(IValidation)

@@ -27,7 +27,7 @@ from . import bundling, defaults
 from .binding import FunctionBinding, check_bindings
 from .bound_table import ModelBoundTable
 from .exceptions import ConstructPropsError
-from .function import bundled_function
+from .function import bundled_function, python_runtime
 from .handler_code import resolve_handler_code
 from .requirements import InstalledDependencies, install, read_requirements
 
@@ -56,7 +56,7 @@ class TableFunction(Construct):
         ``"api/routes.py"`` (handler ``api.routes.<handler>``). Default ``"index.py"``.
     requirements
         A ``requirements*.txt`` or ``pyproject.toml`` whose dependencies are installed into the
-        asset as wheels for the function's runtime (python3.13) and architecture, without Docker
+        asset as wheels for the function's runtime (``runtime``) and architecture, without Docker
         (see ``constructs_lib.constructs.requirements``). Default None: a directory entry's own
         ``requirements.txt``, else its ``pyproject.toml`` ``[project].dependencies``; a file
         entry has none. boto3/botocore are skipped (the runtime ships them) with a warning.
@@ -77,6 +77,10 @@ class TableFunction(Construct):
         Retention of the function's log group. Default one month.
     description
         Function description. Default none.
+    runtime
+        The Lambda Python runtime, 3.11 or later. Default ``aws_lambda.Runtime.PYTHON_3_13``. The
+        asset ships bytecode compiled by an interpreter of that version when one is found (the
+        synth interpreter, ``python3.X`` on ``PATH`` or pyenv; see ``constructs_lib.constructs.bytecode``).
     counters
         :class:`ShardedCounter` families (anything with ``bind(function)``, see
         :class:`~.binding.FunctionBinding`) the function increments and reads: each is bound
@@ -122,6 +126,7 @@ class TableFunction(Construct):
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
         description: str | None = None,
         counters: Sequence[FunctionBinding] = (),
+        runtime: lambda_.Runtime | None = None,
     ) -> None:
         super().__init__(scope, id)
         if not isinstance(table, ModelBoundTable):
@@ -141,6 +146,7 @@ class TableFunction(Construct):
         bindings = check_bindings(what, "counters", counters)
         code = resolve_handler_code(entry=entry, index=index, function=handler, requirements=requirements, what=what)
         arch = architecture or lambda_.Architecture.ARM_64
+        runtime, python_version = python_runtime(runtime, what)
         dependencies = None
         #: What pip installed for this function (None without requirements).
         self.dependencies: InstalledDependencies | None = None
@@ -149,11 +155,11 @@ class TableFunction(Construct):
             for line in wanted.skipped:
                 cdk.Annotations.of(self).add_warning_v2(
                     f"{defaults.ANNOTATION_PREFIX}:runtime-provided-requirement",
-                    f"{what}: requirement {line!r} ({wanted.source}) is not bundled: the Lambda {defaults.LAMBDA_PYTHON_VERSION} "
+                    f"{what}: requirement {line!r} ({wanted.source}) is not bundled: the Lambda {python_version} "
                     "runtime provides boto3/botocore, and a function uses the runtime's copy",
                 )
             if not wanted.empty:
-                self.dependencies = install(wanted, architecture=arch.name, what=what)
+                self.dependencies = install(wanted, architecture=arch.name, python_version=python_version, what=what)
                 dependencies = self.dependencies.directory
                 if self.dependencies.removed:
                     cdk.Annotations.of(self).add_warning_v2(
@@ -162,7 +168,9 @@ class TableFunction(Construct):
                         "the function uses the Lambda runtime's copy",
                     )
         #: The staged asset and which files are the runtime's, the handler's and the dependencies'.
-        self.bundle = bundling.bundle(table.model, code=code, dependencies=dependencies, what=what)
+        self.bundle = bundling.bundle(
+            table.model, code=code, dependencies=dependencies, what=what, python_version=python_version
+        )
         self.function, self.log_group = bundled_function(
             self,
             model=table.model,
@@ -174,6 +182,7 @@ class TableFunction(Construct):
             architecture=arch,
             log_retention=log_retention,
             description=description,
+            runtime=runtime,
         )
         if access is not None:
             grant = {"read": table.grant_read_data, "write": table.grant_write_data,

@@ -143,6 +143,10 @@ class Entity:
             parsed[(index_name, "pk")] = KeyTemplate.parse(key.pk, where=f"{at} pk") if key.pk is not None else None
             parsed[(index_name, "sk")] = KeyTemplate.parse(key.sk, where=f"{at} sk") if key.sk is not None else None
         object.__setattr__(self, "_templates", parsed)
+        key_fields = list(parsed["pk"].fields)  # type: ignore[union-attr]
+        if parsed["sk"] is not None:
+            key_fields += [f for f in parsed["sk"].fields if f not in key_fields]
+        object.__setattr__(self, "_table_key_fields", tuple(key_fields))
 
     # Parsed templates ---------------------------------------------------------------------
     @property
@@ -162,10 +166,7 @@ class Entity:
     @property
     def table_key_fields(self) -> tuple[str, ...]:
         """Fields that make up the table key (immutable once written)."""
-        out = list(self.pk_template.fields)
-        if self.sk_template is not None:
-            out += [f for f in self.sk_template.fields if f not in out]
-        return tuple(out)
+        return self._table_key_fields  # type: ignore[attr-defined,no-any-return]
 
     def field(self, name: str) -> Field:
         return self.fields[name]  # type: ignore[index]

@@ -50,6 +50,13 @@ class KeyTemplate:
     source: str
     segments: tuple[str | Placeholder, ...]
 
+    def __post_init__(self) -> None:
+        # Derived once (keys are built on every request); not dataclass fields, so they take no
+        # part in equality or repr.
+        placeholders = tuple(s for s in self.segments if isinstance(s, Placeholder))
+        object.__setattr__(self, "_placeholders", placeholders)
+        object.__setattr__(self, "_fields", tuple(dict.fromkeys(p.field for p in placeholders)))
+
     @classmethod
     def parse(cls, text: object, *, where: str = "template") -> KeyTemplate:
         """Parse ``text``; ``where`` names its place in the model for error messages.
@@ -104,15 +111,12 @@ class KeyTemplate:
     @property
     def placeholders(self) -> tuple[Placeholder, ...]:
         """The placeholders, in order."""
-        return tuple(s for s in self.segments if isinstance(s, Placeholder))
+        return self._placeholders  # type: ignore[attr-defined,no-any-return]
 
     @property
     def fields(self) -> tuple[str, ...]:
         """Distinct input field names, in order of first use."""
-        seen: dict[str, None] = {}
-        for p in self.placeholders:
-            seen.setdefault(p.field, None)
-        return tuple(seen)
+        return self._fields  # type: ignore[attr-defined,no-any-return]
 
     @property
     def is_constant(self) -> bool:

@@ -35,6 +35,22 @@ _deserializer = None
 _number: Any = None  # DynamoDB's decimal context's create_decimal, set with _deserializer
 
 
+def client_config(*, retry_mode: str = "adaptive", max_attempts: int = 10, service: str = "dynamodb") -> Any:
+    """The botocore ``Config`` of the clients :func:`make_client` builds (:class:`SettingsError`
+    for a retry mode botocore does not have).
+
+    For DynamoDB, botocore's client-side parameter validation is off: every request is built by
+    this package, whose builders check what they send (names, keys, sizes, limits), and
+    re-validating it costs tens of µs per call. DynamoDB still refuses a malformed request, and
+    that refusal arrives as our :class:`DynamoDBError`.
+    """
+    from botocore.config import Config
+
+    if retry_mode not in ("adaptive", "standard", "legacy"):
+        raise SettingsError(f"retry_mode {retry_mode!r} must be 'adaptive', 'standard' or 'legacy'")
+    return Config(retries={"mode": retry_mode, "max_attempts": max_attempts}, parameter_validation=service != "dynamodb")
+
+
 def make_client(
     *,
     retry_mode: str = "adaptive",
@@ -43,15 +59,10 @@ def make_client(
     endpoint_url: str | None = None,
     service: str = "dynamodb",
 ) -> BaseClient:
-    """A boto3 client with the given botocore retry mode (``adaptive`` by default).
-
-    Raises :class:`SettingsError` for a retry mode botocore does not have."""
+    """A boto3 client with the given botocore retry mode (``adaptive`` by default); see :func:`client_config`."""
     import boto3
-    from botocore.config import Config
 
-    if retry_mode not in ("adaptive", "standard", "legacy"):
-        raise SettingsError(f"retry_mode {retry_mode!r} must be 'adaptive', 'standard' or 'legacy'")
-    config = Config(retries={"mode": retry_mode, "max_attempts": max_attempts})
+    config = client_config(retry_mode=retry_mode, max_attempts=max_attempts, service=service)
     return boto3.client(service, region_name=region_name, endpoint_url=endpoint_url, config=config)
 
 
@@ -93,12 +104,32 @@ def environment(environ: Mapping[str, str], name: str, why: str) -> str:
 
 
 def serialize(item: Mapping[str, Any]) -> dict[str, Any]:
+    """Python values as DynamoDB's typed JSON, exactly as boto3's ``TypeSerializer`` makes it.
+
+    Text, booleans and integers of up to 18 digits — nearly every value of an item — are
+    converted inline; every other value goes through ``TypeSerializer``.
+    """
     global _serializer
     if _serializer is None:
         from boto3.dynamodb.types import TypeSerializer
 
         _serializer = TypeSerializer()
-    return {k: _serializer.serialize(v) for k, v in item.items()}
+    out = {}
+    for name, value in item.items():
+        kind = type(value)
+        if kind is str:
+            out[name] = {"S": value}
+        elif kind is bool:
+            out[name] = {"BOOL": value}
+        elif kind is int and -_INLINE_INT < value < _INLINE_INT:
+            out[name] = {"N": str(value)}
+        else:
+            out[name] = _serializer.serialize(value)
+    return out
+
+
+#: Integers below this magnitude are serialized inline (str(n) is what TypeSerializer writes).
+_INLINE_INT = 10**18
 
 
 def serialize_value(value: Any) -> dict[str, Any]:
@@ -127,6 +158,11 @@ def deserialize(item: Mapping[str, Any]) -> dict[str, Any]:
         else:
             out[name] = _deserializer.deserialize(value)
     return out
+
+
+def deserialize_value(value: Mapping[str, Any]) -> Any:
+    """One wire-format value as :func:`deserialize` makes it."""
+    return deserialize({"v": value})["v"]
 
 
 def call(client: BaseClient, operation: str, **params: Any) -> dict[str, Any]:

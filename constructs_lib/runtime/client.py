@@ -246,7 +246,9 @@ class TableClient:
             req = self._put_continuing(ent, req)
         else:
             self._write(req, "put_item")
-        return self.codec.decode(_aws.deserialize(req.params["Item"]))
+        if req.item is not None:  # the item as built: what a decode of the stored item gives, without the decode
+            return self.codec.decode(req.item)
+        return self.codec.decode_wire(req.params["Item"])
 
     def _put_continuing(self, entity: Entity, req: requests.Request) -> requests.Request:
         """A plain put of a versioned entity: create at version 1, or overwrite the stored
@@ -272,7 +274,7 @@ class TableClient:
             Key=_aws.serialize(self.codec.key_values(ent, key_values, what="get key")), ConsistentRead=consistent,
         )
         item = resp.get("Item")
-        return self.codec.decode(_aws.deserialize(item), raw=raw) if item else None
+        return self.codec.decode_wire(item, raw=raw) if item else None
 
     def update(
         self,
@@ -305,7 +307,7 @@ class TableClient:
             expected_version=expected_version, must_exist=must_exist, expires_in=expires_in, expires_at=expires_at,
         )
         resp = self._write(req, "update_item", ReturnValues="ALL_NEW")
-        return self.codec.decode(_aws.deserialize(resp.get("Attributes", {})))
+        return self.codec.decode_wire(resp.get("Attributes", {}))
 
     def delete(
         self, entity: str, key: Mapping[str, Any], *, expected_version: int | None = None, must_exist: bool = False
@@ -316,7 +318,7 @@ class TableClient:
         )
         resp = self._write(req, "delete_item", ReturnValues="ALL_OLD")
         old = resp.get("Attributes")
-        return self.codec.decode(_aws.deserialize(old)) if old else None
+        return self.codec.decode_wire(old) if old else None
 
     def _write(self, req: requests.Request, operation: str, **extra: Any) -> dict[str, Any]:
         params = dict(req.params, **extra)
@@ -409,7 +411,8 @@ class TableClient:
             if limit is not None:
                 params["Limit"] = limit - len(items)
             resp = _aws.call(self.client, "query", **params)
-            items += [self.codec.decode(_aws.deserialize(i), raw=raw) for i in resp.get("Items", [])]
+            decode = self.codec.decode_wire
+            items += [decode(i, raw=raw) for i in resp.get("Items", [])]
             last = resp.get("LastEvaluatedKey")
             if not last or (limit is not None and len(items) >= limit):
                 break

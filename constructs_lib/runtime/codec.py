@@ -424,6 +424,16 @@ def encode(value: Any, kind: FieldKind, *, width: int | None = None, field: str 
     return _date(value, field).isoformat()
 
 
+def encode_normalized(value: Any, kind: FieldKind, width: int | None = None) -> str:
+    """:func:`encode` of a value :func:`normalize` returned for the same kind and width (so
+    already checked): what ``encode`` gives, without checking again."""
+    if kind == "string":
+        return value.translate(_ESCAPE_TABLE)  # type: ignore[no-any-return]
+    if kind == "number":
+        return f"{value:0{width}d}"
+    return value  # type: ignore[no-any-return]  # timestamps and dates: normalize() returns encode()'s text
+
+
 def decode(text: str, kind: FieldKind, *, width: int | None = None, field: str = "?") -> Any:
     """Decode a key component produced by :func:`encode`.
 

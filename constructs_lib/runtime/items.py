@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from . import codec, keys, ttl
+from . import _aws, codec, keys, ttl
 from .exceptions import (
     ItemValidationError,
     KeyValueError,
@@ -54,20 +54,35 @@ class ItemCodec:
         self.reserved = set(self.key_attributes) | {model.entity_attribute}
         # Per entity, every (key attribute, template) its items can carry: decode() runs per item.
         self._templates_by_entity = {name: self._key_templates(e) for name, e in model.entities.items()}
+        self._fields_by_entity = {
+            name: frozenset(f for _, _, fields in templates for f in fields)
+            for name, templates in self._templates_by_entity.items()
+        }
+        self._key_attribute_set = frozenset(self.key_attributes)
+        # Per (entity, index): the attributes its key depends on (every write asks).
+        self._inputs: dict[tuple[str, str], frozenset[str]] = {}
 
     # Keys ------------------------------------------------------------------------------------
-    def table_key(self, entity: Entity, values: Mapping[str, Any]) -> dict[str, str]:
-        """The table key attributes (``PK``/``SK``) built from ``values``."""
+    def table_key(
+        self, entity: Entity, values: Mapping[str, Any], *, memo: dict[Any, str] | None = None
+    ) -> dict[str, str]:
+        """The table key attributes (``PK``/``SK``) built from ``values`` (``memo``: see :func:`keys.build`)."""
         tenant_field = self.model.tenant_field
         if tenant_field is not None and values.get(tenant_field) is not None:
             keys.check_tenant_id(values[tenant_field], field=tenant_field)
-        out = {self.model.pk_attribute: keys.build(entity, entity.pk_template, values, where="pk")}
+        out = {self.model.pk_attribute: keys.build(entity, entity.pk_template, values, where="pk", memo=memo)}
         if entity.sk_template is not None:
-            out[self.model.sk_attribute] = keys.build(entity, entity.sk_template, values, where="sk")
+            out[self.model.sk_attribute] = keys.build(entity, entity.sk_template, values, where="sk", memo=memo)
         return _check_key_sizes(entity, out, self.model.pk_attribute)
 
     def index_inputs(self, entity: Entity, index_name: str) -> set[str]:
         """Every attribute an index key of ``entity`` depends on (templates + sparse conditions)."""
+        return set(self._index_inputs(entity, index_name))
+
+    def _index_inputs(self, entity: Entity, index_name: str) -> frozenset[str]:
+        cached = self._inputs.get((entity.name, index_name))
+        if cached is not None and self.model.entities.get(entity.name) is entity:
+            return cached
         key = entity.indexes[index_name]  # type: ignore[index]
         pk_t, sk_t = entity.index_templates(index_name)
         inputs = {f for t in (pk_t, sk_t) if t for f in t.fields}
@@ -75,22 +90,27 @@ class ItemCodec:
             inputs.add(key.when_present)
         if key.when_equals:
             inputs.update(key.when_equals)
-        return inputs
+        if self.model.entities.get(entity.name) is entity:
+            self._inputs[(entity.name, index_name)] = frozenset(inputs)
+        return frozenset(inputs)
 
-    def index_key(self, entity: Entity, index_name: str, values: Mapping[str, Any]) -> dict[str, str] | None:
+    def index_key(
+        self, entity: Entity, index_name: str, values: Mapping[str, Any], *, memo: dict[Any, str] | None = None
+    ) -> dict[str, str] | None:
         """The index key attributes, or None if the item does not belong in the index."""
         key = entity.indexes[index_name]  # type: ignore[index]
         index: Index = self.model.indexes[index_name]
-        if any(values.get(f) is None for f in self.index_inputs(entity, index_name)):
-            return None
+        for name in self._index_inputs(entity, index_name):
+            if values.get(name) is None:
+                return None
         if key.when_equals and any(values.get(a) not in allowed for a, allowed in key.when_equals.items()):
             return None
         pk_t, sk_t = entity.index_templates(index_name)
         out: dict[str, str] = {}
         if pk_t is not None:
-            out[index.pk_attribute] = keys.build(entity, pk_t, values, where=f"{index_name} pk")  # type: ignore[index]
+            out[index.pk_attribute] = keys.build(entity, pk_t, values, where=f"{index_name} pk", memo=memo)  # type: ignore[index]
         if sk_t is not None:
-            out[index.sk_attribute] = keys.build(entity, sk_t, values, where=f"{index_name} sk")  # type: ignore[index]
+            out[index.sk_attribute] = keys.build(entity, sk_t, values, where=f"{index_name} sk", memo=memo)  # type: ignore[index]
         return _check_key_sizes(entity, out, index.pk_attribute)
 
     def index_attributes(self, index_name: str) -> list[str]:
@@ -98,9 +118,12 @@ class ItemCodec:
         return list(self.model.indexes[index_name].key_attributes)
 
     # Put -------------------------------------------------------------------------------------
-    def normalize(self, entity: Entity, attrs: Mapping[str, Any]) -> dict[str, Any]:
+    def normalize(
+        self, entity: Entity, attrs: Mapping[str, Any], *, memo: dict[Any, str] | None = None
+    ) -> dict[str, Any]:
         """Canonicalize declared fields (timestamps → ISO UTC text, numbers → int) and
-        plain values (floats → Decimal); reject reserved attribute names."""
+        plain values (floats → Decimal); reject reserved attribute names. ``memo`` (see
+        :func:`keys.build`) receives each declared field's key encoding, for the item's keys."""
         out: dict[str, Any] = {}
         for name, value in attrs.items():
             if not isinstance(name, str) or not name:
@@ -122,12 +145,21 @@ class ItemCodec:
                         f"{entity.name}.{name}: value {value!r} is not one of the declared choices "
                         f"{list(spec.choices)!r}"
                     )
+                if memo is not None:
+                    memo[(name, None)] = codec.encode_normalized(value, spec.kind, spec.width)
+                if type(value) is str:  # a declared field's text is checked (valid UTF-8) by now
+                    out[name] = value
+                    continue
             out[name] = to_dynamo(value, where=f"{entity.name}.{name}")
         return out
 
-    def build_item(self, entity: Entity, attrs: Mapping[str, Any]) -> dict[str, Any]:
-        """The full stored item: attributes + entity attribute + table and index keys."""
-        item = self.normalize(entity, attrs)
+    def build_item(self, entity: Entity, attrs: Mapping[str, Any], *, check: bool = True) -> dict[str, Any]:
+        """The full stored item: attributes + entity attribute + table and index keys.
+
+        Each key field is encoded once for all the item's templates. ``check=False`` leaves the
+        item size check to the caller (who adds attributes first, then checks once)."""
+        memo: dict[Any, str] = {}  # the fields' encoded values, shared by every template of the item
+        item = self.normalize(entity, attrs, memo=memo)
         missing = [f for f in (*entity.table_key_fields, *entity.required) if item.get(f) is None]
         if missing:
             raise ItemValidationError(
@@ -135,12 +167,13 @@ class ItemCodec:
                 f"declared required attributes must be present); given: {sorted(item)!r}"
             )
         item[self.model.entity_attribute] = entity.name
-        item.update(self.table_key(entity, item))
+        item.update(self.table_key(entity, item, memo=memo))
         for index_name in entity.indexes:  # type: ignore[union-attr]
-            derived = self.index_key(entity, index_name, item)
+            derived = self.index_key(entity, index_name, item, memo=memo)
             if derived:
                 item.update(derived)
-        check_size(item, where=entity.name)
+        if check:
+            check_size(item, where=entity.name)
         return item
 
     # Update ----------------------------------------------------------------------------------
@@ -215,13 +248,15 @@ class ItemCodec:
         known = {**self.normalize(entity, key_values), **plan.set}
         # ADD on a presence-only input makes it present, whatever it held before.
         present = {name: True for name in plan.add if name not in known}
+        set_names, removed_names = set(plan.set) | set(present), set(plan.remove)
+        memo: dict[Any, str] = {}  # encoded field values, shared by the index keys (``known`` does not change)
         for index_name in entity.indexes:  # type: ignore[union-attr]
-            inputs = self.index_inputs(entity, index_name)
-            touched_set = inputs & (set(plan.set) | set(present))
-            touched_remove = inputs & set(plan.remove)
+            inputs = self._index_inputs(entity, index_name)
+            touched_set = inputs & set_names
+            touched_remove = inputs & removed_names
             attrs = self.index_attributes(index_name)
             if not touched_set and not touched_remove:
-                derived = self.index_key(entity, index_name, known) if upsert else None
+                derived = self.index_key(entity, index_name, known, memo=memo) if upsert else None
                 if derived:  # every input is a table-key field: what a put of a new item would write
                     plan.set.update(derived)
                 continue
@@ -309,13 +344,50 @@ class ItemCodec:
             for attr, t in pairs if attr and t is not None
         ]
 
+    def decode_wire(self, item: Mapping[str, Any], *, raw: bool = False) -> dict[str, Any]:
+        """:meth:`decode` of a wire-format item (``{"S": ...}``, ``{"N": ...}``, ...), in one pass:
+        the same result as ``decode(_aws.deserialize(item))``."""
+        out: dict[str, Any] = {}
+        held: dict[str, Any] = {}  # key attributes: dropped from the result, parsed if a field is missing
+        key_attributes = () if raw else self._key_attribute_set
+        for name, value in item.items():
+            if len(value) == 1:
+                ((kind, data),) = value.items()
+                if kind == "S":
+                    converted = data
+                # Plain integers (nearly every number) as int directly; the rest as boto3 makes them.
+                elif kind == "N" and len(data) < 19 and data.isascii() and data.isdigit():
+                    converted = int(data)
+                else:
+                    converted = from_dynamo(_aws.deserialize_value(value))
+            else:
+                converted = from_dynamo(_aws.deserialize_value(value))
+            if name in key_attributes:
+                held[name] = converted
+            else:
+                out[name] = converted
+        if raw or not held:
+            return out
+        entity = self.entity_of(out)
+        if entity is not None:
+            templates, every_field = self._templates_by_entity[entity.name], self._fields_by_entity[entity.name]
+            if not every_field <= out.keys():
+                for attr, template, fields in templates:
+                    text = held.get(attr)
+                    if isinstance(text, str) and not fields <= out.keys():  # a field to recover from it
+                        for name, value in keys.parse(entity, template, text).items():
+                            if name in fields and name not in out:
+                                out[name] = _stored_form(entity, name, value)
+        return out
+
     def decode(self, item: Mapping[str, Any], *, raw: bool = False) -> dict[str, Any]:
         """An application item from a stored one: key attributes dropped (unless ``raw``),
         integral numbers as int, and fields missing from a projection (``KEYS_ONLY``) parsed
         back from the table and index keys the item carries."""
         out = {k: from_dynamo(v) for k, v in item.items()}
-        if raw:
-            return out
+        return out if raw else self._finish(out)
+
+    def _finish(self, out: dict[str, Any]) -> dict[str, Any]:
         entity = self.entity_of(out)
         if entity is not None:
             for attr, template, fields in self._templates_by_entity[entity.name]:

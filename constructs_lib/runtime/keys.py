@@ -18,7 +18,6 @@ from collections.abc import Mapping
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
-from ..model.tenancy import TENANT_ID_RE, TENANT_ID_RULE
 from . import buckets, codec
 from .exceptions import KeyValueError
 
@@ -68,8 +67,14 @@ def segment_value(entity: Entity, placeholder: Any, value: Any) -> str:
     return codec.encode(value, spec.kind, width=spec.width, field=name)
 
 
-def build(entity: Entity, template: KeyTemplate, values: Mapping[str, Any], *, where: str = "key") -> str:
+def build(
+    entity: Entity, template: KeyTemplate, values: Mapping[str, Any], *, where: str = "key",
+    memo: dict[Any, str] | None = None,
+) -> str:
     """Build a complete key; every field of ``template`` must be in ``values``.
+
+    ``memo`` (optional) keeps each placeholder's encoded value, by ``(field, bucket)``, across
+    calls with the same ``values``, so the templates of one item encode each field once.
 
     Raises
     ------
@@ -81,13 +86,21 @@ def build(entity: Entity, template: KeyTemplate, values: Mapping[str, Any], *, w
         if isinstance(seg, str):
             parts.append(seg)
             continue
+        if memo is not None:
+            text = memo.get((seg.field, seg.bucket))
+            if text is not None:
+                parts.append(text)
+                continue
         value = values.get(seg.field, _MISSING)
         if value is _MISSING or value is None:
             raise KeyValueError(
                 f"{entity.name} {where} {template.source!r} needs field {seg.field!r}, which is missing "
                 f"(given: {', '.join(sorted(values)) or 'nothing'})"
             )
-        parts.append(segment_value(entity, seg, value))
+        text = segment_value(entity, seg, value)
+        if memo is not None:
+            memo[(seg.field, seg.bucket)] = text
+        parts.append(text)
     return SEPARATOR.join(parts)
 
 
@@ -206,6 +219,11 @@ def entity_key(entity_type: str, *ids: str) -> str:
 
 def check_tenant_id(value: Any, *, field: str = "tenant") -> str:
     """Return ``value`` if it is a valid tenant id, else raise :class:`KeyValueError` naming the rule."""
+    from ..model.tenancy import (  # the model package loads on first use only
+        TENANT_ID_RE,
+        TENANT_ID_RULE,
+    )
+
     if not isinstance(value, str) or not TENANT_ID_RE.fullmatch(value):
         raise KeyValueError(f"tenant id {value!r} (field {field!r}) must be {TENANT_ID_RULE}")
     return value

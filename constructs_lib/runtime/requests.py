@@ -86,6 +86,8 @@ class Request:
     expected_version: int | None = None
     #: An upsert's required attributes it does not write (so it could not create the item).
     create_missing: tuple[str, ...] = ()
+    #: A put's item as Python values (what ``params["Item"]`` serializes), or None.
+    item: dict[str, Any] | None = None
 
     def condition_error(self, error: ConditionFailedError, old_item: Mapping[str, Any] | None) -> ConditionFailedError:
         """Turn a generic condition failure into the specific error this request implies."""
@@ -153,7 +155,7 @@ def put(
         raise UpdateRejectedError(f"{entity.name}: create_only and expected_version exclude each other")
     if version_attr:
         attrs.pop(version_attr, None)
-    item = codec_.build_item(entity, attrs)
+    item = codec_.build_item(entity, attrs, check=False)  # checked once, below, with its version
     expr = Expression()
     params: dict[str, Any] = {"TableName": table}
     kind = "plain"
@@ -169,8 +171,8 @@ def put(
         kind = "version"
     check_size(item, where=entity.name)
     params["Item"] = _aws.serialize(item)
-    key = codec_.table_key(entity, item)
-    return Request("Put", expr.apply(params), entity.name, key, kind, expected_version)
+    key = {a: item[a] for a in (codec_.model.pk_attribute, codec_.model.sk_attribute) if a in item}
+    return Request("Put", expr.apply(params), entity.name, key, kind, expected_version, item=item)
 
 
 def continue_version(codec_: ItemCodec, entity: Entity, req: Request, stored: Mapping[str, Any] | None) -> Request:

@@ -31,7 +31,9 @@ class _TenantCodec(ItemCodec):
         super().__init__(model)
         self.tenant = tenant
 
-    def table_key(self, entity: Entity, values: Mapping[str, Any]) -> dict[str, str]:
+    def table_key(
+        self, entity: Entity, values: Mapping[str, Any], *, memo: dict[Any, str] | None = None
+    ) -> dict[str, str]:
         field = self.model.tenant_field
         assert field is not None
         given = values.get(field)
@@ -40,7 +42,7 @@ class _TenantCodec(ItemCodec):
                 f"{entity.name} key with {field}={given!r} is outside tenant {self.tenant!r}; a client for "
                 f"tenant {self.tenant!r} only builds keys of that tenant"
             )
-        return super().table_key(entity, values)
+        return super().table_key(entity, values, memo=memo)
 
 
 class TenantTableClient:

@@ -18,6 +18,7 @@ import pytest
 
 import constructs_lib
 from constructs_lib import ConstructPropsError, SingleTable, TableFunction
+from constructs_lib.constructs import bytecode
 from constructs_lib.constructs.slim import slim_source
 from constructs_lib.model import Model
 
@@ -52,7 +53,7 @@ def single(resources: dict[str, Any], prefix: str = "DataTable") -> tuple[str, d
 
 
 # The function resource --------------------------------------------------------------------------
-def test_function_runs_python3_and_the_handler_module(shop) -> None:  # noqa: ANN001
+def test_function_runs_python3_and_the_handler_module(shop) -> None:
     # GIVEN app.py's orders API (entry orders_api.py, handler="handler")
     # WHEN it is synthesized
     props = shop.function["Properties"]
@@ -61,7 +62,7 @@ def test_function_runs_python3_and_the_handler_module(shop) -> None:  # noqa: AN
     assert props["Handler"] == "orders_api.handler"
 
 
-def test_table_name_env_is_a_ref_to_the_table(shop) -> None:  # noqa: ANN001
+def test_table_name_env_is_a_ref_to_the_table(shop) -> None:
     # GIVEN the function wired to the shop table
     # WHEN it is synthesized
     table_id, _ = single(shop.resources_of_type("AWS::DynamoDB::GlobalTable"))
@@ -72,7 +73,7 @@ def test_table_name_env_is_a_ref_to_the_table(shop) -> None:  # noqa: ANN001
     assert set(variables) == {"TABLE_NAME", "CONSTRUCTS_LIB_COUNTER_PRODUCT_VIEWS", "CONSTRUCTS_LIB_COUNTER_PRODUCT_VIEWS_TABLE"}
 
 
-def test_role_policy_is_scoped_to_table_and_index_arns(shop, shop_model: Model) -> None:  # noqa: ANN001
+def test_role_policy_is_scoped_to_table_and_index_arns(shop, shop_model: Model) -> None:
     # GIVEN the function with default access ("read_write")
     # WHEN it is synthesized
     table_id, _ = single(shop.resources_of_type("AWS::DynamoDB::GlobalTable"))
@@ -99,7 +100,7 @@ def test_role_policy_is_scoped_to_table_and_index_arns(shop, shop_model: Model) 
     assert sorted(map(repr, statement["Resource"])) == sorted(map(repr, expected))
 
 
-def test_role_has_no_managed_policies(shop) -> None:  # noqa: ANN001
+def test_role_has_no_managed_policies(shop) -> None:
     # GIVEN the function's role
     role_id = shop.function["Properties"]["Role"]["Fn::GetAtt"][0]
     # WHEN it is synthesized
@@ -109,7 +110,7 @@ def test_role_has_no_managed_policies(shop) -> None:  # noqa: ANN001
     assert role["Properties"]["AssumeRolePolicyDocument"]["Statement"][0]["Principal"] == {"Service": "lambda.amazonaws.com"}
 
 
-def test_function_waits_for_its_policy_but_has_no_redundant_role_dependency(shop) -> None:  # noqa: ANN001
+def test_function_waits_for_its_policy_but_has_no_redundant_role_dependency(shop) -> None:
     # GIVEN the function's role (referenced by Fn::GetAtt) and the role's policy
     # WHEN it is synthesized
     role_id = shop.function["Properties"]["Role"]["Fn::GetAtt"][0]
@@ -122,7 +123,7 @@ def test_function_waits_for_its_policy_but_has_no_redundant_role_dependency(shop
 
 
 # The asset ----------------------------------------------------------------------------------------
-def test_asset_directory_is_the_one_the_function_code_names(shop) -> None:  # noqa: ANN001
+def test_asset_directory_is_the_one_the_function_code_names(shop) -> None:
     # GIVEN the function's Code (S3Key "<hash>.zip") and the cloud assembly's asset manifest
     digest = shop.function["Properties"]["Code"]["S3Key"].removesuffix(".zip")
     manifest = json.loads((shop.outdir / "ShopStack.assets.json").read_text(encoding="utf-8"))
@@ -138,26 +139,38 @@ def test_asset_directory_is_the_one_the_function_code_names(shop) -> None:  # no
     )
 
 
-def test_asset_contains_exactly_runtime_model_json_and_handler(shop) -> None:  # noqa: ANN001
+def test_asset_contains_exactly_runtime_model_json_and_handler(shop) -> None:
     # GIVEN the synthesized asset directory
     # WHEN listing its files
     files = asset_files(shop.asset_dir)
+    sources = {f for f in files if not f.endswith(".pyc")}
     # THEN it holds the package stub, every model and runtime module, model.json and the handler
     expected = (
         {"constructs_lib/__init__.py", "model.json", "orders_api.py"}
         | {f"constructs_lib/{p.relative_to(PACKAGE).as_posix()}"
            for sub in ("model", "runtime") for p in (PACKAGE / sub).rglob("*.py") if "__pycache__" not in p.parts}
     )
-    assert files == expected
+    assert sources == expected
     # AND nothing of the documentation writers or the constructs came along
     assert not [f for f in files if f.startswith(("constructs_lib/docgen/", "constructs_lib/constructs/"))]
-    # AND no compiled file came along
-    assert not [f for f in files if "__pycache__" in f or f.endswith((".pyc", ".pyo"))]
+    # AND the compiled files are exactly the Python 3.13 bytecode of the modules importing the
+    # handler loads (when a 3.13 interpreter exists here), next to their sources
+    compiler = bytecode.compiler_for("3.13")
+    compiled = {f for f in files if f.endswith(".pyc")}
+    if compiler is None:
+        assert compiled == set()
+    else:
+        path = bytecode.import_path({f: (shop.asset_dir / f).read_bytes() for f in sources if f.endswith(".py")},
+                                    ["orders_api"])
+        assert {"orders_api.py", "constructs_lib/runtime/client.py", "constructs_lib/runtime/__init__.py"} <= path
+        assert "constructs_lib/runtime/handlers/audit.py" not in path
+        assert compiled == {bytecode.pyc_path(f, "cpython-313") for f in path}
 
 
-def test_asset_modules_are_the_source_modules(shop) -> None:  # noqa: ANN001
+def test_asset_modules_are_the_source_modules(shop) -> None:
     # GIVEN the bundled runtime/model modules and handler
     bundled = [p for p in (shop.asset_dir / "constructs_lib").rglob("*.py") if p.parent.name != "constructs_lib"]
+    assert not [p for p in bundled if "__pycache__" in p.parts]
     assert len(bundled) > 20
     for shipped in bundled:
         source = PACKAGE / shipped.relative_to(shop.asset_dir / "constructs_lib")
@@ -169,13 +182,13 @@ def test_asset_modules_are_the_source_modules(shop) -> None:  # noqa: ANN001
     assert (shop.asset_dir / "orders_api.py").read_bytes() == HANDLER.read_bytes()
 
 
-def test_asset_never_mentions_the_cdk(shop) -> None:  # noqa: ANN001
+def test_asset_never_mentions_the_cdk(shop) -> None:
     # GIVEN every text file of the asset
     # WHEN searching it for the CDK and jsii
     offenders = {
         f"{path.relative_to(shop.asset_dir)}: {word}"
         for path in shop.asset_dir.rglob("*")
-        if path.is_file()
+        if path.is_file() and path.suffix != ".pyc"
         for word in FORBIDDEN_IN_ASSET
         if word in path.read_text(encoding="utf-8")
     }
@@ -183,7 +196,7 @@ def test_asset_never_mentions_the_cdk(shop) -> None:  # noqa: ANN001
     assert not offenders
 
 
-def test_bundled_model_json_is_the_shop_model(shop, shop_model: Model) -> None:  # noqa: ANN001
+def test_bundled_model_json_is_the_shop_model(shop, shop_model: Model) -> None:
     # GIVEN model.json at the asset root
     # WHEN it is loaded
     bundled = Model.from_json((shop.asset_dir / "model.json").read_text(encoding="utf-8"))
@@ -192,21 +205,27 @@ def test_bundled_model_json_is_the_shop_model(shop, shop_model: Model) -> None: 
     assert bundled.to_json() == shop_model.to_json()
 
 
-def test_asset_zipped_size_within_budget(shop) -> None:  # noqa: ANN001
-    # GIVEN the asset directory, split into the runtime part (constructs_lib/ + model.json) and the
-    # user's handler code
+def test_asset_zipped_size_within_budget(shop) -> None:
+    # GIVEN the asset directory, split into the runtime part's sources (constructs_lib/ + model.json),
+    # the bytecode compiled for the handler's import path, and the user's handler code
     files = asset_files(shop.asset_dir)
-    runtime = {f for f in files if f.startswith("constructs_lib/") or f == "model.json"}
+    compiled = {f for f in files if f.endswith(".pyc")}
+    runtime = {f for f in files if f.startswith("constructs_lib/") or f == "model.json"} - compiled
+    user = files - runtime - compiled
     # WHEN each is zipped (deflate, in memory) as CDK would upload it
-    runtime_size, user_size = zipped_size(shop.asset_dir, runtime), zipped_size(shop.asset_dir, files - runtime)
+    runtime_size, user_size = zipped_size(shop.asset_dir, runtime), zipped_size(shop.asset_dir, user)
+    bytecode_size = zipped_size(shop.asset_dir, compiled) if compiled else 0
     size = zipped_size(shop.asset_dir)
     print(f"\norders API asset: {len(files)} files, {size} bytes zipped ({size / 1024:.1f} KiB): runtime part "
-          f"{runtime_size / 1024:.1f} KiB, handler {user_size / 1024:.1f} KiB")
-    # THEN the runtime part stays within DESIGN.md's budget of 100 KB zipped (user code and
+          f"{runtime_size / 1024:.1f} KiB, handler {user_size / 1024:.1f} KiB, bytecode {bytecode_size / 1024:.1f} KiB "
+          f"({len(compiled)} pycs)")
+    # THEN the runtime part's sources stay within DESIGN.md's budget of 100 KB zipped (user code and
     # dependencies are the user's to size: tests/synth/test_table_function_package.py)
     assert 0 < runtime_size <= ASSET_BUDGET_ZIPPED
     # AND this single-module handler adds little to it
-    assert 0 < user_size < 4 * 1024 and size <= ASSET_BUDGET_ZIPPED
+    assert 0 < user_size < 4 * 1024 and runtime_size + user_size <= ASSET_BUDGET_ZIPPED
+    # AND the bytecode (the import path only, see constructs_lib._bytecode) adds at most one budget more
+    assert bytecode_size <= ASSET_BUDGET_ZIPPED and size <= 2 * ASSET_BUDGET_ZIPPED
 
 
 # Props errors -------------------------------------------------------------------------------------
@@ -255,3 +274,30 @@ def test_counters_must_be_things_a_function_can_be_bound_to(
     with pytest.raises(ConstructPropsError, match=message):
         TableFunction(scratch_stack, f"BadCounters{len(str(counters))}", table=scratch_table, entry=HANDLER,
                       counters=counters)  # type: ignore[arg-type]
+
+
+def test_runtime_option_sets_the_runtime_and_the_bytecode_version(scratch_stack: cdk.Stack, scratch_table: SingleTable) -> None:
+    from aws_cdk import aws_lambda as lambda_
+
+    # GIVEN a function on Python 3.12
+    fn = TableFunction(scratch_stack, "Py312", table=scratch_table, entry=HANDLER, runtime=lambda_.Runtime.PYTHON_3_12)
+    # WHEN it is synthesized
+    props = cdk.assertions.Template.from_stack(scratch_stack).find_resources(
+        "AWS::Lambda::Function", {"Properties": {"Handler": "orders_api.handler", "Runtime": "python3.12"}})
+    # THEN the function runs python3.12, and any bytecode in its asset is 3.12's
+    assert len(props) == 1
+    compiled = [f for f in fn.bundle.runtime_files + fn.bundle.user_files if f.endswith(".pyc")]
+    assert all(f.endswith(".cpython-312.pyc") for f in compiled)
+    if bytecode.compiler_for("3.12") is not None:
+        assert "__pycache__/orders_api.cpython-312.pyc" in compiled
+
+
+@pytest.mark.parametrize("runtime", ["PYTHON_3_10", "NODEJS_20_X"])
+def test_a_runtime_other_than_python_3_11_or_later_is_refused(scratch_stack: cdk.Stack, scratch_table: SingleTable,
+                                                               runtime: str) -> None:
+    from aws_cdk import aws_lambda as lambda_
+
+    # GIVEN a runtime the bundled package cannot run on WHEN the function is built THEN construction fails naming it
+    with pytest.raises(ConstructPropsError, match=r"runtime '(python3\.10|nodejs20\.x)' must be a Python runtime of 3\.11"):
+        TableFunction(scratch_stack, f"Bad{runtime}", table=scratch_table, entry=HANDLER,
+                      runtime=getattr(lambda_.Runtime, runtime))

@@ -1,0 +1,260 @@
+"""Bytecode for Lambda assets, compiled by an interpreter of the function's Python version.
+
+Lambda's ``/var/task`` is read-only, so a module shipped without a ``.pyc`` is compiled again at
+every cold start. When an interpreter of the runtime's ``MAJOR.MINOR`` is found (the synth
+interpreter, ``python3.X`` on ``PATH``, or a pyenv version) the bundled modules are compiled with
+it into ``__pycache__/<name>.cpython-3X.pyc`` next to their sources, which stay for tracebacks.
+The pycs are *unchecked-hash* pycs (PEP 552): no timestamp, so two synths of the same sources
+give the same bytes and the same asset hash. Without such an interpreter the asset ships source
+only, and one line on stderr says so (once per process and version).
+"""
+
+from __future__ import annotations
+
+import base64
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+from functools import cache, lru_cache
+from pathlib import Path
+from typing import Any
+
+from .exceptions import ConstructPropsError
+
+__all__ = ["Compiler", "compiler_for", "pyc_path"]
+
+#: Set to ``0`` to ship source-only assets whatever interpreters exist.
+ENV_DISABLE = "CONSTRUCTS_LIB_BYTECODE"
+#: Compile without column positions (PEP 657): a quarter smaller pycs; tracebacks keep file and line.
+EXTRA_FLAGS: list[str] = ["-X", "no_debug_ranges"]
+
+# Run by the target interpreter: JSON {path: source} on stdin → JSON {path: base64 pyc} on stdout.
+_CHILD = r"""
+import base64, importlib.util, json, marshal, sys
+sources = json.load(sys.stdin)
+out, errors = {}, {}
+for path, text in sources.items():
+    data = text.encode("utf-8")
+    try:
+        code = compile(data, path, "exec", dont_inherit=True, optimize=0)
+    except SyntaxError as exc:
+        errors[path] = f"line {exc.lineno}: {exc.msg}"
+        continue
+    pyc = importlib.util.MAGIC_NUMBER + (1).to_bytes(4, "little") + importlib.util.source_hash(data) + marshal.dumps(code)
+    out[path] = base64.b64encode(pyc).decode()
+json.dump({"tag": sys.implementation.cache_tag, "version": sys.version.split()[0], "pycs": out, "errors": errors},
+          sys.stdout)
+"""
+
+
+class Compiler:
+    """Compiles module sources into unchecked-hash pycs with one interpreter."""
+
+    def __init__(self, executable: str, version: str, full_version: str) -> None:
+        #: Path of the interpreter.
+        self.executable = executable
+        #: ``MAJOR.MINOR`` it runs.
+        self.version = version
+        #: Its full version (``3.13.0``): pycs may differ between patch releases.
+        self.full_version = full_version
+        self._cache: dict[tuple[str, str], bytes] = {}
+
+    @property
+    def tag(self) -> str:
+        """The cache tag of its pyc names (``cpython-313``)."""
+        return "cpython-" + self.version.replace(".", "")
+
+    def compile(self, sources: dict[str, bytes], *, what: str) -> dict[str, bytes]:
+        """``{asset path of the .py: pyc bytes}`` for every source (cached by path and content)."""
+        todo = {p: s.decode("utf-8") for p, s in sources.items() if (p, s.decode("utf-8")) not in self._cache}
+        if todo:
+            proc = subprocess.run(
+                [self.executable, "-I", "-S", *EXTRA_FLAGS, "-c", _CHILD], input=json.dumps(todo), capture_output=True,
+                text=True, check=False,
+            )
+            if proc.returncode != 0:
+                raise ConstructPropsError(
+                    f"{what}: compiling the asset's modules with {self.executable} (Python {self.version}) failed: "
+                    f"{proc.stderr.strip()[-500:]}"
+                )
+            answer = json.loads(proc.stdout)
+            if answer["errors"]:
+                path, error = min(answer["errors"].items())
+                raise ConstructPropsError(
+                    f"{what}: {path} does not compile for the function's Python {self.version} ({error}); the "
+                    "function would fail to import it"
+                )
+            for path, pyc in answer["pycs"].items():
+                self._cache[(path, todo[path])] = base64.b64decode(pyc)
+        return {p: self._cache[(p, s.decode("utf-8"))] for p, s in sources.items()}
+
+
+def pyc_path(source_path: str, tag: str) -> str:
+    """``pkg/mod.py`` → ``pkg/__pycache__/mod.<tag>.pyc``."""
+    head, _, name = source_path.rpartition("/")
+    return f"{head + '/' if head else ''}__pycache__/{name.removesuffix('.py')}.{tag}.pyc"
+
+
+def _probe(executable: str) -> tuple[str, str] | None:
+    """(``MAJOR.MINOR``, full version) the interpreter runs, or None if it does not run."""
+    try:
+        proc = subprocess.run(
+            [executable, "-I", "-S", "-c", "import sys; print('%d.%d' % sys.version_info[:2], sys.version.split()[0])"],
+            capture_output=True, text=True, timeout=30, check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    parts = proc.stdout.split()
+    return (parts[0], parts[1]) if proc.returncode == 0 and len(parts) == 2 else None
+
+
+def _pyenv_root() -> Path | None:
+    """``$PYENV_ROOT``, else ``~/.pyenv``, else what ``pyenv root`` answers (a subprocess: last)."""
+    root = os.environ.get("PYENV_ROOT")
+    if root:
+        return Path(root)
+    home = Path.home() / ".pyenv"
+    if home.is_dir():
+        return home
+    pyenv = shutil.which("pyenv")
+    if pyenv:
+        try:
+            proc = subprocess.run([pyenv, "root"], capture_output=True, text=True, timeout=30, check=False)
+            if proc.returncode == 0 and proc.stdout.strip():
+                return Path(proc.stdout.strip())
+        except (OSError, subprocess.SubprocessError):
+            pass
+    return None
+
+
+def candidates(version: str) -> list[str]:
+    """Interpreters that may run Python ``version``, in the order they are tried."""
+    found = []
+    if f"{sys.version_info[0]}.{sys.version_info[1]}" == version and sys.executable:
+        found.append(sys.executable)
+    on_path = shutil.which(f"python{version}")
+    if on_path and Path(on_path).parent.name != "shims":  # a pyenv shim runs only the selected versions:
+        found.append(on_path)  # the versions themselves are tried below
+    root = _pyenv_root()
+    if root is not None:
+        # Newest patch release first (3.13.10 after 3.13.9: compare numerically).
+        def patch(path: str) -> tuple[int, ...]:
+            name = Path(path).parents[1].name.removeprefix(version + ".")
+            return tuple(int(p) for p in name.split(".") if p.isdigit())
+
+        found += sorted(glob.glob(str(root / "versions" / f"{version}.*" / "bin" / f"python{version}")),
+                        key=patch, reverse=True)
+    return list(dict.fromkeys(found))
+
+
+@cache
+def compiler_for(version: str) -> Compiler | None:
+    """A compiler running Python ``version`` (``"3.13"``), or None — then one line on stderr says
+    the assets of that version ship source only (once per process and version)."""
+    if os.environ.get(ENV_DISABLE) == "0":
+        return None
+    for executable in candidates(version):
+        probed = _probe(executable)
+        if probed is not None and probed[0] == version:
+            return Compiler(executable, version, probed[1])
+    sys.stderr.write(
+        f"constructs_lib: no Python {version} interpreter found (synth interpreter, python{version} on PATH, "
+        f"pyenv): Lambda assets for the python{version} runtime ship source only, compiled at each cold start\n"
+    )
+    return None
+
+
+@lru_cache(maxsize=1024)
+def _parse(source: bytes) -> Any:
+    """The syntax tree of a module (cached by content: every function bundles the same runtime)."""
+    import ast
+
+    return ast.parse(source)
+
+
+def import_path(sources: dict[str, bytes], entry_modules: list[str]) -> set[str]:
+    """Asset paths of the ``.py`` files importing ``entry_modules`` loads, found statically.
+
+    Followed: module-level ``import``/``from … import`` statements (also inside module-level
+    ``if``/``try``/``with``, never inside functions or ``if TYPE_CHECKING:``), the packages
+    above every module, ``from pkg import sub`` submodules, and names a package exports lazily
+    (PEP 562), found in its ``if TYPE_CHECKING:`` block. Imports inside functions run at the
+    first call, not at cold start, and are not followed.
+    """
+    import ast
+
+    modules = {}
+    for rel in sources:
+        if rel.endswith(".py"):
+            name = rel.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+            modules[name] = rel
+    trees: dict[str, ast.Module] = {}
+
+    def tree(module: str) -> ast.Module:
+        if module not in trees:
+            trees[module] = _parse(sources[modules[module]])
+        return trees[module]
+
+    def is_type_checking(node: ast.If) -> bool:
+        test = node.test
+        return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+            isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+    def statements(body: list[ast.stmt], *, typing_only: bool) -> list[tuple[ast.stmt, bool]]:
+        out: list[tuple[ast.stmt, bool]] = []
+        for node in body:
+            if isinstance(node, ast.If):
+                out += statements(node.body, typing_only=typing_only or is_type_checking(node))
+                out += statements(node.orelse, typing_only=typing_only)
+            elif isinstance(node, (ast.Try, ast.With)):
+                for block in (node.body, *(h.body for h in getattr(node, "handlers", [])),
+                              getattr(node, "orelse", []), getattr(node, "finalbody", [])):
+                    out += statements(block, typing_only=typing_only)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                out.append((node, typing_only))
+        return out
+
+    def absolute(module: str, node: ast.ImportFrom) -> str:
+        if not node.level:
+            return node.module or ""
+        package = module if modules[module].endswith("__init__.py") else module.rpartition(".")[0]
+        for _ in range(node.level - 1):
+            package = package.rpartition(".")[0]
+        return f"{package}.{node.module}" if node.module else package
+
+    def lazy_source(package: str, name: str) -> str | None:
+        for node, typing_only in statements(tree(package).body, typing_only=False):
+            if typing_only and isinstance(node, ast.ImportFrom) and any(a.name == name for a in node.names):
+                return absolute(package, node)
+        return None
+
+    found: set[str] = set()
+    todo = list(entry_modules)
+    while todo:
+        module = todo.pop()
+        if module in found or module not in modules:
+            continue
+        found.add(module)
+        parent = module.rpartition(".")[0]
+        if parent:
+            todo.append(parent)
+        for node, typing_only in statements(tree(module).body, typing_only=False):
+            if typing_only:
+                continue
+            if isinstance(node, ast.Import):
+                todo += [alias.name for alias in node.names]
+                continue
+            base = absolute(module, node)
+            todo.append(base)
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                if sub in modules:
+                    todo.append(sub)
+                elif base in modules and modules[base].endswith("__init__.py"):
+                    lazy = lazy_source(base, alias.name)
+                    if lazy:
+                        todo.append(lazy)
+    return {modules[m] for m in found}

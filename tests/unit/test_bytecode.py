@@ -1,0 +1,124 @@
+"""Bytecode for Lambda assets: interpreter discovery, unchecked-hash pycs, the import path."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import constructs_lib
+from constructs_lib.constructs import bytecode
+from constructs_lib.constructs.bundling import bundle
+from constructs_lib.constructs.exceptions import ConstructPropsError
+from constructs_lib.model import Entity, Model
+
+HERE = f"{sys.version_info[0]}.{sys.version_info[1]}"
+PACKAGE = Path(constructs_lib.__file__).resolve().parent
+
+
+def fresh_compiler() -> bytecode.Compiler:
+    compiler = bytecode.compiler_for(HERE)
+    assert compiler is not None  # the synth interpreter itself always qualifies
+    return bytecode.Compiler(compiler.executable, compiler.version, compiler.full_version)
+
+
+def test_pyc_path_follows_pep_3147() -> None:
+    # GIVEN module paths WHEN naming their pycs THEN they sit in __pycache__ with the cache tag
+    assert bytecode.pyc_path("pkg/mod.py", "cpython-313") == "pkg/__pycache__/mod.cpython-313.pyc"
+    assert bytecode.pyc_path("index.py", "cpython-312") == "__pycache__/index.cpython-312.pyc"
+
+
+def test_the_synth_interpreter_is_the_first_candidate_for_its_own_version() -> None:
+    # GIVEN this interpreter's version WHEN looking for interpreters THEN it comes first
+    assert bytecode.candidates(HERE)[0] == sys.executable
+    assert bytecode.compiler_for(HERE).tag == sys.implementation.cache_tag  # type: ignore[union-attr]
+
+
+def test_pycs_are_unchecked_hash_and_deterministic() -> None:
+    # GIVEN a module source
+    source = b"def f(x):\n    assert x\n    return x + 1\n"
+    # WHEN two fresh compilers compile it
+    first = fresh_compiler().compile({"pkg/mod.py": source}, what="test")["pkg/mod.py"]
+    second = fresh_compiler().compile({"pkg/mod.py": source}, what="test")["pkg/mod.py"]
+    # THEN the bytes are identical, and the header says: hash-based, not checked against the source
+    assert first == second
+    assert first[:4] == importlib.util.MAGIC_NUMBER
+    assert int.from_bytes(first[4:8], "little") == 1
+    assert first[8:16] == importlib.util.source_hash(source)
+
+
+def test_a_shipped_pyc_is_what_python_imports(tmp_path: Path) -> None:
+    # GIVEN a module compiled into __pycache__, whose source then differs (an unchecked pyc is
+    # trusted as is: proof the import read the pyc, not the source)
+    pyc = fresh_compiler().compile({"mod.py": b"VALUE = 'compiled'\n"}, what="test")["mod.py"]
+    (tmp_path / "__pycache__").mkdir()
+    (tmp_path / bytecode.pyc_path("mod.py", sys.implementation.cache_tag)).write_bytes(pyc)
+    (tmp_path / "mod.py").write_text("VALUE = 'source'\n", encoding="utf-8")
+    # WHEN a fresh interpreter that writes no bytecode (-B, like a read-only /var/task) imports it
+    out = subprocess.run([sys.executable, "-B", "-c", "import mod; print(mod.VALUE)"], cwd=tmp_path,
+                         capture_output=True, text=True, check=True).stdout.strip()
+    # THEN the compiled module ran
+    assert out == "compiled"
+
+
+def test_a_module_that_does_not_compile_for_the_runtime_is_refused() -> None:
+    # GIVEN a module with a syntax error WHEN it is compiled THEN the error names the file and the version
+    with pytest.raises(ConstructPropsError, match=rf"broken.py does not compile for the function's Python {HERE}"):
+        fresh_compiler().compile({"broken.py": b"def (:\n"}, what="test")
+
+
+def test_without_an_interpreter_one_line_says_assets_ship_source_only(monkeypatch, capsys) -> None:
+    # GIVEN no interpreter of a version
+    monkeypatch.setattr(bytecode, "candidates", lambda version: [])
+    bytecode.compiler_for.cache_clear()
+    try:
+        # WHEN asked twice in one process
+        assert bytecode.compiler_for("3.99") is None
+        assert bytecode.compiler_for("3.99") is None
+        # THEN one line on stderr says so, once
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "no Python 3.99 interpreter found" in err and "source only" in err
+    finally:
+        bytecode.compiler_for.cache_clear()
+
+
+def test_import_path_follows_module_level_and_lazy_imports_only() -> None:
+    # GIVEN the bundled packages and a handler importing two names the runtime exports lazily
+    sources = {f"constructs_lib/{p.relative_to(PACKAGE).as_posix()}": p.read_bytes()
+               for sub in ("model", "runtime") for p in (PACKAGE / sub).rglob("*.py") if "__pycache__" not in p.parts}
+    sources["constructs_lib/__init__.py"] = b""
+    sources["index.py"] = b"from constructs_lib.runtime import TableClient, new_ulid\ndef handler(e, c):\n    return 1\n"
+    # WHEN its import path is computed
+    path = bytecode.import_path(sources, ["index"])
+    # THEN it holds the handler, the packages above, the modules defining the names and what they import
+    assert {"index.py", "constructs_lib/__init__.py", "constructs_lib/runtime/__init__.py",
+            "constructs_lib/runtime/client.py", "constructs_lib/runtime/items.py",
+            "constructs_lib/runtime/ulid.py"} <= path
+    # AND not what is imported only inside functions or for type checking
+    assert "constructs_lib/runtime/handlers/audit.py" not in path
+    assert "constructs_lib/runtime/stats/report.py" not in path
+
+
+def test_two_bundles_of_the_same_sources_are_byte_identical(tmp_path: Path, monkeypatch) -> None:
+    # GIVEN a model and a generated handler's bundle, staged twice from scratch with fresh compilers
+    model = Model("bc", entities=[Entity("Thing", pk="THING#{id}", fields=["id"])])
+
+    def staged() -> dict[str, bytes]:
+        run = tmp_path / f"run{len(list(tmp_path.iterdir()))}"
+        run.mkdir()
+        monkeypatch.setattr("tempfile.tempdir", str(run))
+        bytecode.compiler_for.cache_clear()
+        result = bundle(model, handler="constructs_lib.runtime.handlers.counter.handler", python_version=HERE)
+        return {p.relative_to(result.directory).as_posix(): p.read_bytes()
+                for p in result.directory.rglob("*") if p.is_file()}
+
+    try:
+        first, second = staged(), staged()
+    finally:
+        bytecode.compiler_for.cache_clear()
+    # THEN they hold the same files with the same bytes, bytecode included
+    assert first == second
+    assert any(name.endswith(f".{sys.implementation.cache_tag}.pyc") for name in first)
