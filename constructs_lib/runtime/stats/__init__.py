@@ -29,14 +29,7 @@ Reports contain partition key values (e.g. ``EMAIL#...``): treat them like the t
 from __future__ import annotations
 
 from ._parse import OPERATIONS, READ, TABLE, WRITE
-from .recorder import (
-    PATTERN,
-    QueryShape,
-    RecordingClient,
-    Snapshot,
-    TrafficRecord,
-    TrafficRecorder,
-)
+from .recorder import PATTERN, RecordingClient, TrafficRecorder
 from .report import (
     FILTER_HEAVY,
     HOT_PARTITION,
@@ -50,6 +43,7 @@ from .report import (
     detect,
 )
 from .sketch import KeyCount, SpaceSaving
+from .snapshot import QueryShape, Snapshot, TrafficRecord
 
 __all__ = [
     "FILTER_HEAVY",
