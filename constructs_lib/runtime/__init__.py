@@ -31,6 +31,7 @@ from .exceptions import (
     OutOfScopeError,
     RedactionError,
     RuntimeClientError,
+    SettingsError,
     TenantAccessError,
     TrafficInsightError,
     TransactionCanceledError,
@@ -67,13 +68,13 @@ if TYPE_CHECKING:
         entity_key,
         split_composite_key,
     )
-    from .patterns.audit.client import (
+    from .patterns.audit import (
         AuditClient,
         AuditPage,
         AuditRecord,
         AuditSpec,
     )
-    from .patterns.counter.client import (
+    from .patterns.counter import (
         CounterClient,
         CounterSpec,
         CounterValue,
@@ -112,13 +113,13 @@ _LAZY = {
     "AuditSpec": "patterns.audit",
     "bucket": "buckets",
     "bucket_range": "buckets",
-    "ENV_MODEL_PATH": "client",
+    "ENV_MODEL_PATH": "contract",
     "ENV_TABLE_NAME": "client",
-    "MODEL_FILE": "client",
+    "MODEL_FILE": "contract",
     "Page": "client",
     "TableClient": "client",
     "Transaction": "client",
-    "load_bundled_model": "client",
+    "load_bundled_model": "contract",
     "ENV_MODEL_FINGERPRINT": "contract",
     "fingerprint": "contract",
     "escape": "codec",
@@ -181,6 +182,7 @@ __all__ = [
     "RecordingClient",
     "RedactionError",
     "RuntimeClientError",
+    "SettingsError",
     "ShardSizing",
     "SortKeyVersions",
     "TableClient",

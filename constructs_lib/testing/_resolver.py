@@ -16,13 +16,24 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from constructs_lib.testing._cfn_tables import LOCAL_ACCOUNT_ID
 from constructs_lib.testing.exceptions import UnresolvableIntrinsicError
 
-if TYPE_CHECKING:
-    from constructs_lib.testing.local_deploy import LocalDeployment
+
+class LocalDeployment(Protocol):
+    """What the resolver reads of a :class:`~constructs_lib.testing.local_deploy.LocalDeployment`."""
+
+    template: dict[str, Any]
+    stack_name: str | None
+    region: str
+    parameters: dict[str, Any]
+    tables: dict[str, Any]
+    skipped: dict[str, Any]
+    shared: CrossStackValues
+
+    def resolve(self, value: Any) -> Any: ...
 
 __all__ = ["SSM_PARAMETER", "SSM_PARAMETER_VALUE_STRING", "CrossStackValues", "Resolver"]
 

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _aws, codec
 from ..exceptions import DynamoDBError, KeyValueError, RuntimeClientError
-from ..patterns.audit.client import (
+from ..limits import BATCH_WRITE_LIMIT, THROTTLING_CODES
+from ..patterns.audit import (
     AUDIT_TYPE,
     EPOCH,
     GSI1PK,
@@ -61,10 +62,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("constructs_lib.audit")
 logger.setLevel(logging.INFO)
 
-#: BatchWriteItem takes at most this many items.
-BATCH_WRITE_LIMIT = 25
-#: Error codes that mean "slow down" (retried) rather than "this request is wrong".
-THROTTLING = frozenset({"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"})
 _SEQUENCE = re.compile(r"[0-9]{1,40}")
 #: What each type's inner value must be (binary values: base64 text, or bytes).
 _INNER: dict[str, Any] = {
@@ -390,23 +387,15 @@ def _sequence_of(record: Any, position: int) -> str:
 def _write_chunk(client: BaseClient, table: str, chunk: list[dict[str, Any]], retries: int) -> tuple[int, str | None]:
     """Write ≤ 25 items; return (how many leading items are stored, error or None)."""
     position = {(item[PK]["S"], item[SK]["S"]): n for n, item in enumerate(chunk)}
-    request = {table: [{"PutRequest": {"Item": item}} for item in chunk]}
-    problem = "throttled"
-    for attempt in range(retries + 1):
-        if attempt:
-            _aws.sleep(_aws.backoff(attempt - 1))
-        try:
-            resp = _aws.call(client, "batch_write_item", RequestItems=request)
-        except DynamoDBError as exc:
-            if exc.code not in THROTTLING:  # e.g. ValidationException: find the bad item
-                return _put_each(client, table, chunk, retries, exc)
-            problem = str(exc)
-            continue
-        unprocessed = (resp.get("UnprocessedItems") or {}).get(table) or []
-        if not unprocessed:
-            return len(chunk), None
-        request, problem = {table: unprocessed}, f"{len(unprocessed)} item(s) unprocessed (throttling)"
-    pending = [position[(r["PutRequest"]["Item"][PK]["S"], r["PutRequest"]["Item"][SK]["S"])] for r in request[table]]
+    result = _aws.batch_write_chunk(
+        client, table, [{"PutRequest": {"Item": item}} for item in chunk], retries=retries, retry_codes=THROTTLING_CODES
+    )
+    if result.error is not None and result.error.code not in THROTTLING_CODES:  # e.g. ValidationException
+        return _put_each(client, table, chunk, retries, result.error)  # find the bad item
+    if not result.unprocessed:
+        return len(chunk), None
+    problem = str(result.error) if result.error is not None else f"{len(result.unprocessed)} item(s) unprocessed (throttling)"
+    pending = [position[(r["PutRequest"]["Item"][PK]["S"], r["PutRequest"]["Item"][SK]["S"])] for r in result.unprocessed]
     return min(pending), f"BatchWriteItem still incomplete after {retries} retries: {problem}"
 
 
@@ -419,7 +408,7 @@ def _put_each(client: BaseClient, table: str, chunk: list[dict[str, Any]], retri
                 _aws.call(client, "put_item", TableName=table, Item=item)
                 break
             except DynamoDBError as exc:
-                if exc.code not in THROTTLING or attempt == retries:
+                if exc.code not in THROTTLING_CODES or attempt == retries:
                     return n, f"PutItem failed: {exc}"
                 _aws.sleep(_aws.backoff(attempt))
     return len(chunk), None

@@ -20,9 +20,7 @@ from typing import Any
 
 from ..exceptions import KeyValueError, RuntimeClientError
 from ..patterns.counter.client import CounterClient
-
-ENV_FAMILY = "CONSTRUCTS_LIB_COUNTER_FAMILY"
-SCHEDULE_SOURCE = "constructs_lib.counter.schedule"
+from ..patterns.counter.spec import ENV_FAMILY, SCHEDULE_SOURCE
 
 logger = logging.getLogger("constructs_lib.counter")
 logger.setLevel(logging.INFO)

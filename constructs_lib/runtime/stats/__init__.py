@@ -14,14 +14,7 @@ table's data. See docs/adr/0027-traffic-recording-off-by-default.md.
 from __future__ import annotations
 
 from ._parse import OPERATIONS, READ, TABLE, WRITE
-from .recorder import (
-    PATTERN,
-    QueryShape,
-    RecordingClient,
-    Snapshot,
-    TrafficRecord,
-    TrafficRecorder,
-)
+from .recorder import PATTERN, RecordingClient, TrafficRecorder
 from .report import (
     FILTER_HEAVY,
     HOT_PARTITION,
@@ -35,6 +28,7 @@ from .report import (
     detect,
 )
 from .sketch import KeyCount, SpaceSaving
+from .snapshot import QueryShape, Snapshot, TrafficRecord
 
 __all__ = [
     "FILTER_HEAVY",
