@@ -20,6 +20,7 @@ _LAZY = {
     "StreamAudit": "constructs_lib.constructs.stream_audit",
     "TableFunction": "constructs_lib.constructs.table_function",
     "ConstructPropsError": "constructs_lib.constructs.exceptions",
+    "ConstructsError": "constructs_lib.constructs.exceptions",
     "MissingExtraError": "constructs_lib.constructs.exceptions",
     "Operations": "constructs_lib.constructs.operations",
     "Hardening": "constructs_lib.constructs.hardening",
@@ -34,8 +35,8 @@ _LAZY = {
 
 __all__ = [
     "ANY_TENANT", "AccessScope", "principal_tag",
-    "Backfill", "ConstructPropsError", "Hardening", "ImportedSingleTable", "MissingExtraError", "ModelBoundTable",
-    "ModelContract",
+    "Backfill", "ConstructPropsError", "ConstructsError", "Hardening", "ImportedSingleTable", "MissingExtraError",
+    "ModelBoundTable", "ModelContract",
     "Operations", "ShardedCounter", "SingleTable", "StreamAudit", "TableFunction", "__version__",
 ]
 
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
     from .constructs.backfill import Backfill
     from .model.scope import ANY_TENANT, AccessScope, principal_tag
     from .constructs.bound_table import ModelBoundTable
-    from .constructs.exceptions import ConstructPropsError, MissingExtraError
+    from .constructs.exceptions import ConstructPropsError, ConstructsError, MissingExtraError
     from .constructs.hardening import Hardening
     from .constructs.imported_table import ImportedSingleTable
     from .constructs.model_contract import ModelContract

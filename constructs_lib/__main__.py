@@ -1,37 +1,14 @@
 """Command line: see a data model.
 
-``python -m constructs_lib describe TARGET [--output FILE]``
-    Markdown documentation of every model in TARGET (entities, key templates, access patterns
-    with example keys, sparse indexes, tenancy, warnings, a Mermaid diagram).
-``python -m constructs_lib export --format workbench TARGET [--output FILE]``
-    A NoSQL Workbench data model (JSON) to import into NoSQL Workbench for Amazon DynamoDB.
-``python -m constructs_lib fingerprint TARGET``
-    The key-schema fingerprint of every model in TARGET, one ``<fingerprint>  <model>`` line each
-    (what a table's published contract holds; see ``constructs_lib.runtime.contract``).
-
-``python -m constructs_lib lock TARGET [--lock FILE] [--advance]``
-    Record each ``SingleTable``'s model as deployed in the model lock (default
-    ``constructs_lib.lock.json`` next to TARGET's ``cdk.json``, whose context key
-    ``constructs_lib:lock`` it sets). ``--advance`` records the next GSI rollout step (run it
-    after each successful deploy); without it an existing, different entry is refused.
-``python -m constructs_lib diff TARGET [--lock FILE] [--acknowledge ID ...]``
-    The model-level diff against the lock: every change classified safe / backfill / breaking,
-    the GSI rollout plan and the key-length pre-flight. Exit status 3 when a breaking change is
-    not acknowledged.
-``python -m constructs_lib backfill TARGET --table NAME [...]``
-    Rewrite derived keys of existing items with TARGET's model (see ``backfill --help``).
-
-TARGET is a module (``examples.shop.model``) or a Python file (``examples/shop/model.py``,
-``app.py``), optionally followed by ``:attribute`` to pick one object (a ``Model``, a construct,
-or a function returning one such as ``build_app``). A model module is searched for ``Model``
-instances in its globals, without importing the AWS CDK. An app — a module that defines
-``build_app()`` or creates a ``cdk.App`` — is built without synthesizing (``synth()`` calls
-made while it loads do nothing; ``$CDK_OUTDIR`` points to a scratch directory meanwhile, so
-apps that honour it stage no assets into the project), and its construct tree is searched for ``SingleTable``
-constructs, each described under its construct path.
-
+``python -m constructs_lib describe TARGET [--output FILE]``: Markdown + Mermaid of every model.
+``python -m constructs_lib export --format workbench TARGET [--output FILE]``: NoSQL Workbench JSON.
+``python -m constructs_lib fingerprint TARGET``: one ``<fingerprint>  <model>`` line per model.
+``lock`` / ``diff`` / ``backfill TARGET``: model evolution (:mod:`constructs_lib.cli_evolution`).
+TARGET is a module (``examples.shop.model``) or a Python file, optionally ``:attribute``. A model
+module is searched for ``Model`` instances without importing the AWS CDK; an app (``build_app()``
+or a ``cdk.App``) is built without synthesizing and its ``SingleTable`` constructs described.
 Exit status: 0 on success, 2 when the target cannot be found or holds no model (and on usage
-errors), 1 when the target raises a model error while loading or the output cannot be written.
+errors), 1 when the target raises a model error or the output cannot be written.
 """
 
 from __future__ import annotations
@@ -300,7 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
     from .cli_evolution import add_commands
 
-    add_commands(commands, _evolution)
+    add_commands(commands, _evolution, load_models=load_models, target_error=TargetError)
     describe.set_defaults(run=_describe)
     export.set_defaults(run=_export)
     fingerprint.set_defaults(run=_fingerprint)

@@ -1,6 +1,9 @@
-"""Command line for evolving live models: ``lock``, ``diff`` and ``backfill``.
+"""Command line for evolving live models (registered by :mod:`constructs_lib.__main__`).
 
-Registered by :mod:`constructs_lib.__main__`; see its docstring for usage.
+``lock TARGET [--lock FILE] [--advance]``: record each ``SingleTable``'s model as deployed
+(``--advance``: the next GSI rollout step, after it deployed). ``diff TARGET [--lock FILE]
+[--acknowledge ID]``: the classified diff against the lock and the rollout plan (exit status 3
+on an unacknowledged breaking change). ``backfill TARGET --table NAME``: rewrite derived keys.
 """
 
 from __future__ import annotations
@@ -25,7 +28,12 @@ class LockError(ModelError):
     """The lock cannot be written or advanced as asked (names the table and the reason)."""
 
 
-def add_commands(commands: Any, run: Callable[[argparse.Namespace], str]) -> None:
+def add_commands(
+    commands: Any, run: Callable[[argparse.Namespace], str], *, load_models: Callable[[str], Any],
+    target_error: type[Exception],
+) -> None:
+    """Add the subcommands; ``load_models``/``target_error`` are the command line's target loader
+    and its "no such target" error."""
     lock = commands.add_parser(
         "lock", help="record each SingleTable's model as deployed in the model lock",
         description="Record the model of every SingleTable in TARGET in the model lock file.",
@@ -56,7 +64,7 @@ def add_commands(commands: Any, run: Callable[[argparse.Namespace], str]) -> Non
         sub.add_argument("--context", "-c", action="append", default=[], metavar="KEY=VALUE",
                          help="context for the app, as `cdk -c` passes it (repeatable)")
         sub.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
-        sub.set_defaults(run=run)
+        sub.set_defaults(run=run, load_models=load_models, target_error=target_error)
     for sub in (lock, diff):
         sub.add_argument("--lock", metavar="FILE",
                          help=f"lock file (default: {CONTEXT_LOCK!r} of cdk.json next to TARGET, else {LOCK_FILE} there)")
@@ -98,14 +106,13 @@ def _app_context(context: dict[str, str]) -> Iterator[None]:
 
 
 # Loading ------------------------------------------------------------------------------------------
-def load_tables(target: str) -> dict[str, Model]:
-    """Construct path -> model of every SingleTable in the app ``target``."""
-    from .__main__ import TargetError, load_models
-
+def load_tables(args: argparse.Namespace) -> dict[str, Model]:
+    """Construct path -> model of every SingleTable in the app ``args.target``."""
+    target = args.target
     tables: dict[str, Model] = {}
-    for title, model in load_models(target):
+    for title, model in args.load_models(target):
         if title is None:
-            raise TargetError(
+            raise args.target_error(
                 f"target {target!r} holds a bare model; the lock records tables of a CDK app (app.py / build_app)"
             )
         tables[title.split(" — ")[0]] = model
@@ -159,7 +166,7 @@ def _acknowledged(args: argparse.Namespace) -> list[str]:
 # Commands -----------------------------------------------------------------------------------------
 def _lock(args: argparse.Namespace) -> str:
     path = lock_path(args)
-    current = load_tables(args.target)
+    current = load_tables(args)
     existing = ModelLock.load(path).tables if path.is_file() else {}
     acks = _acknowledged(args)
     tables: dict[str, TableLock] = dict(existing)
@@ -195,7 +202,7 @@ def _diff(args: argparse.Namespace) -> str:
     from .model.preflight import key_length_findings
 
     path = lock_path(args)
-    current = load_tables(args.target)
+    current = load_tables(args)
     acks = _acknowledged(args)
     existing = ModelLock.load(path).tables if path.is_file() else None
     out: list[str] = []
@@ -224,7 +231,7 @@ def _backfill(args: argparse.Namespace) -> str:
     from .runtime import _aws
     from .runtime.patterns.backfill import BackfillSpec, progress, run_job
 
-    current = load_tables(args.target)
+    current = load_tables(args)
     if args.model:
         if args.model not in current:
             raise LockError(f"--model {args.model!r} is not a SingleTable of the app; tables: {sorted(current)}")

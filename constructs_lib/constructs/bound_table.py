@@ -22,10 +22,13 @@ from constructs import Construct
 from ..model.indexes import TABLE
 from . import perms
 from .exceptions import ConstructPropsError
+from .grants import combined_grant
 
 if TYPE_CHECKING:
     from ..model import AccessScope, Model
-    from .operations import MonitoredConsumer, Operations, TableOperations
+    from .operations.construct import TableOperations
+    from .operations.consumers import MonitoredConsumer
+    from .operations.props import Operations
 
 
 class ModelBoundTable(Construct):
@@ -118,7 +121,8 @@ class ModelBoundTable(Construct):
         """Add the table's CloudWatch dashboard and alarms (``Operations()`` defaults when None);
         at most once per table. Pattern constructs registered before or after join it; the result
         is also ``self.operations``."""
-        from .operations import Operations, TableOperations
+        from .operations.construct import TableOperations
+        from .operations.props import Operations
 
         if self.operations is not None:
             raise ConstructPropsError(
@@ -290,14 +294,7 @@ class ModelBoundTable(Construct):
             resources = [self.table_arn]
             if indexes and self.model.indexes:
                 resources += [self.index_arn(name) for name in self.model.indexes]
-        grant = iam.Grant.add_to_principal(
-            grantee=grantee, actions=sorted(set(actions)), resource_arns=list(resources), conditions=conditions
-        )
-        if self.encryption_key is not None and kms:
-            iam.Grant.add_to_principal(
-                grantee=grantee, actions=sorted(set(kms)), resource_arns=[self.encryption_key.key_arn]
-            )
-        return grant
+        return combined_grant(grantee, actions, resources, key=self.encryption_key, key_actions=kms, conditions=conditions)
 
 
 __all__ = ["ModelBoundTable"]

@@ -5,14 +5,19 @@ from __future__ import annotations
 from ..model.exceptions import ModelError
 
 
-class ConstructPropsError(ValueError):
+class ConstructsError(Exception):
+    """Base class of every error raised by :mod:`constructs_lib.constructs` (model errors keep
+    their own root, :class:`~constructs_lib.model.ModelError`)."""
+
+
+class ConstructPropsError(ConstructsError, ValueError):
     """A construct was given props that would fail at deploy time or break a safety rule.
 
     The message names the prop, the offending value and the rule.
     """
 
 
-class MissingExtraError(ImportError):
+class MissingExtraError(ConstructsError, ImportError):
     """A part of the package needs an optional dependency that is not installed.
 
     The message names the missing module and the ``pip install`` command that adds it (the
@@ -21,4 +26,4 @@ class MissingExtraError(ImportError):
     """
 
 
-__all__ = ["ConstructPropsError", "MissingExtraError", "ModelError"]
+__all__ = ["ConstructPropsError", "ConstructsError", "MissingExtraError", "ModelError"]

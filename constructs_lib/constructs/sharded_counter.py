@@ -1,23 +1,14 @@
-"""``ShardedCounter``: a write-sharded counter family on a :class:`SingleTable`, with an aggregator.
+"""``ShardedCounter``: a write-sharded counter family on a model-bound table, with an aggregator.
 
-A single counter item takes at most ~1,000 increments/s (one partition: 1,000 WCU; a write of
-up to 1 KB costs 1 WCU). A family such as ``video_views`` — one counter per video, millions of
-them — spreads each counter over N shard items on N partition keys (N × 1,000 WCU), and a
-generated **aggregator** Lambda keeps one pre-computed total item per counter, recomputed
-from all shards whenever a shard changes. Application code uses
-:class:`~constructs_lib.runtime.patterns.counter.CounterClient`; the key layout is documented there.
+A family spreads each counter over N shard items on N partition keys (N × 1,000 WCU), and a
+generated aggregator keeps one total per counter, recomputed from all shards (never by adding
+deltas). The construct adds the aggregator function; with a table stream, an event source mapping
+whose filter lets only the family's shard items through, with capped retries and a failure queue;
+with ``schedule=``, an EventBridge rule; and alarms that join the table's operations view.
+Application code uses ``CounterClient``.
 
-What the construct adds to the stack:
-
-* the aggregator function (bundled runtime, no CDK inside) with its log group and role;
-* with a table stream: an event source mapping whose **filter** lets only this family's
-  shard items invoke it, partial batch responses, bisect on error, capped retries, a maximum
-  record age and an SQS queue (KMS-encrypted, TLS-only) as on-failure destination;
-* with ``schedule=``: an EventBridge rule recomputing a fixed list of counters (for tables
-  without a stream); failed runs are retried twice and then sent to the same queue;
-* CloudWatch alarms on the aggregator's errors, its iterator age (stream mode) and the
-  failure queue's depth; with the table's operations view (``SingleTable(operations=...)``)
-  they get its alarm actions and the aggregator gets a row on its dashboard.
+See docs/adr/0012-write-sharded-counters.md and
+docs/adr/0014-stream-consumers-never-drop-records.md.
 """
 
 from __future__ import annotations
@@ -33,29 +24,22 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from ..runtime.exceptions import KeyValueError
-from ..runtime.handlers import counter as aggregator
 from ..runtime.patterns import counter
 from . import defaults, perms
 from .bound_table import ModelBoundTable
 from .exceptions import ConstructPropsError
-from .function import bundled_function
-from .operations import MonitoredConsumer
 from .stream_consumer import (
     FailureQueueDestination,
-    StreamSettings,
-    consumer_alarms,
-    failure_queue,
-    stream_mapping,
+    StreamConsumer,
+    StreamConsumerProps,
 )
 
-_COUNTER_TYPES = (counter.SHARD_TYPE, counter.TOTAL_TYPE, counter.DEDUP_TYPE)
 
-
-class ShardedCounter(Construct):
+class ShardedCounter(StreamConsumer):
     """A family of write-sharded counters with a generated aggregator.
 
     Give either ``shards`` or ``expected_writes_per_second``. With the rate, the shard count
-    is derived with seed 001's arithmetic::
+    is derived from the write rate::
 
         WCU per write  = ceil(item_size_bytes / 1024)   (× 2 when idempotent: transactional writes)
         required WCU   = expected_writes_per_second × WCU per write × headroom
@@ -112,6 +96,12 @@ class ShardedCounter(Construct):
         Aggregator settings. Defaults 256 MB, 30 seconds, one month.
     """
 
+    #: Entity names of the counter's items (``StreamAudit(exclude_entities=ShardedCounter.ENTITIES)``).
+    ENTITIES = counter.ENTITIES
+    DEFAULT_TIMEOUT = cdk.Duration.seconds(30)
+    DEFAULT_MAX_RECORD_AGE = cdk.Duration.hours(1)
+    DEFAULT_ITERATOR_AGE = cdk.Duration.minutes(1)
+
     def __init__(
         self,
         scope: Construct,
@@ -163,14 +153,13 @@ class ShardedCounter(Construct):
         except KeyValueError as exc:
             raise ConstructPropsError(f"{what}: {exc}") from exc
         self._check_table(what, table)
-        settings = StreamSettings(
-            batch_size=batch_size,
-            max_batching_window=max_batching_window or cdk.Duration.seconds(1),
-            retry_attempts=retry_attempts,
-            max_record_age=max_record_age or cdk.Duration.hours(1),
-            parallelization_factor=parallelization_factor,
+        self.props = StreamConsumerProps(
+            batch_size=batch_size, max_batching_window=max_batching_window, retry_attempts=retry_attempts,
+            max_record_age=max_record_age, parallelization_factor=parallelization_factor,
+            iterator_age_alarm_threshold=iterator_age_alarm_threshold, memory_size=memory_size, timeout=timeout,
+            log_retention=log_retention,
         )
-        settings.check(what)
+        settings = self._settings(what, self.props)
         if isinstance(scheduled_counters, (str, bytes)):
             raise ConstructPropsError(
                 f"{what}: scheduled_counters={scheduled_counters!r} must be a list of counter ids, not a string "
@@ -193,56 +182,44 @@ class ShardedCounter(Construct):
         self.family = name
         self.derivation = self.sizing.explain() if self.sizing else f"fixed: {self.spec.shards} shard(s)"
 
-        self.aggregator_function, self.log_group = bundled_function(
-            self,
-            model=model,
+        self._schedule, self._scheduled = schedule, scheduled
+        only_shards = {"dynamodb": {"Keys": {
+            self.spec.pk_attribute: {"S": [{"prefix": self.spec.key_prefix}]},
+            self.spec.sk_attribute: {"S": [counter.SHARD_SK]},
+        }}}
+        self.schedule_rule: events.Rule | None = None
+        self._consume(
+            table=table, props=self.props, settings=settings,
             handler="constructs_lib.runtime.handlers.counter.handler",
             environment={
                 **self.environment,
                 **table.runtime_environment,
-                aggregator.ENV_FAMILY: name,
+                counter.ENV_FAMILY: name,
                 "COUNTER_SHARDS_DERIVATION": self.derivation,
             },
-            memory_size=memory_size,
-            timeout=timeout or cdk.Duration.seconds(30),
-            log_retention=log_retention,
             description=f"Recomputes totals of counter family {name} ({self.spec.shards} shards: {self.derivation})"[:256],
+            filters=[only_shards], title=f"ShardedCounter {id} ({name})", alarm_subject=f"Counter family {name}",
+            stream=table.table_stream_arn is not None,
         )
-        table.grant_items(
-            self.aggregator_function, perms.COUNTER_AGGREGATE, leading_key_prefix=self.spec.key_prefix, write=True
-        )
-        self.dlq = failure_queue(self)
-        self.event_source_mapping: lambda_.EventSourceMapping | None = None
-        if table.table_stream_arn is not None:
-            only_shards = {"dynamodb": {"Keys": {
-                self.spec.pk_attribute: {"S": [{"prefix": self.spec.key_prefix}]},
-                self.spec.sk_attribute: {"S": [counter.SHARD_SK]},
-            }}}
-            self.event_source_mapping = stream_mapping(
-                self, function=self.aggregator_function, table=table, filters=[only_shards], settings=settings,
-                dlq=self.dlq,
-            )
-        self.schedule_rule: events.Rule | None = None
-        if schedule is not None:
-            self.schedule_rule = events.Rule(self, "Schedule", schedule=events.Schedule.rate(schedule))
-            self.schedule_rule.add_target(targets.LambdaFunction(
-                self.aggregator_function,
-                event=events.RuleTargetInput.from_object({"source": aggregator.SCHEDULE_SOURCE, "counters": scheduled}),
-            ))
-            # A failed scheduled run is retried twice by Lambda, then recorded in the failure queue
-            # (sent by the function's role; EventBridge itself cannot use the aws/sqs key). A missed
-            # run loses nothing: the next one recomputes from the shards.
-            self.aggregator_function.configure_async_invoke(
-                retry_attempts=2, on_failure=FailureQueueDestination(self.dlq)
-            )
-        self.errors_alarm, self.iterator_age_alarm, self.dlq_alarm = consumer_alarms(
-            self, function=self.aggregator_function, dlq=self.dlq, what=f"Counter family {name}",
-            iterator_age=(iterator_age_alarm_threshold or cdk.Duration.minutes(1)) if self.event_source_mapping else None,
-        )
-        table.register_consumer(MonitoredConsumer(
-            construct=self, title=f"ShardedCounter {id} ({name})", function=self.aggregator_function, dlq=self.dlq,
-            errors_alarm=self.errors_alarm, iterator_age_alarm=self.iterator_age_alarm, dlq_alarm=self.dlq_alarm,
+        #: The generated aggregator (also ``function``).
+        self.aggregator_function = self.function
+
+    # The shared consumer shape's hooks ----------------------------------------------------------------
+    def _grant_function(self, function: lambda_.Function) -> None:
+        self.table.grant_items(function, perms.COUNTER_AGGREGATE, leading_key_prefix=self.spec.key_prefix, write=True)
+
+    def _add_triggers(self) -> None:
+        if self._schedule is None:
+            return
+        self.schedule_rule = events.Rule(self, "Schedule", schedule=events.Schedule.rate(self._schedule))
+        self.schedule_rule.add_target(targets.LambdaFunction(
+            self.function,
+            event=events.RuleTargetInput.from_object({"source": counter.SCHEDULE_SOURCE, "counters": self._scheduled}),
         ))
+        # A failed scheduled run is retried twice by Lambda, then recorded in the failure queue
+        # (sent by the function's role; EventBridge itself cannot use the aws/sqs key). A missed
+        # run loses nothing: the next one recomputes from the shards.
+        self.function.configure_async_invoke(retry_attempts=2, on_failure=FailureQueueDestination(self.dlq))
 
     # Validation -------------------------------------------------------------------------------------------
     @staticmethod
@@ -260,7 +237,7 @@ class ShardedCounter(Construct):
 
     def _check_table(self, what: str, table: ModelBoundTable) -> None:
         model = table.model
-        clash = [t for t in _COUNTER_TYPES if t in model.entities]
+        clash = [t for t in counter.ENTITIES if t in model.entities]
         if clash:
             raise ConstructPropsError(f"{what}: model entity names {clash} are reserved for counter items")
         prefix = f"{counter.PREFIX}#{self.spec.family}"

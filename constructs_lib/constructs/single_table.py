@@ -31,6 +31,7 @@ from .operations import (
     apply_index_contributor_insights,
     contributor_insights_by_index,
 )
+from .tables import table_v2
 
 if TYPE_CHECKING:
     from .model_contract import ModelContract, PublishedContract
@@ -176,28 +177,23 @@ class SingleTable(ModelBoundTable):
         self.provisioned = provisioned
         #: The model-evolution plan of this synthesis (lock, diff, GSIs declared now).
         self.evolution = evolution.plan(self, model, acknowledge=acknowledge)
-        string = dynamodb.AttributeType.STRING
-        self.table = dynamodb.TableV2(
+        self.table = table_v2(
             self,
             "Table",
             table_name=table_name,
-            partition_key=dynamodb.Attribute(name=model.pk_attribute, type=string),
-            sort_key=dynamodb.Attribute(name=model.sk_attribute, type=string) if model.has_sort_key else None,
-            global_secondary_indexes=[self._gsi(i) for i in self.evolution.gsis] or None,
-            local_secondary_indexes=[self._lsi(i) for i in model.lsis] or None,
+            partition_key=model.pk_attribute,
+            sort_key=model.sk_attribute if model.has_sort_key else None,
+            global_secondary_indexes=[self._gsi(i) for i in self.evolution.gsis],
+            local_secondary_indexes=[self._lsi(i) for i in model.lsis],
             time_to_live_attribute=model.ttl_attribute,
             dynamo_stream=stream,
-            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
-                point_in_time_recovery_enabled=point_in_time_recovery
-            ),
+            point_in_time_recovery=point_in_time_recovery,
             deletion_protection=deletion_protection,
             removal_policy=removal_policy,
             encryption=encryption,
             billing=billing,
             table_class=table_class,
-            contributor_insights_specification=dynamodb.ContributorInsightsSpecification(enabled=True)
-            if self.contributor_insights[TABLE]
-            else None,
+            contributor_insights=self.contributor_insights[TABLE],
         )
         self.stream_view_type = stream
         apply_index_contributor_insights(

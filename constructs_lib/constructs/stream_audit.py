@@ -1,25 +1,14 @@
-"""``StreamAudit``: every change to every item of a :class:`SingleTable`, answerable afterwards.
+"""``StreamAudit``: every change to every item of a model-bound table, answerable afterwards.
 
-DynamoDB Streams hold an ordered log of each item's changes (deletes and TTL expiries
-included) for 24 hours. ``StreamAudit`` turns it into a permanent **audit table**, written by a
-generated Lambda function (the bundled runtime's ``audit_handler``) that Lambda invokes *at least
-once* per record — so the audit item's key is deterministic from the record and a redelivered
-record rewrites the identical item: exactly once in effect.
+A generated Lambda function turns the table's stream (24 hours) into a permanent audit table,
+keyed so that a redelivered record rewrites the identical item: exactly once in effect. The
+construct adds the audit table (PITR on; deletion protection and RETAIN by default; optional TTL
+retention; the source's key or its own), the audit function, an event source mapping with event
+filters from ``include_entities``/``exclude_entities``, a failure queue, and alarms that join the
+table's operations view. Application code reads the trail with ``AuditClient``.
 
-Audit table key design (see ``constructs_lib.runtime.patterns.audit``)::
-
-    PK     = ITEM#<escaped source PK>#<escaped source SK>      one partition per audited item
-    SK     = <change time, ISO ms>#<stream sequence number, 40 digits>   history newest first
-    GSI "ByDay": GSI1PK = DAY#<yyyy-mm-dd>#<shard 000..N-1>,   GSI1SK = SK#PK
-                 "what changed on day D" reads N partitions: no hot partition per day
-
-What the construct adds: the audit table (PITR on; deletion protection and RETAIN by default; optional TTL
-retention, encryption shared with the source or its own KMS key), the audit function with its
-log group and role, an event source mapping on the source stream (filters from
-``include_entities``/``exclude_entities``, partial batch responses, bisect on error, capped
-retries, maximum record age, an encrypted TLS-only SQS queue on failure) and alarms on errors,
-iterator age and the queue's depth (with the source table's operations view, they get its
-alarm actions and the audit function gets a row on its dashboard).
+See docs/adr/0013-audit-key-layout-and-idempotency.md and
+docs/adr/0014-stream-consumers-never-drop-records.md.
 """
 
 from __future__ import annotations
@@ -41,25 +30,18 @@ from ..runtime.patterns import audit, counter
 from . import defaults, nag, perms
 from .bound_table import ModelBoundTable
 from .exceptions import ConstructPropsError
-from .function import bundled_function
+from .grants import combined_grant
 from .hardening import Hardening
-from .operations import MonitoredConsumer
 from .single_table import SingleTable
-from .stream_consumer import (
-    StreamSettings,
-    consumer_alarms,
-    failure_queue,
-    stream_mapping,
-)
+from .stream_consumer import StreamConsumer, StreamConsumerProps
+from .tables import string_attribute, table_v2
 
 #: The audit table's index for "what changed on day D".
 DAY_INDEX = audit.DAY_INDEX
-#: Entity names of ShardedCounter items, e.g. for ``exclude_entities=COUNTER_ENTITIES``.
-COUNTER_ENTITIES = (counter.SHARD_TYPE, counter.TOTAL_TYPE, counter.DEDUP_TYPE)
 Encryption = Literal["source", "own_key"]
 
 
-class StreamAudit(Construct):
+class StreamAudit(StreamConsumer):
     """An audit trail of a :class:`SingleTable`, fed by its stream.
 
     Parameters
@@ -107,6 +89,10 @@ class StreamAudit(Construct):
     deletion_protection
         Refuse DeleteTable on the audit table. Default True.
     """
+
+    DEFAULT_TIMEOUT = cdk.Duration.seconds(60)
+    DEFAULT_MAX_RECORD_AGE = cdk.Duration.days(1)
+    DEFAULT_ITERATOR_AGE = cdk.Duration.minutes(5)
 
     def __init__(
         self,
@@ -172,7 +158,7 @@ class StreamAudit(Construct):
                     f"{what}: {name}={value!r} must be a list of names, not a string (a string would be read as "
                     "one name per character)"
                 )
-        known = [*model.entities, *COUNTER_ENTITIES]
+        known = [*model.entities, *counter.ENTITIES]
         unknown = [e for e in (*include_entities, *exclude_entities) if e not in known]
         if unknown:
             raise ConstructPropsError(
@@ -193,14 +179,13 @@ class StreamAudit(Construct):
             )
         if retention is not None and retention.to_seconds() < 86_400:
             raise ConstructPropsError(f"{what}: retention {retention.to_human_string()} must be at least 1 day")
-        settings = StreamSettings(
-            batch_size=batch_size,
-            max_batching_window=max_batching_window or cdk.Duration.seconds(1),
-            retry_attempts=retry_attempts,
-            max_record_age=max_record_age or cdk.Duration.days(1),
-            parallelization_factor=parallelization_factor,
+        self.props = StreamConsumerProps(
+            batch_size=batch_size, max_batching_window=max_batching_window, retry_attempts=retry_attempts,
+            max_record_age=max_record_age, parallelization_factor=parallelization_factor,
+            iterator_age_alarm_threshold=iterator_age_alarm_threshold, memory_size=memory_size, timeout=timeout,
+            log_retention=log_retention,
         )
-        settings.check(what)
+        settings = self._settings(what, self.props)
         redact = _redacted_attributes(what, model, redact)
         try:
             self.spec = audit.AuditSpec(
@@ -232,33 +217,22 @@ class StreamAudit(Construct):
             nag.acknowledge_resource(self.salt_secret, "AwsSolutions-SMG4", nag.SALT_MUST_NOT_ROTATE)
             # In a VPC we created (lambda-in-vpc), the function reaches the secret through an endpoint.
             Hardening.of(self).need_secrets_manager()
-        self.audit_function, self.log_group = bundled_function(
-            self,
-            model=model,
+        self._consume(
+            table=source, props=self.props, settings=settings,
             handler="constructs_lib.runtime.handlers.audit.handler",
             environment={**self.environment, **source.runtime_environment},
-            memory_size=memory_size,
-            timeout=timeout or cdk.Duration.seconds(60),
-            log_retention=log_retention,
             description=f"Writes the audit trail of {source.node.path} from its stream",
-        )
-        # The audit function may only add records: no update, no delete.
-        self._grant(self.audit_function, perms.AUDIT_WRITE, indexes=False, kms=perms.KMS_ENCRYPT_DECRYPT)
-        if self.salt_secret is not None:
-            self.salt_secret.grant_read(self.audit_function)
-        self.dlq = failure_queue(self)
-        self.event_source_mapping = stream_mapping(
-            self, function=self.audit_function, table=source, settings=settings, dlq=self.dlq,
             filters=self._filters(model.entity_attribute, model.pk_attribute, include_entities, exclude_entities),
+            title=f"StreamAudit {id}", alarm_subject=f"Audit of {source.node.path}",
         )
-        self.errors_alarm, self.iterator_age_alarm, self.dlq_alarm = consumer_alarms(
-            self, function=self.audit_function, dlq=self.dlq, what=f"Audit of {source.node.path}",
-            iterator_age=iterator_age_alarm_threshold or cdk.Duration.minutes(5),
-        )
-        source.register_consumer(MonitoredConsumer(
-            construct=self, title=f"StreamAudit {id}", function=self.audit_function, dlq=self.dlq,
-            errors_alarm=self.errors_alarm, iterator_age_alarm=self.iterator_age_alarm, dlq_alarm=self.dlq_alarm,
-        ))
+        #: The generated audit writer (also ``function``).
+        self.audit_function = self.function
+
+    def _grant_function(self, function: lambda_.Function) -> None:
+        # The audit function may only add records: no update, no delete.
+        self._grant(function, perms.AUDIT_WRITE, indexes=False, kms=perms.KMS_ENCRYPT_DECRYPT)
+        if self.salt_secret is not None:
+            self.salt_secret.grant_read(function)
 
     # The audit table --------------------------------------------------------------------------
     def _key(self, encryption: Encryption) -> kms.IKey | None:
@@ -270,22 +244,18 @@ class StreamAudit(Construct):
         return self.source.encryption_key
 
     def _audit_table(self) -> dynamodb.TableV2:
-        string = dynamodb.AttributeType.STRING
-        return dynamodb.TableV2(
+        return table_v2(
             self,
             "Table",
-            partition_key=dynamodb.Attribute(name=audit.PK, type=string),
-            sort_key=dynamodb.Attribute(name=audit.SK, type=string),
+            partition_key=audit.PK,
+            sort_key=audit.SK,
             global_secondary_indexes=[dynamodb.GlobalSecondaryIndexPropsV2(
                 index_name=DAY_INDEX,
-                partition_key=dynamodb.Attribute(name=audit.GSI1PK, type=string),
-                sort_key=dynamodb.Attribute(name=audit.GSI1SK, type=string),
+                partition_key=string_attribute(audit.GSI1PK),
+                sort_key=string_attribute(audit.GSI1SK),
                 projection_type=dynamodb.ProjectionType.ALL,
             )],
             time_to_live_attribute=self.spec.audit_ttl_attribute if self.spec.retention_seconds else None,
-            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
-                point_in_time_recovery_enabled=True
-            ),
             deletion_protection=self._removal[1],
             removal_policy=self._removal[0],
             encryption=dynamodb.TableEncryptionV2.customer_managed_key(self.encryption_key)
@@ -338,12 +308,7 @@ class StreamAudit(Construct):
 
     def _grant(self, grantee: iam.IGrantable, actions: Sequence[str], *, indexes: bool, kms: Sequence[str]) -> iam.Grant:
         resources = [self.table.table_arn] + ([f"{self.table.table_arn}/index/{DAY_INDEX}"] if indexes else [])
-        grant = iam.Grant.add_to_principal(grantee=grantee, actions=sorted(set(actions)), resource_arns=resources)
-        if self.encryption_key is not None:
-            iam.Grant.add_to_principal(grantee=grantee, actions=sorted(set(kms)),
-                                       resource_arns=[self.encryption_key.key_arn])
-        return grant
-
+        return combined_grant(grantee, actions, resources, key=self.encryption_key, key_actions=kms)
 
 def _redacted_attributes(what: str, model: Any, redact: Sequence[str]) -> tuple[str, ...]:
     """``redact`` plus every index key attribute built from a redacted field; refuses table-key
@@ -376,4 +341,4 @@ def _redacted_attributes(what: str, model: Any, redact: Sequence[str]) -> tuple[
     return tuple(dict.fromkeys([*wanted, *derived]))
 
 
-__all__ = ["COUNTER_ENTITIES", "DAY_INDEX", "StreamAudit"]
+__all__ = ["DAY_INDEX", "StreamAudit"]

@@ -1,5 +1,7 @@
-"""What every generated stream consumer shares: the failure queue, the event source mapping
-with its failure handling, and the alarms. Used by ``ShardedCounter`` and ``StreamAudit``."""
+"""What every generated stream consumer shares: :class:`StreamConsumerProps` (its validated
+settings), the :class:`StreamConsumer` base (bundled function, grants, failure queue, event source
+mapping, alarms, registration with the operations view), and the pieces it is built from.
+``ShardedCounter`` and ``StreamAudit`` are its subclasses."""
 
 from __future__ import annotations
 
@@ -12,13 +14,17 @@ import jsii
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from . import nag
+from . import defaults, nag
 from .bound_table import ModelBoundTable
 from .exceptions import ConstructPropsError
+from .function import bundled_function
+from .grants import combined_grant
 from .hardening import Hardening
+from .operations import MonitoredConsumer
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,59 @@ class StreamSettings:
             raise ConstructPropsError(
                 f"{what}: max_record_age {self.max_record_age.to_human_string()} must be 60 seconds to 7 days"
             )
+
+
+@dataclass(frozen=True)
+class StreamConsumerProps:
+    """Settings every stream-consumer pattern (``ShardedCounter``, ``StreamAudit``) takes, checked
+    against Lambda's limits when the construct is built.
+
+    Parameters
+    ----------
+    batch_size
+        Stream records per invocation, 1–10,000. Default 100.
+    max_batching_window
+        How long Lambda gathers records before invoking, 0–300 seconds. Default 1 second.
+    retry_attempts
+        Retries of a failing batch before it goes to the failure queue, 0–10,000. Default 5
+        (never infinite: a poison record must not block its stream shard for a day).
+    max_record_age
+        Records older than this go to the failure queue unprocessed, 60 s–7 days. Default: the
+        pattern's (1 hour for a counter, 1 day for an audit).
+    parallelization_factor
+        Concurrent batches per stream shard, 1–10. Default 1.
+    iterator_age_alarm_threshold
+        Alarm when the function lags its stream by more than this. Default: the pattern's.
+    memory_size
+        Function memory in MB. Default 256.
+    timeout
+        Function timeout. Default: the pattern's.
+    log_retention
+        Function log retention. Default one month.
+    """
+
+    batch_size: int = 100
+    max_batching_window: cdk.Duration | None = None
+    retry_attempts: int = 5
+    max_record_age: cdk.Duration | None = None
+    parallelization_factor: int = 1
+    iterator_age_alarm_threshold: cdk.Duration | None = None
+    memory_size: int = defaults.LAMBDA_MEMORY_MB
+    timeout: cdk.Duration | None = None
+    log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH
+
+    def settings(self, what: str, *, default_max_record_age: cdk.Duration) -> StreamSettings:
+        """The event source mapping settings, checked (:class:`ConstructPropsError` naming the
+        prop, the value and the rule)."""
+        settings = StreamSettings(
+            batch_size=self.batch_size,
+            max_batching_window=self.max_batching_window or cdk.Duration.seconds(1),
+            retry_attempts=self.retry_attempts,
+            max_record_age=self.max_record_age or default_max_record_age,
+            parallelization_factor=self.parallelization_factor,
+        )
+        settings.check(what)
+        return settings
 
 
 def _check_range(what: str, name: str, value: object, low: int, high: int) -> None:
@@ -115,12 +174,8 @@ def grant_send_failures(grantee: iam.IGrantable, queue: sqs.IQueue) -> None:
     """Let ``grantee`` send to the failure queue: the queue actions on its ARN and, for a queue
     encrypted with a customer-managed key, exactly ``kms:GenerateDataKey``/``kms:Decrypt`` on that
     key — CDK's own grant adds ``kms:ReEncrypt*``/``kms:GenerateDataKey*`` wildcards."""
-    iam.Grant.add_to_principal(grantee=grantee, actions=list(_SEND_FAILURES), resource_arns=[queue.queue_arn])
-    if queue.encryption_master_key is not None:
-        iam.Grant.add_to_principal(
-            grantee=grantee, actions=list(_SEND_FAILURES_KMS), resource_arns=[queue.encryption_master_key.key_arn]
-        )
-
+    combined_grant(grantee, _SEND_FAILURES, [queue.queue_arn], key=queue.encryption_master_key,
+                   key_actions=_SEND_FAILURES_KMS)
 
 @jsii.implements(lambda_.IEventSourceDlq)
 class FailureQueue:
@@ -184,3 +239,77 @@ def consumer_alarms(
         "failed batches reached the failure queue",
     )
     return errors, age, depth
+
+
+class StreamConsumer(Construct):
+    """Base of the patterns that consume a table's stream with a generated function
+    (``ShardedCounter``, ``StreamAudit``).
+
+    :meth:`_consume` builds the shared shape, in order: the bundled function, the subclass's
+    grants (:meth:`_grant_function`), the failure queue, the event source mapping, the
+    subclass's other triggers (:meth:`_add_triggers`), the alarms, and the registration with
+    the table's operations view. A new pattern sets the three defaults below, implements
+    :meth:`_grant_function` and calls :meth:`_consume` from its constructor.
+    """
+
+    #: The function's timeout when ``StreamConsumerProps.timeout`` is None.
+    DEFAULT_TIMEOUT = cdk.Duration.seconds(30)
+    #: Records older than this go to the failure queue when ``max_record_age`` is None.
+    DEFAULT_MAX_RECORD_AGE = cdk.Duration.hours(1)
+    #: Iterator-age alarm threshold when ``iterator_age_alarm_threshold`` is None.
+    DEFAULT_ITERATOR_AGE = cdk.Duration.minutes(1)
+
+    function: lambda_.Function
+    log_group: logs.LogGroup
+    dlq: sqs.Queue
+    event_source_mapping: lambda_.EventSourceMapping | None
+    errors_alarm: cloudwatch.Alarm
+    iterator_age_alarm: cloudwatch.Alarm | None
+    dlq_alarm: cloudwatch.Alarm
+
+    def _settings(self, what: str, props: StreamConsumerProps) -> StreamSettings:
+        """The checked event source mapping settings of ``props`` (ConstructPropsError naming the prop)."""
+        return props.settings(what, default_max_record_age=self.DEFAULT_MAX_RECORD_AGE)
+
+    def _consume(
+        self,
+        *,
+        table: ModelBoundTable,
+        props: StreamConsumerProps,
+        settings: StreamSettings,
+        handler: str,
+        environment: dict[str, str],
+        description: str,
+        filters: Sequence[dict[str, Any]],
+        title: str,
+        alarm_subject: str,
+        stream: bool = True,
+    ) -> None:
+        self.function, self.log_group = bundled_function(
+            self, model=table.model, handler=handler, environment=environment, memory_size=props.memory_size,
+            timeout=props.timeout or self.DEFAULT_TIMEOUT, log_retention=props.log_retention, description=description,
+        )
+        self._grant_function(self.function)
+        self.dlq = failure_queue(self)
+        self.event_source_mapping = None
+        if stream:
+            self.event_source_mapping = stream_mapping(
+                self, function=self.function, table=table, filters=filters, settings=settings, dlq=self.dlq
+            )
+        self._add_triggers()
+        self.errors_alarm, self.iterator_age_alarm, self.dlq_alarm = consumer_alarms(
+            self, function=self.function, dlq=self.dlq, what=alarm_subject,
+            iterator_age=(props.iterator_age_alarm_threshold or self.DEFAULT_ITERATOR_AGE)
+            if self.event_source_mapping is not None else None,
+        )
+        table.register_consumer(MonitoredConsumer(
+            construct=self, title=title, function=self.function, dlq=self.dlq, errors_alarm=self.errors_alarm,
+            iterator_age_alarm=self.iterator_age_alarm, dlq_alarm=self.dlq_alarm,
+        ))
+
+    def _grant_function(self, function: lambda_.Function) -> None:
+        """Grant the generated function what it needs of the tables (subclasses implement it)."""
+        raise NotImplementedError
+
+    def _add_triggers(self) -> None:
+        """Anything besides the stream that invokes the function (default: nothing)."""

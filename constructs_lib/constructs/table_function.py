@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import aws_cdk as cdk
 from aws_cdk import aws_lambda as lambda_
@@ -26,15 +26,13 @@ from ..runtime.client import ENV_TABLE_NAME
 from ..runtime.contract import ENV_MODEL_FINGERPRINT
 from ..runtime.scope import ENV_ACCESS_SCOPE
 from . import bundling, defaults
+from .binding import FunctionBinding, check_bindings
 from .bound_table import ModelBoundTable
 from .exceptions import ConstructPropsError
 from .function import bundled_function, python_runtime
 from .handler_code import resolve_handler_code
 from .requirements import InstalledDependencies, install, read_requirements
 from .scope_policy import derive_statements
-
-if TYPE_CHECKING:
-    from .sharded_counter import ShardedCounter
 
 Access = Literal["read", "write", "read_write"]
 #: ``access=`` left at its default: ``"read_write"`` unless a scope is declared.
@@ -104,9 +102,10 @@ class TableFunction(Construct):
         asset ships bytecode compiled by an interpreter of that version when one is found (the
         synth interpreter, ``python3.X`` on ``PATH`` or pyenv; see ``constructs_lib.constructs.bytecode``).
     counters
-        :class:`ShardedCounter` families the function increments and reads: each is bound
-        with :meth:`ShardedCounter.bind` (environment + least-privilege grants), so the
-        handler can use ``CounterClient.from_environment("<family>")``. Default none.
+        :class:`ShardedCounter` families (anything with ``bind(function)``, see
+        :class:`~.binding.FunctionBinding`) the function increments and reads: each is bound
+        (environment + least-privilege grants), so the handler can use
+        ``CounterClient.from_environment("<family>")``. Default none.
 
     Attributes
     ----------
@@ -152,7 +151,7 @@ class TableFunction(Construct):
         architecture: lambda_.Architecture | None = None,
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
         description: str | None = None,
-        counters: Sequence[ShardedCounter] = (),
+        counters: Sequence[FunctionBinding] = (),
         runtime: lambda_.Runtime | None = None,
     ) -> None:
         super().__init__(scope, id)
@@ -193,6 +192,7 @@ class TableFunction(Construct):
             if reserved in env:
                 raise ConstructPropsError(f"TableFunction {id!r}: environment key {reserved!r} is set by the construct")
         what = f"TableFunction {id!r}"
+        bindings = check_bindings(what, "counters", counters)
         code = resolve_handler_code(entry=entry, index=index, function=handler, requirements=requirements, what=what)
         arch = architecture or lambda_.Architecture.ARM_64
         runtime, python_version = python_runtime(runtime, what)
@@ -242,7 +242,7 @@ class TableFunction(Construct):
             grant = {"read": table.grant_read_data, "write": table.grant_write_data,
                      "read_write": table.grant_read_write_data}
             grant[access](self.function)  # type: ignore[index]
-        for counter in counters:
-            counter.bind(self.function)
+        for binding in bindings:
+            binding.bind(self.function)
         self.table = table
 

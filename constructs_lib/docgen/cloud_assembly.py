@@ -1,43 +1,47 @@
 """Model docs in the cloud assembly: every ``SingleTable`` documents its model at synth.
 
-During ``app.synth()`` (and so ``cdk synth``) each ``SingleTable`` writes, next to the stack
-templates in the stage's output directory:
+During synthesis each ``SingleTable`` writes, next to the stack templates,
+``<stack name>.<construct id>.model.md`` (the Markdown of ``python -m constructs_lib describe``)
+and ``<stack name>.<construct id>.workbench.json`` (a NoSQL Workbench data model), through a
+construct validation that reports no error, so it never changes what is synthesized.
 
-* ``<stack name>.<construct id>.model.md`` — the Markdown of ``python -m constructs_lib describe``;
-* ``<stack name>.<construct id>.workbench.json`` — a NoSQL Workbench data model.
-
-Mechanism: a construct validation (``node.add_validation``). CDK runs validations during
-synthesis, after the stage's assembly directory exists and before the assembly is written;
-this one writes the two files and reports no error, so it never changes what is synthesized.
-When two tables of one stage would write the same file (same stack name and construct id at
-different depths), the first in construct-tree order writes it and the others skip, silently.
-Synthesis with validation disabled writes no docs.
+See docs/adr/0026-model-docs-in-the-cloud-assembly.md.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import aws_cdk as cdk
 import constructs
 import jsii
 
 if TYPE_CHECKING:
-    from ..constructs.single_table import SingleTable
+    from ..model import Model
+
+
+class DocumentedTable(Protocol):
+    """A construct holding a model (a ``SingleTable``) whose docs go into the cloud assembly."""
+
+    node: constructs.Node
+    model: Model
 
 MARKDOWN_SUFFIX = ".model.md"
 WORKBENCH_SUFFIX = ".workbench.json"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+#: Attribute marking a construct whose model docs are written (set by :func:`attach_model_docs`).
+_MARK = "_constructs_lib_model_docs"
 
 
-def attach_model_docs(table: SingleTable) -> None:
+def attach_model_docs(table: DocumentedTable) -> None:
     """Have ``table`` write its model docs into the cloud assembly when the app synthesizes."""
+    setattr(table, _MARK, True)
     table.node.add_validation(_ModelDocs(table))
 
 
-def doc_basename(table: SingleTable) -> str:
+def doc_basename(table: DocumentedTable) -> str:
     """``<stack name>.<construct id>`` (the artifact id when the stack name is a token, as for
     nested stacks; characters outside ``[A-Za-z0-9_.-]`` become ``_``)."""
     stack = cdk.Stack.of(table)
@@ -45,12 +49,10 @@ def doc_basename(table: SingleTable) -> str:
     return f"{_UNSAFE.sub('_', name)}.{_UNSAFE.sub('_', table.node.id)}"
 
 
-def _first_writer(table: SingleTable, stage: cdk.Stage, basename: str) -> bool:
-    """True if no table before ``table`` (construct-tree order) in ``stage`` uses ``basename``."""
-    from ..constructs.single_table import SingleTable
-
+def _first_writer(table: DocumentedTable, stage: cdk.Stage, basename: str) -> bool:
+    """True if no documented table before ``table`` (construct-tree order) in ``stage`` uses ``basename``."""
     for other in stage.node.find_all():
-        if not isinstance(other, SingleTable) or cdk.Stage.of(other).node.path != stage.node.path:
+        if not getattr(other, _MARK, False) or cdk.Stage.of(other).node.path != stage.node.path:
             continue
         if other.node.path == table.node.path:
             return True
@@ -59,7 +61,7 @@ def _first_writer(table: SingleTable, stage: cdk.Stage, basename: str) -> bool:
     return True
 
 
-def write_model_docs(table: SingleTable) -> list[Path]:
+def write_model_docs(table: DocumentedTable) -> list[Path]:
     """Write ``table``'s model docs into its stage's output directory; returns the paths written
     ([] when another table of the stage already writes these names, or outside a stage)."""
     from .describe import describe
@@ -85,7 +87,7 @@ def write_model_docs(table: SingleTable) -> list[Path]:
 class _ModelDocs:
     """The validation that writes the docs; it reports an error only if they cannot be written."""
 
-    def __init__(self, table: SingleTable) -> None:
+    def __init__(self, table: DocumentedTable) -> None:
         self._table = table
 
     def validate(self) -> list[str]:

@@ -1,20 +1,13 @@
 """See a data model: Markdown documentation with a Mermaid diagram of its item collections.
 
-:func:`describe` renders, for one :class:`~constructs_lib.model.Model`:
+:func:`describe` renders, for one ``Model``: the table's key, entity, TTL and tenant attributes;
+each entity's key templates with example keys, fields and types; every access pattern with its
+index, operation, key condition and the exact request the runtime sends for example values; each
+index's projection, sparse membership and tenant safety; design warnings; and a Mermaid
+``flowchart`` of the item collections of the table and each index. Example keys and requests are
+built by the runtime, never re-implemented here. No AWS CDK import.
 
-* the table's key, entity, TTL and tenant attributes;
-* per entity: its key template for the table and for every index it takes part in, with an
-  example key, its fields and their types, required, version and TTL attributes;
-* every access pattern: index, operation (GetItem or Query), key condition as templates, and
-  the request the runtime client actually sends for deterministic example values;
-* every index: key attributes, projection as built, which entities are in it and under which
-  condition (sparse membership), tenant safety when the model declares tenancy;
-* the model's design warnings;
-* a Mermaid ``flowchart`` of the item collections of the table and of each index.
-
-Example keys and requests are built by the runtime (``constructs_lib.runtime``), never
-re-implemented here, so what the page shows is what the code writes and queries. Pure Python:
-no AWS CDK import; the runtime's request builder loads boto3's type serializer.
+See docs/adr/0026-model-docs-in-the-cloud-assembly.md.
 """
 
 from __future__ import annotations
@@ -26,6 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..model.indexes import Index
 from ..model.templates import SEPARATOR, KeyTemplate, Placeholder
+from ..runtime import requests
+from ..runtime.exceptions import RuntimeClientError
+from ..runtime.items import ItemCodec
 
 if TYPE_CHECKING:
     from ..model.entity import Entity
@@ -241,10 +237,6 @@ def _condition(model: Model, r: ResolvedPattern) -> str:
     return f"{text} AND {sk_attr} {op} {head}{{{last}}}"
 
 
-class _NoClient:
-    """Stands in for a boto3 client: describing a pattern builds requests, never sends them."""
-
-
 def _render_expression(text: str, names: Mapping[str, str], values: Mapping[str, Any]) -> str:
     def one(match: re.Match[str]) -> str:
         token = match.group(0)
@@ -256,18 +248,16 @@ def _render_expression(text: str, names: Mapping[str, str], values: Mapping[str,
     return re.sub(r"#n\d+|:v\d+", one, text)
 
 
-def _example_request(model: Model, r: ResolvedPattern, client: Any) -> str:
+def _example_request(model: Model, r: ResolvedPattern, codec: ItemCodec) -> str:
     """What the runtime sends for this pattern with example values (GetItem key or Query), or
     why no example could be built."""
-    from ..runtime.exceptions import RuntimeClientError
-
     try:
-        return _request_text(model, r, client)
+        return _request_text(model, r, codec)
     except RuntimeClientError as exc:
         return f"(no example: {exc})"
 
 
-def _request_text(model: Model, r: ResolvedPattern, client: Any) -> str:
+def _request_text(model: Model, r: ResolvedPattern, codec: ItemCodec) -> str:
     entities = [model.entity(e) for e in r.pattern.entities]
     index_names = [r.index.name] if r.index is not None else []
     vals = example_values(model, entities[0], sparse=True)
@@ -276,9 +266,9 @@ def _request_text(model: Model, r: ResolvedPattern, client: Any) -> str:
         last = r.sk_fields[-1]
         vals[last] = (example_value(entities[0], last, 1), example_value(entities[0], last, HIGH))
     if r.operation == "GetItem":
-        key = client.codec.table_key(entities[0], vals)
+        key = codec.table_key(entities[0], vals)
         return "Key: " + ", ".join(f'{k} = "{v}"' for k, v in key.items())
-    params = client._query_params(r, vals)
+    params = requests.query_params(codec, "example-table", r, vals)
     names = params.get("ExpressionAttributeNames", {})
     values = params.get("ExpressionAttributeValues", {})
     text = _render_expression(params["KeyConditionExpression"], names, values)
@@ -364,9 +354,7 @@ def describe(model: Model, *, title: str | None = None, functions: Sequence[tupl
     str
         The Markdown text, ending with a newline. Deterministic for a given model.
     """
-    from ..runtime.client import TableClient  # the runtime builds every example key
-
-    client = TableClient(model, "example-table", client=_NoClient())
+    codec = ItemCodec(model)  # the runtime builds every example key and request
     out = [f"# {title or f'Data model {_code(model.name)}'}", ""]
     attrs = [f"partition key {_code(model.pk_attribute)}"]
     if model.has_sort_key:
@@ -376,8 +364,8 @@ def describe(model: Model, *, title: str | None = None, functions: Sequence[tupl
     if model.tenant_field:
         attrs.append(f"tenant field {_code(model.tenant_field)}")
     out += [f"Model {_code(model.name)}: " + ", ".join(attrs) + ".", ""]
-    out += _entities_section(model, client)
-    out += _patterns_section(model, client)
+    out += _entities_section(model, codec)
+    out += _patterns_section(model, codec)
     if functions:
         out += _functions_section(functions)
     out += _indexes_section(model)
@@ -395,16 +383,14 @@ def describe_all(models: Sequence[tuple[str | None, Model]]) -> str:
     return "\n---\n\n".join(describe(m, title=t) for t, m in models)
 
 
-def _entities_section(model: Model, client: Any) -> list[str]:
-    from ..runtime.exceptions import RuntimeClientError
-
+def _entities_section(model: Model, codec: ItemCodec) -> list[str]:
     out = ["## Entities", ""]
     for entity in model.entities.values():
         out += [f"### {entity.name}", ""]
         if entity.description:
             out += [entity.description, ""]
         try:
-            item = client.codec.build_item(entity, example_values(model, entity))
+            item = codec.build_item(entity, example_values(model, entity))
         except RuntimeClientError as exc:  # shown, not raised: the page documents the model
             out += [f"(no example item: {_cell(exc)})", ""]
             item = {}
@@ -436,7 +422,7 @@ def _entities_section(model: Model, client: Any) -> list[str]:
     return out
 
 
-def _patterns_section(model: Model, client: Any) -> list[str]:
+def _patterns_section(model: Model, codec: ItemCodec) -> list[str]:
     out = ["## Access patterns", ""]
     if not model.resolved_patterns:
         return out + ["None declared.", ""]
@@ -446,7 +432,7 @@ def _patterns_section(model: Model, client: Any) -> list[str]:
         order = " (descending)" if r.pattern.descending else ""
         rows.append((
             _cell(r.name), ", ".join(r.pattern.entities), index, r.operation + order,
-            _code(_condition(model, r)), _code(_example_request(model, r, client)),
+            _code(_condition(model, r)), _code(_example_request(model, r, codec)),
         ))
     out += _table(["pattern", "entities", "index", "operation", "key condition", "example (as the runtime sends it)"], rows)
     return out + [""]

@@ -133,8 +133,9 @@ class Model:
         self.tenant_key_prefix: str | None = None
         self.tenant_safe_gsis: tuple[str, ...] = ()
         if tenant_field is not None:
-            self.tenant_key_prefix = tenancy.tenant_prefix(self, tenant_field)
-            self.tenant_safe_gsis = tenancy.tenant_safe_gsis(self, tenant_field, self.tenant_key_prefix)
+            entities = tuple(self.entities.values())
+            self.tenant_key_prefix = tenancy.tenant_prefix(entities, tenant_field)
+            self.tenant_safe_gsis = tenancy.tenant_safe_gsis(entities, self.gsis, tenant_field, self.tenant_key_prefix)
         self.resolved_patterns: dict[str, ResolvedPattern] = {
             p.name: self._resolve_pattern(p) for p in self.access_patterns.values()
         }

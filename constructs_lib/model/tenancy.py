@@ -14,13 +14,15 @@ same way; queries on other GSIs are denied to tenant-scoped principals.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from .exceptions import ModelValidationError
 from .templates import SEPARATOR, KeyTemplate, Placeholder
 
 if TYPE_CHECKING:
-    from .model import Model
+    from .entity import Entity
+    from .indexes import Index
 
 #: Characters a tenant id may use: never escaped in keys (all above ``$``, no ``%``), allowed
 #: in IAM principal-tag values, and free of the IAM wildcards ``*`` and ``?``.
@@ -39,11 +41,11 @@ def leading_literals(template: KeyTemplate, field: str) -> tuple[str, ...] | Non
     return None
 
 
-def tenant_prefix(model: Model, field: str) -> str:
+def tenant_prefix(entities: Iterable[Entity], field: str) -> str:
     """Validate the tenancy rule and return the literal key prefix before the tenant value
     (``"TENANT#"``, or ``""`` when keys start with the tenant)."""
     seen: dict[tuple[str, ...], str] = {}
-    for entity in model.entities.values():
+    for entity in entities:
         if field not in entity.fields:
             raise ModelValidationError(
                 f"tenant_field {field!r} is not a field of entity {entity.name!r}; every entity of a multi-tenant "
@@ -67,12 +69,12 @@ def tenant_prefix(model: Model, field: str) -> str:
     return "".join(f"{lit}{SEPARATOR}" for lit in literals)
 
 
-def tenant_safe_gsis(model: Model, field: str, prefix: str) -> tuple[str, ...]:
+def tenant_safe_gsis(entities: Sequence[Entity], gsis: Iterable[Index], field: str, prefix: str) -> tuple[str, ...]:
     """Names of GSIs whose partition keys all start with ``prefix`` + the tenant (LSIs share
     the table's partition key and are always safe)."""
     safe = []
-    for index in model.gsis:
-        users = [e for e in model.entities.values() if index.name in e.indexes]
+    for index in gsis:
+        users = [e for e in entities if index.name in e.indexes]
         ok = True
         for entity in users:
             pk_t, _ = entity.index_templates(index.name)

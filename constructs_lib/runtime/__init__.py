@@ -5,12 +5,10 @@ table was synthesized from::
 
     from constructs_lib.runtime import TableClient
     table = TableClient.from_environment()          # inside a generated Lambda
-    table.put("Order", {"user_id": "u1", "order_id": new_ulid(), ...})
     page = table.query("user orders newest first", user_id="u1", limit=20)
 
 Importing the package is cheap: the exceptions are loaded with it, everything else on first
-attribute access — a generated Lambda's cold start compiles and runs only the modules its
-handler uses (the audit writer never loads the counter, the aggregator never loads the audit).
+attribute access, so a cold start runs only the modules its handler uses.
 """
 
 from __future__ import annotations
@@ -34,6 +32,7 @@ from .exceptions import (
     OutOfScopeError,
     RedactionError,
     RuntimeClientError,
+    SettingsError,
     TenantAccessError,
     TrafficInsightError,
     TransactionCanceledError,
@@ -70,13 +69,13 @@ if TYPE_CHECKING:
         entity_key,
         split_composite_key,
     )
-    from .patterns.audit.client import (
+    from .patterns.audit import (
         AuditClient,
         AuditPage,
         AuditRecord,
         AuditSpec,
     )
-    from .patterns.counter.client import (
+    from .patterns.counter import (
         CounterClient,
         CounterSpec,
         CounterValue,
@@ -115,13 +114,13 @@ _LAZY = {
     "AuditSpec": "patterns.audit",
     "bucket": "buckets",
     "bucket_range": "buckets",
-    "ENV_MODEL_PATH": "client",
+    "ENV_MODEL_PATH": "contract",
     "ENV_TABLE_NAME": "client",
-    "MODEL_FILE": "client",
+    "MODEL_FILE": "contract",
     "Page": "client",
     "TableClient": "client",
     "Transaction": "client",
-    "load_bundled_model": "client",
+    "load_bundled_model": "contract",
     "ENV_MODEL_FINGERPRINT": "contract",
     "fingerprint": "contract",
     "escape": "codec",
@@ -185,6 +184,7 @@ __all__ = [
     "RecordingClient",
     "RedactionError",
     "RuntimeClientError",
+    "SettingsError",
     "ShardSizing",
     "SortKeyVersions",
     "TableClient",

@@ -7,20 +7,28 @@ keeping the original as ``__cause__``.
 
 from __future__ import annotations
 
+import contextvars
 import random
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .exceptions import (
     BatchIncompleteError,
     ConditionFailedError,
     DynamoDBError,
+    SettingsError,
     TransactionCanceledError,
 )
+from .limits import BATCH_GET_LIMIT
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
+
+#: The declared access pattern the current request serves (set by ``TableClient.query`` around its
+#: calls; read by whatever observes the calls at this seam, e.g. the traffic recorder).
+ACCESS_PATTERN: contextvars.ContextVar[str | None] = contextvars.ContextVar("constructs_lib_access_pattern", default=None)
 
 _serializer = None
 _deserializer = None
@@ -28,7 +36,8 @@ _number: Any = None  # DynamoDB's decimal context's create_decimal, set with _de
 
 
 def client_config(*, retry_mode: str = "adaptive", max_attempts: int = 10, service: str = "dynamodb") -> Any:
-    """The botocore ``Config`` of the clients :func:`make_client` builds.
+    """The botocore ``Config`` of the clients :func:`make_client` builds (:class:`SettingsError`
+    for a retry mode botocore does not have).
 
     For DynamoDB, botocore's client-side parameter validation is off: every request is built by
     this package, whose builders check what they send (names, keys, sizes, limits), and
@@ -38,7 +47,7 @@ def client_config(*, retry_mode: str = "adaptive", max_attempts: int = 10, servi
     from botocore.config import Config
 
     if retry_mode not in ("adaptive", "standard", "legacy"):
-        raise ValueError(f"retry_mode {retry_mode!r} must be 'adaptive', 'standard' or 'legacy'")
+        raise SettingsError(f"retry_mode {retry_mode!r} must be 'adaptive', 'standard' or 'legacy'")
     return Config(retries={"mode": retry_mode, "max_attempts": max_attempts}, parameter_validation=service != "dynamodb")
 
 
@@ -55,6 +64,43 @@ def make_client(
 
     config = client_config(retry_mode=retry_mode, max_attempts=max_attempts, service=service)
     return boto3.client(service, region_name=region_name, endpoint_url=endpoint_url, config=config)
+
+
+def bind(
+    client: BaseClient | None,
+    tables: Mapping[str, Any],
+    *,
+    retry_mode: str = "adaptive",
+    max_attempts: int = 10,
+    region_name: str | None = None,
+    endpoint_url: str | None = None,
+) -> BaseClient:
+    """The one binding of table names to a boto3 client, shared by every runtime client.
+
+    ``tables`` maps each argument name (``"table_name"``) to the name given; each must be a
+    non-empty string (else :class:`SettingsError` naming it). Returns ``client``, or a new one
+    from :func:`make_client` with the retry settings.
+    """
+    check_table_names(tables)
+    if client is not None:
+        return client
+    return make_client(retry_mode=retry_mode, max_attempts=max_attempts, region_name=region_name, endpoint_url=endpoint_url)
+
+
+def check_table_names(tables: Mapping[str, Any]) -> None:
+    """Raise :class:`SettingsError` naming the first of ``tables`` (argument name -> value) that
+    is not a non-empty string."""
+    for what, name in tables.items():
+        if not isinstance(name, str) or not name:
+            raise SettingsError(f"{what} {name!r} must be a non-empty string")
+
+
+def environment(environ: Mapping[str, str], name: str, why: str) -> str:
+    """The non-empty value of environment variable ``name``, else :class:`SettingsError` saying ``why``."""
+    value = environ.get(name)
+    if not value:
+        raise SettingsError(f"environment variable {name!r} is not set; {why}")
+    return value
 
 
 def serialize(item: Mapping[str, Any]) -> dict[str, Any]:
@@ -146,8 +192,6 @@ def translate(exc: Any, operation: str) -> DynamoDBError:
     return DynamoDBError(text, code=code, operation=operation)
 
 
-#: BatchGetItem reads at most this many keys per call.
-BATCH_GET_LIMIT = 100
 
 
 def batch_get(
@@ -183,6 +227,49 @@ def batch_get(
                 )
             sleep(backoff(attempt))
     return found
+
+
+@dataclass
+class ChunkWrite:
+    """What :func:`batch_write_chunk` achieved: the requests written (in the order DynamoDB took
+    them), those still unprocessed, and the error that stopped it (None if none did)."""
+
+    written: list[dict[str, Any]]
+    unprocessed: list[dict[str, Any]]
+    error: DynamoDBError | None = None
+
+
+def batch_write_chunk(
+    client: BaseClient,
+    table_name: str,
+    requests: list[dict[str, Any]],
+    *,
+    retries: int = 8,
+    retry_codes: frozenset[str] = frozenset(),
+) -> ChunkWrite:
+    """Send up to 25 write requests with BatchWriteItem, resending unprocessed items (and calls
+    refused with one of ``retry_codes``) with jittered exponential backoff, up to ``retries``
+    times. Stops at the first other error, or when retries run out; never raises for AWS errors.
+    """
+    pending, written = list(requests), []
+    error: DynamoDBError | None = None
+    for attempt in range(retries + 1):
+        if attempt:
+            sleep(backoff(attempt - 1))
+        try:
+            resp = call(client, "batch_write_item", RequestItems={table_name: pending})
+        except DynamoDBError as exc:
+            error = exc
+            if exc.code not in retry_codes:
+                break
+            continue
+        error = None
+        left = (resp.get("UnprocessedItems") or {}).get(table_name) or []
+        written += [r for r in pending if r not in left]
+        pending = left
+        if not pending:
+            break
+    return ChunkWrite(written, pending, error)
 
 
 def backoff(attempt: int, *, base: float = 0.05, cap: float = 2.0) -> float:

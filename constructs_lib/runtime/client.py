@@ -10,25 +10,33 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import _aws, buckets, contract, keys, requests
+from .contract import load_bundled_model
 from .exceptions import (
     BatchIncompleteError,
     ConditionFailedError,
-    DynamoDBError,
     IndexNotReadyError,
     ItemValidationError,
     KeyValueError,
+    SettingsError,
     TransactionCanceledError,
     UnknownAccessPatternError,
     UnknownFieldError,
     UpdateRejectedError,
     VersionConflictError,
 )
-from .items import MAX_PK_BYTES, MAX_SK_BYTES, ItemCodec, require_fields
-from .pages import QUERY_OPTIONS, CursorCodec, Page, derive_cursor_key, fingerprint, follow_cursors
+from .items import ItemCodec, require_fields
+from .limits import BATCH_WRITE_LIMIT, TRANSACTION_LIMIT
+from .pages import (
+    QUERY_OPTIONS,
+    CursorCodec,
+    Page,
+    derive_cursor_key,
+    fingerprint,
+    follow_cursors,
+)
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
@@ -41,36 +49,14 @@ if TYPE_CHECKING:
 
 #: Environment variables a generated Lambda function receives.
 ENV_TABLE_NAME = "TABLE_NAME"
-ENV_MODEL_PATH = "CONSTRUCTS_LIB_MODEL_PATH"
 #: Optional secret that signs pagination cursors (see ``TableClient(cursor_key=...)``).
 ENV_CURSOR_KEY = "CONSTRUCTS_LIB_CURSOR_KEY"
 #: Comma-separated names of the model's indexes the table does not have yet (a GSI rollout).
 ENV_UNAVAILABLE_INDEXES = "CONSTRUCTS_LIB_UNAVAILABLE_INDEXES"
-#: File name of the model JSON at the root of a bundled asset.
-MODEL_FILE = "model.json"
 
-BATCH_GET_LIMIT = 100
-BATCH_WRITE_LIMIT = 25
-TRANSACTION_LIMIT = 100
 #: How many times a plain put of a versioned entity re-reads the stored version (through its
 #: failed condition) before giving up under contention.
 CONTINUE_VERSION_ATTEMPTS = 10
-
-
-def load_bundled_model(path: str | os.PathLike[str] | None = None) -> Model:
-    """Load the model JSON shipped in a Lambda asset.
-
-    Parameters
-    ----------
-    path
-        Explicit path. Default: ``$CONSTRUCTS_LIB_MODEL_PATH`` if set, else ``model.json`` at the
-        root of the asset (the directory holding the ``constructs_lib`` package in use).
-    """
-    from ..model import Model
-
-    if path is None:
-        path = os.environ.get(ENV_MODEL_PATH) or Path(__file__).resolve().parents[2] / MODEL_FILE
-    return Model.from_json(Path(path).read_text(encoding="utf-8"))
 
 
 class TableClient:
@@ -105,6 +91,9 @@ class TableClient:
         An :class:`~constructs_lib.model.AccessScope`: the patterns, writes and batch reads this
         client may make; anything else raises :class:`OutOfScopeError` before any call. Default
         None (no limit); :meth:`from_environment` reads ``$CONSTRUCTS_LIB_ACCESS_SCOPE``.
+    codec
+        Builds the stored items and keys. Default: one for ``model``; a tenant-scoped client
+        passes one that refuses keys of other tenants (see :meth:`with_codec`).
     """
 
     #: The recorder sampling this client's requests, or None (recording off, the default).
@@ -124,22 +113,22 @@ class TableClient:
         traffic: TrafficRecorder | None = None,
         cursor_key: bytes | str | None = None,
         scope: AccessScope | None = None,
+        codec: ItemCodec | None = None,
     ) -> None:
-        if not isinstance(table_name, str) or not table_name:
-            raise KeyValueError(f"table_name {table_name!r} must be a non-empty string")
+        self.client = _aws.bind(
+            client, {"table_name": table_name}, retry_mode=retry_mode, max_attempts=max_attempts,
+            region_name=region_name, endpoint_url=endpoint_url,
+        )
         secret = cursor_key if cursor_key is not None else os.environ.get(ENV_CURSOR_KEY) or None
         if isinstance(secret, str):
             secret = secret.encode("utf-8")
         if secret is not None and (not isinstance(secret, bytes) or len(secret) < 16):
-            raise KeyValueError("cursor_key must be a secret of at least 16 bytes (bytes or text)")
+            raise SettingsError("cursor_key must be a secret of at least 16 bytes (bytes or text)")
         self._cursor_secret: bytes | None = secret
         self._cursors: CursorCodec | None = None
         self.model = model
         self.table_name = table_name
-        self.client = client or _aws.make_client(
-            retry_mode=retry_mode, max_attempts=max_attempts, region_name=region_name, endpoint_url=endpoint_url
-        )
-        self.codec = ItemCodec(model)
+        self.codec = codec if codec is not None else ItemCodec(model)
         self.batch_retries = batch_retries
         #: Indexes of the model the table does not have yet (``$CONSTRUCTS_LIB_UNAVAILABLE_INDEXES``,
         #: set on functions while a rollout creates GSIs one deployment at a time): patterns on
@@ -163,9 +152,7 @@ class TableClient:
         On an imported table the function also holds the deployed model's fingerprint, and a
         bundled model that does not match it raises :class:`~.exceptions.ModelMismatchError`
         (see :mod:`.contract`)."""
-        name = os.environ.get(table_env)
-        if not name:
-            raise ValueError(f"environment variable {table_env!r} is not set; it should hold the table name")
+        name = _aws.environment(os.environ, table_env, "it should hold the table name")
         model = load_bundled_model()
         contract.verify(model)
         if "scope" not in kwargs:
@@ -212,6 +199,17 @@ class TableClient:
         if recorder is not None:
             self.client = getattr(self.client, "unwrapped", self.client)
         return recorder
+
+    def with_codec(self, codec: ItemCodec) -> TableClient:
+        """A client of the same table, boto3 client, batch retries, cursor key, traffic recorder
+        and access scope whose keys and items are built by ``codec``."""
+        scoped = TableClient(
+            self.model, self.table_name, client=self.client, batch_retries=self.batch_retries,
+            cursor_key=self._cursor_secret, codec=codec,
+        )
+        scoped.traffic = self.traffic
+        scoped.guard = self.guard
+        return scoped
 
     def for_tenant(self, tenant: str) -> TenantTableClient:
         """A client confined to ``tenant``: every key it builds must carry it, and queries on
@@ -412,10 +410,12 @@ class TableClient:
         several buckets needs ``partition_at`` (an instant: read the bucket holding it) —
         :meth:`query_all` reads them all in order. Otherwise ``KeyValueError`` names the buckets.
         """
-        if self.traffic is not None and self.traffic.current_pattern() != pattern:
-            with self.traffic.pattern(pattern):  # names the access pattern on the requests it samples
-                return self._query(pattern, values, kw, limit, cursor, descending, consistent, raw, partition_at)
-        return self._query(pattern, values, kw, limit, cursor, descending, consistent, raw, partition_at)
+        # Names the access pattern on the calls made for it, for observers of the AWS-call seam.
+        token = _aws.ACCESS_PATTERN.set(pattern)
+        try:
+            return self._query(pattern, values, kw, limit, cursor, descending, consistent, raw, partition_at)
+        finally:
+            _aws.ACCESS_PATTERN.reset(token)
 
     def _query(
         self, pattern: str, values: Mapping[str, Any] | None, kw: Mapping[str, Any], limit: int | None,
@@ -433,7 +433,7 @@ class TableClient:
                 f"{sorted(map(str, unknown))!r} {'is' if len(unknown) == 1 else 'are'} neither"
             )
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-            raise KeyValueError(f"limit {limit!r} must be a positive int")
+            raise SettingsError(f"limit {limit!r} must be a positive int")
         partition_value = self._partition_of(resolved, vals, partition_at)
         if resolved.operation == "GetItem":
             entity = self.entity(resolved.pattern.entities[0])
@@ -443,8 +443,8 @@ class TableClient:
             item = self._get(entity, vals, consistent, raw)
             return Page([item] if item else [], None)
         if consistent and resolved.index is not None and resolved.index.kind == "GSI":
-            raise KeyValueError(f"pattern {pattern!r} reads GSI {resolved.index.name!r}; GSIs do not support consistent reads")
-        params = self._query_params(resolved, vals, partition_value)
+            raise SettingsError(f"pattern {pattern!r} reads GSI {resolved.index.name!r}; GSIs do not support consistent reads")
+        params = requests.query_params(self.codec, self.table_name, resolved, vals, partition_value)
         params["ScanIndexForward"] = not (resolved.pattern.descending if descending is None else descending)
         params["ConsistentRead"] = consistent
         query_id = fingerprint(pattern, params)
@@ -518,79 +518,6 @@ class TableClient:
         entity, index = self.entity(resolved.pattern.entities[0]), resolved.index
         return entity.pk_template if index is None or index.kind == "LSI" else entity.index_templates(index.name)[0]
 
-    def _query_params(self, resolved: ResolvedPattern, vals: Mapping[str, Any], partition_value: Any = None) -> dict[str, Any]:
-        p = resolved.pattern
-        entity = self.entity(p.entities[0])
-        index = resolved.index
-        if index is None or index.kind == "LSI":
-            pk_t, pk_attr = entity.pk_template, self.model.pk_attribute
-        else:
-            pk_t, pk_attr = entity.index_templates(index.name)[0], index.pk_attribute
-        if index is None:
-            sk_t, sk_attr = entity.sk_template, self.model.sk_attribute
-        else:
-            sk_t, sk_attr = entity.index_templates(index.name)[1], index.sk_attribute
-        require_fields(entity, vals, resolved.pk_fields, what=f"pattern {p.name!r} partition key")
-        pk_vals = vals if partition_value is None else {**vals, resolved.sk_fields[-1]: partition_value}
-        expr = requests.Expression()
-        pk_value = _key_bound(keys.build(entity, pk_t, pk_vals, where="partition key"), MAX_PK_BYTES, p.name)  # type: ignore[arg-type]
-        condition = f"{expr.name(pk_attr)} = {expr.value(pk_value)}"  # (the value is :v0)
-        if p.sk is not None:
-            assert sk_t is not None and sk_attr is not None
-            condition += " AND " + self._sk_condition(entity, sk_t, sk_attr, p.sk, resolved.sk_fields, vals, expr)
-        params: dict[str, Any] = {"TableName": self.table_name, "KeyConditionExpression": condition}
-        if index is not None:
-            params["IndexName"] = index.name
-        if p.sk in (None, "<", "<=", ">", ">="):
-            # Not bounded to the entity's own sort-key prefix: other entities may share the range.
-            names = ", ".join(expr.value(e) for e in p.entities)
-            params["FilterExpression"] = f"{expr.name(self.model.entity_attribute)} IN ({names})"
-        return expr.apply(params)
-
-    @staticmethod
-    def _sk_condition(
-        entity: Entity, template: Any, attr: str, op: str, fields: tuple[str, ...], vals: Mapping[str, Any],
-        expr: requests.Expression,
-    ) -> str:
-        name = expr.name(attr)
-        require_fields(entity, vals, fields, what="sort-key condition")
-        where = f"{entity.name} sort-key condition"
-
-        def low(text: str) -> str:
-            return expr.value(_key_bound(text, MAX_SK_BYTES, where))
-
-        def high(text: str, complete: bool) -> str:
-            # "text + $" bounds everything under "text#"; a key of the maximum size has nothing
-            # under it, so the bound is the key itself (DynamoDB refuses longer condition values).
-            if complete:
-                if len(text.encode("utf-8")) >= MAX_SK_BYTES:
-                    return expr.value(_key_bound(text, MAX_SK_BYTES, where))
-                return expr.value(text + keys.UPPER)
-            return expr.value(_key_bound(text + keys.UPPER, MAX_SK_BYTES, where))
-
-        if op == "=":
-            return f"{name} = {low(keys.build(entity, template, vals, where='sort key'))}"
-        if op == "begins_with":
-            text, complete = keys.prefix(entity, template, vals, fields)
-            if complete:  # the key itself and everything under it: [key, key + "$"]
-                return f"{name} BETWEEN {low(text)} AND {high(text, True)}"
-            return f"begins_with({name}, {low(text)})"
-        if op == "between":
-            last = fields[-1]
-            pair = vals[last]
-            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-                raise KeyValueError(f"between on {entity.name}.{last} needs a (low, high) pair, got {pair!r}")
-            low_text, _ = keys.partial(entity, template, {**vals, last: pair[0]}, fields)
-            high_text, complete = keys.partial(entity, template, {**vals, last: pair[1]}, fields)
-            if low_text > high_text:
-                raise KeyValueError(f"between on {entity.name}.{last}: low {pair[0]!r} is above high {pair[1]!r}")
-            return f"{name} BETWEEN {low(low_text)} AND {high(high_text, complete)}"
-        text, complete = keys.partial(entity, template, vals, fields)
-        if op in ("<", ">="):  # compare against the smallest key carrying this value
-            return f"{name} {op} {low(text)}"
-        # "<=" and ">": compare against the largest key carrying this value
-        return f"{name} {op} {low(text) if complete else high(text, False)}"
-
     # Batch operations ------------------------------------------------------------------------------
     def batch_get(
         self, requests_: Sequence[tuple[str, Mapping[str, Any]]], *, consistent: bool = False
@@ -657,34 +584,25 @@ class TableClient:
         requests_ = [w for _, w in writes]
         done: list[dict[str, Any]] = []
         for start in range(0, len(requests_), BATCH_WRITE_LIMIT):
-            chunk = requests_[start:start + BATCH_WRITE_LIMIT]
             later = requests_[start + BATCH_WRITE_LIMIT:]
-            request = {self.table_name: chunk}
-            for attempt in range(self.batch_retries + 1):
-                try:
-                    resp = _aws.call(self.client, "batch_write_item", RequestItems=request)
-                except DynamoDBError as exc:
-                    # DynamoDB refused the whole call: nothing of it was written.
-                    left = request[self.table_name]
-                    raise BatchIncompleteError(
-                        f"batch_write: DynamoDB refused a chunk ({exc.code}: {exc}); {len(done)} of {len(requests_)} "
-                        "request(s) were written (in .written), the rest were not (in .unprocessed)",
-                        unprocessed=left + later, written=done, code=exc.code, operation="BatchWriteItem",
-                    ) from exc
-                left = (resp.get("UnprocessedItems") or {}).get(self.table_name, [])
-                sent = request[self.table_name]
-                done += [r for r in sent if r not in left]
-                if not left:
-                    break
-                request = {self.table_name: left}
-                if attempt == self.batch_retries:
-                    raise BatchIncompleteError(
-                        f"batch_write: {len(left)} request(s) still unprocessed after {self.batch_retries} retries; "
-                        f"{len(done)} of {len(requests_)} were written (in .written), the rest are in .unprocessed "
-                        "(later chunks were not sent)",
-                        unprocessed=left + later, written=done, operation="BatchWriteItem",
-                    )
-                _aws.sleep(_aws.backoff(attempt))
+            chunk = _aws.batch_write_chunk(
+                self.client, self.table_name, requests_[start:start + BATCH_WRITE_LIMIT], retries=self.batch_retries
+            )
+            done += chunk.written
+            if chunk.error is not None:  # DynamoDB refused the whole call: nothing of it was written
+                exc = chunk.error
+                raise BatchIncompleteError(
+                    f"batch_write: DynamoDB refused a chunk ({exc.code}: {exc}); {len(done)} of {len(requests_)} "
+                    "request(s) were written (in .written), the rest were not (in .unprocessed)",
+                    unprocessed=chunk.unprocessed + later, written=done, code=exc.code, operation="BatchWriteItem",
+                ) from exc
+            if chunk.unprocessed:
+                raise BatchIncompleteError(
+                    f"batch_write: {len(chunk.unprocessed)} request(s) still unprocessed after {self.batch_retries} "
+                    f"retries; {len(done)} of {len(requests_)} were written (in .written), the rest are in "
+                    ".unprocessed (later chunks were not sent)",
+                    unprocessed=chunk.unprocessed + later, written=done, operation="BatchWriteItem",
+                )
         return len(requests_)
 
     # Transactions ----------------------------------------------------------------------------------------
@@ -776,16 +694,3 @@ class Transaction:
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         if exc_type is None:
             self.commit()
-
-
-def _key_bound(text: str, limit: int, where: str) -> str:
-    """A key-condition value within DynamoDB's key size ``limit``; beyond it no stored key can
-    match and DynamoDB would refuse the query (or, for a partition key, return nothing)."""
-    size = len(text.encode("utf-8"))
-    if size > limit:
-        kind = "partition" if limit == MAX_PK_BYTES else "sort"
-        raise KeyValueError(
-            f"{where}: key value {text[:40]!r}... is {size} bytes; DynamoDB {kind} key values are limited to "
-            f"{limit} bytes, so no item can match — shorten the values"
-        )
-    return text

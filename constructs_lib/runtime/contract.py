@@ -1,15 +1,13 @@
 """The model as a contract between a table's owner and the functions of other stacks.
 
-A model's **fingerprint** hashes only what decides which keys and index entries an item gets:
-the key attribute names (table, entity, TTL, tenant), every index (name, kind, key attributes,
-projection) and every entity's name, key templates, typed fields, index templates with their
-sparse conditions, and version attribute. Access patterns, descriptions, required attributes and
-the model's name are left out: a consumer may declare its own access patterns on the existing
-indexes and still match. Two models with equal fingerprints build identical keys for every item.
+A model's **fingerprint** hashes only what decides which keys and index entries an item gets
+(key attribute names, indexes, entities' templates, typed fields, sparse conditions, version
+attribute); access patterns, descriptions, required attributes and the model's name are left
+out. Equal fingerprints mean identical keys for every item. A function bound to an imported table
+receives the deployed fingerprint in :data:`ENV_MODEL_FINGERPRINT`; :func:`verify` raises
+:class:`ModelMismatchError` when it differs from the bundled model's.
 
-A function bound to an imported table receives the deployed table's fingerprint in
-:data:`ENV_MODEL_FINGERPRINT`; :func:`verify` compares it with the fingerprint of the model
-bundled in the function and raises :class:`ModelMismatchError` when they differ.
+See docs/adr/0020-model-fingerprint-and-published-contract.md.
 """
 
 from __future__ import annotations
@@ -18,6 +16,7 @@ import hashlib
 import json
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .exceptions import ModelMismatchError
@@ -25,6 +24,10 @@ from .exceptions import ModelMismatchError
 if TYPE_CHECKING:
     from ..model import Model
 
+#: Environment variable overriding where the bundled model JSON is read from.
+ENV_MODEL_PATH = "CONSTRUCTS_LIB_MODEL_PATH"
+#: File name of the model JSON at the root of a bundled asset.
+MODEL_FILE = "model.json"
 #: Environment variable holding the fingerprint of the deployed table's model.
 ENV_MODEL_FINGERPRINT = "CONSTRUCTS_LIB_MODEL_FINGERPRINT"
 #: Hex digits kept of the SHA-256 (128 bits).
@@ -50,6 +53,22 @@ def fingerprint(model: Model | Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:FINGERPRINT_LENGTH]
 
 
+def load_bundled_model(path: str | os.PathLike[str] | None = None) -> Model:
+    """Load the model JSON shipped in a Lambda asset.
+
+    Parameters
+    ----------
+    path
+        Explicit path. Default: ``$CONSTRUCTS_LIB_MODEL_PATH`` if set, else ``model.json`` at the
+        root of the asset (the directory holding the ``constructs_lib`` package in use).
+    """
+    from ..model import Model
+
+    if path is None:
+        path = os.environ.get(ENV_MODEL_PATH) or Path(__file__).resolve().parents[2] / MODEL_FILE
+    return Model.from_json(Path(path).read_text(encoding="utf-8"))
+
+
 def verify(model: Model | None = None, *, environ: Mapping[str, str] | None = None) -> None:
     """Refuse to run against a table whose model is not this function's.
 
@@ -66,8 +85,6 @@ def verify(model: Model | None = None, *, environ: Mapping[str, str] | None = No
     if not deployed:
         return
     if model is None:
-        from .client import load_bundled_model
-
         model = load_bundled_model()
     bundled = fingerprint(model)
     if bundled != deployed:
@@ -82,4 +99,7 @@ def verify(model: Model | None = None, *, environ: Mapping[str, str] | None = No
         )
 
 
-__all__ = ["ENV_MODEL_FINGERPRINT", "FINGERPRINT_LENGTH", "fingerprint", "key_schema", "verify"]
+__all__ = [
+    "ENV_MODEL_FINGERPRINT", "ENV_MODEL_PATH", "FINGERPRINT_LENGTH", "MODEL_FILE", "fingerprint", "key_schema",
+    "load_bundled_model", "verify",
+]

@@ -21,6 +21,13 @@ class KeyValueError(RuntimeClientError, ValueError):
     """
 
 
+class SettingsError(RuntimeClientError, ValueError):
+    """A client or a call option was given a value against its rule: an empty table name, a
+    ``limit`` that is not a positive int, a consistent read of a GSI, a cursor key too short,
+    an unknown retry mode or a missing environment variable. The message names the value and
+    the rule."""
+
+
 class UnknownFieldError(KeyValueError, TypeError):
     """A call named a field or option the entity, key or access pattern does not take (e.g. a
     non-key field in a key, a misspelt query option). Raised before any AWS call; the message

@@ -19,13 +19,17 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from . import _aws, codec, keys, ttl
-from .exceptions import ItemValidationError, KeyValueError, UnknownFieldError, UpdateRejectedError
+from .exceptions import (
+    ItemValidationError,
+    KeyValueError,
+    UnknownFieldError,
+    UpdateRejectedError,
+)
+from .limits import MAX_ITEM_BYTES, MAX_NAME_BYTES, MAX_PK_BYTES, MAX_SK_BYTES
 
 if TYPE_CHECKING:
     from ..model import Entity, Index, KeyTemplate, Model
 
-#: DynamoDB's item size limit.
-MAX_ITEM_BYTES = 400 * 1024
 
 
 @dataclass
@@ -65,9 +69,7 @@ class ItemCodec:
         """The table key attributes (``PK``/``SK``) built from ``values`` (``memo``: see :func:`keys.build`)."""
         tenant_field = self.model.tenant_field
         if tenant_field is not None and values.get(tenant_field) is not None:
-            from .tenant import check_tenant_id
-
-            check_tenant_id(values[tenant_field], field=tenant_field)
+            keys.check_tenant_id(values[tenant_field], field=tenant_field)
         out = {self.model.pk_attribute: keys.build(entity, entity.pk_template, values, where="pk", memo=memo)}
         if entity.sk_template is not None:
             out[self.model.sk_attribute] = keys.build(entity, entity.sk_template, values, where="sk", memo=memo)
@@ -411,28 +413,31 @@ def _stored_form(entity: Entity, name: str, value: Any) -> Any:
 
 
 # Plain value conversion --------------------------------------------------------------------------
-#: DynamoDB's key size limits: partition key values 2,048 bytes, sort key values 1,024 bytes.
-MAX_PK_BYTES, MAX_SK_BYTES = 2048, 1024
+
+
+def check_key_size(text: str, limit: int, where: str, advice: str) -> str:
+    """``text`` if it fits DynamoDB's key size ``limit`` (:data:`MAX_PK_BYTES` or
+    :data:`MAX_SK_BYTES`), else :class:`KeyValueError` naming ``where``, the size and ``advice``."""
+    size = len(text.encode("utf-8"))
+    if size > limit:
+        kind = "partition" if limit == MAX_PK_BYTES else "sort"
+        raise KeyValueError(
+            f"{where} {text[:40]!r}... is {size} bytes; DynamoDB {kind} key values are limited to {limit} bytes{advice}"
+        )
+    return text
 
 
 def _check_key_sizes(entity: Entity, key: dict[str, str], pk_attribute: str | None) -> dict[str, str]:
     for attr, text in key.items():
         limit = MAX_PK_BYTES if attr == pk_attribute else MAX_SK_BYTES
-        size = len(text.encode("utf-8"))
-        if size > limit:
-            kind = "partition" if limit == MAX_PK_BYTES else "sort"
-            raise KeyValueError(
-                f"{entity.name}: {attr} {text[:40]!r}... is {size} bytes; DynamoDB {kind} key values are limited "
-                f"to {limit} bytes — shorten the values in the key (keep large data out of keys)"
-            )
+        check_key_size(text, limit, f"{entity.name}: {attr}",
+                       " — shorten the values in the key (keep large data out of keys)")
     return key
 
 
 #: DynamoDB nests maps and lists at most 32 levels deep, counting the attribute itself: a value
 #: may hold 31 containers inside one another (sets are leaves). Measured on DynamoDB Local.
 MAX_NESTED_CONTAINERS = 31
-#: Attribute names (top level and inside maps) are 1 to 65,535 bytes of UTF-8.
-MAX_NAME_BYTES = 65535
 
 
 def to_dynamo(value: Any, *, where: str, _depth: int = 0) -> Any:

@@ -215,3 +215,15 @@ def entity_key(entity_type: str, *ids: str) -> str:
     if not ids:
         raise KeyValueError(f"entity_key({entity_type!r}) needs at least one id")
     return entity_type + SEPARATOR + composite_key(*ids)
+
+
+def check_tenant_id(value: Any, *, field: str = "tenant") -> str:
+    """Return ``value`` if it is a valid tenant id, else raise :class:`KeyValueError` naming the rule."""
+    from ..model.tenancy import (  # the model package loads on first use only
+        TENANT_ID_RE,
+        TENANT_ID_RULE,
+    )
+
+    if not isinstance(value, str) or not TENANT_ID_RE.fullmatch(value):
+        raise KeyValueError(f"tenant id {value!r} (field {field!r}) must be {TENANT_ID_RULE}")
+    return value

@@ -1,4 +1,5 @@
-"""Request builders: Put/Update/Delete/ConditionCheck parameters for one entity item.
+"""Request builders: Put/Update/Delete/ConditionCheck parameters for one entity item, and Query
+parameters for a declared access pattern.
 
 Single-item calls and transactions use the same builders, so a transactional put enforces
 exactly what a plain put does (derived keys, create-only, optimistic locking, TTL).
@@ -12,22 +13,29 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from . import _aws, ttl
+from . import _aws, keys, ttl
 from .exceptions import (
     ConditionFailedError,
     ItemExistsError,
     ItemNotFoundError,
+    KeyValueError,
     UpdateRejectedError,
     VersionConflictError,
 )
-from .items import ItemCodec, check_size
+from .items import (
+    MAX_PK_BYTES,
+    MAX_SK_BYTES,
+    ItemCodec,
+    check_key_size,
+    check_size,
+    require_fields,
+)
+from .limits import MAX_EXPRESSION_BYTES
 
 if TYPE_CHECKING:
-    from ..model import Entity
+    from ..model import Entity, ResolvedPattern
 
 
-#: DynamoDB's limit on the length of any one expression string.
-MAX_EXPRESSION_BYTES = 4096
 
 
 class Expression:
@@ -320,3 +328,92 @@ def _version(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise UpdateRejectedError(f"expected_version {value!r} must be a non-negative int")
     return value
+
+
+# Queries ---------------------------------------------------------------------------------------
+def query_params(
+    codec: ItemCodec, table_name: str, resolved: ResolvedPattern, vals: Mapping[str, Any], partition_value: Any = None
+) -> dict[str, Any]:
+    """Query parameters (key condition, index, entity filter) of a declared access pattern.
+
+    ``vals`` holds the pattern's key fields (a ``(low, high)`` pair on the last one for
+    ``between``); ``partition_value`` replaces the range field when building a time-bucketed
+    partition key. Pure: builds the request, sends nothing.
+    """
+    p = resolved.pattern
+    model = codec.model
+    entity = model.entities[p.entities[0]]
+    index = resolved.index
+    if index is None or index.kind == "LSI":
+        pk_t, pk_attr = entity.pk_template, model.pk_attribute
+    else:
+        pk_t, pk_attr = entity.index_templates(index.name)[0], index.pk_attribute
+    if index is None:
+        sk_t, sk_attr = entity.sk_template, model.sk_attribute
+    else:
+        sk_t, sk_attr = entity.index_templates(index.name)[1], index.sk_attribute
+    require_fields(entity, vals, resolved.pk_fields, what=f"pattern {p.name!r} partition key")
+    pk_vals = vals if partition_value is None else {**vals, resolved.sk_fields[-1]: partition_value}
+    expr = Expression()
+    pk_value = _key_bound(keys.build(entity, pk_t, pk_vals, where="partition key"), MAX_PK_BYTES, p.name)  # type: ignore[arg-type]
+    condition = f"{expr.name(pk_attr)} = {expr.value(pk_value)}"  # (the value is :v0)
+    if p.sk is not None:
+        assert sk_t is not None and sk_attr is not None
+        condition += " AND " + _sk_condition(entity, sk_t, sk_attr, p.sk, resolved.sk_fields, vals, expr)
+    params: dict[str, Any] = {"TableName": table_name, "KeyConditionExpression": condition}
+    if index is not None:
+        params["IndexName"] = index.name
+    if p.sk in (None, "<", "<=", ">", ">="):
+        # Not bounded to the entity's own sort-key prefix: other entities may share the range.
+        names = ", ".join(expr.value(e) for e in p.entities)
+        params["FilterExpression"] = f"{expr.name(model.entity_attribute)} IN ({names})"
+    return expr.apply(params)
+
+def _sk_condition(
+    entity: Entity, template: Any, attr: str, op: str, fields: tuple[str, ...], vals: Mapping[str, Any],
+    expr: Expression,
+) -> str:
+    name = expr.name(attr)
+    require_fields(entity, vals, fields, what="sort-key condition")
+    where = f"{entity.name} sort-key condition"
+
+    def low(text: str) -> str:
+        return expr.value(_key_bound(text, MAX_SK_BYTES, where))
+
+    def high(text: str, complete: bool) -> str:
+        # "text + $" bounds everything under "text#"; a key of the maximum size has nothing
+        # under it, so the bound is the key itself (DynamoDB refuses longer condition values).
+        if complete:
+            if len(text.encode("utf-8")) >= MAX_SK_BYTES:
+                return expr.value(_key_bound(text, MAX_SK_BYTES, where))
+            return expr.value(text + keys.UPPER)
+        return expr.value(_key_bound(text + keys.UPPER, MAX_SK_BYTES, where))
+
+    if op == "=":
+        return f"{name} = {low(keys.build(entity, template, vals, where='sort key'))}"
+    if op == "begins_with":
+        text, complete = keys.prefix(entity, template, vals, fields)
+        if complete:  # the key itself and everything under it: [key, key + "$"]
+            return f"{name} BETWEEN {low(text)} AND {high(text, True)}"
+        return f"begins_with({name}, {low(text)})"
+    if op == "between":
+        last = fields[-1]
+        pair = vals[last]
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise KeyValueError(f"between on {entity.name}.{last} needs a (low, high) pair, got {pair!r}")
+        low_text, _ = keys.partial(entity, template, {**vals, last: pair[0]}, fields)
+        high_text, complete = keys.partial(entity, template, {**vals, last: pair[1]}, fields)
+        if low_text > high_text:
+            raise KeyValueError(f"between on {entity.name}.{last}: low {pair[0]!r} is above high {pair[1]!r}")
+        return f"{name} BETWEEN {low(low_text)} AND {high(high_text, complete)}"
+    text, complete = keys.partial(entity, template, vals, fields)
+    if op in ("<", ">="):  # compare against the smallest key carrying this value
+        return f"{name} {op} {low(text)}"
+    # "<=" and ">": compare against the largest key carrying this value
+    return f"{name} {op} {low(text) if complete else high(text, False)}"
+
+
+def _key_bound(text: str, limit: int, where: str) -> str:
+    """A key-condition value within DynamoDB's key size ``limit``; beyond it no stored key can
+    match and DynamoDB would refuse the query (or, for a partition key, return nothing)."""
+    return check_key_size(text, limit, f"{where}: key value", ", so no item can match — shorten the values")

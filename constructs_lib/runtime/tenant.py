@@ -12,20 +12,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..model.tenancy import TENANT_ID_RE, TENANT_ID_RULE
-from .exceptions import KeyValueError, TenantAccessError
+from .exceptions import TenantAccessError
 from .items import ItemCodec
+from .keys import check_tenant_id
+from .pages import QUERY_OPTIONS, follow_cursors
 
 if TYPE_CHECKING:
     from ..model import Entity, Model
     from .client import Page, TableClient
 
-
-def check_tenant_id(value: Any, *, field: str = "tenant") -> str:
-    """Return ``value`` if it is a valid tenant id, else raise :class:`KeyValueError` naming the rule."""
-    if not isinstance(value, str) or not TENANT_ID_RE.fullmatch(value):
-        raise KeyValueError(f"tenant id {value!r} (field {field!r}) must be {TENANT_ID_RULE}")
-    return value
+__all__ = ["TenantTableClient", "check_tenant_id"]
 
 
 class _TenantCodec(ItemCodec):
@@ -58,12 +54,9 @@ class TenantTableClient:
             raise TenantAccessError(f"model {model.name!r} declares no tenant_field; for_tenant() needs one")
         self.tenant = check_tenant_id(tenant, field=model.tenant_field)
         self.field = model.tenant_field
-        # A shallow copy of the client sharing its boto3 client, with the tenant codec swapped in.
-        from .client import TableClient as _TableClient
-
-        self._table = _TableClient.__new__(_TableClient)
-        self._table.__dict__.update(table.__dict__)
-        self._table.codec = _TenantCodec(model, self.tenant)
+        # The same table, boto3 client, retries, cursor key and recorder, with a codec that only
+        # builds keys of this tenant.
+        self._table = table.with_codec(_TenantCodec(model, self.tenant))
         self.model, self.table_name = model, table.table_name
 
     def _scope(self, values: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -98,8 +91,6 @@ class TenantTableClient:
                 f"a tenant-scoped client may only query the table and tenant-safe GSIs "
                 f"({', '.join(self.model.tenant_safe_gsis) or 'none'})"
             )
-        from .client import QUERY_OPTIONS
-
         options = {k: kw.pop(k) for k in QUERY_OPTIONS if k in kw}
         scoped = self._scope({**(values or {}), **kw})
         if scoped[self.field] != self.tenant:
@@ -109,8 +100,6 @@ class TenantTableClient:
         return self._table.query(pattern, scoped, **options)
 
     def query_all(self, pattern: str, values: Mapping[str, Any] | None = None, /, **kw: Any) -> Any:
-        from .client import follow_cursors
-
         return follow_cursors(self.query, pattern, values, partitions=self._table.range_partitions(pattern, values, **kw),
                               **kw)
 

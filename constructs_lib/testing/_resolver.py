@@ -1,13 +1,11 @@
 """Resolve CloudFormation intrinsics of a locally deployed template to local values.
 
 Within one template: ``Ref`` (tables, SSM parameters, pseudo parameters), ``Fn::GetAtt``,
-``Fn::Join``, ``Fn::Sub``. Across the stacks of one local assembly deployment (through the
-:class:`CrossStackValues` they share): ``Fn::ImportValue`` (the ``Export.Name`` of an output of
-a deployed stack), ``Fn::GetStackOutput`` (what CDK writes for cross-stack references when
-``@aws-cdk/core:defaultCrossStackReferences`` is ``weak``), and SSM parameters a deployed stack
-created (``AWS::SSM::Parameter`` of type ``String``), read through ``Ref`` of an
-``AWS::SSM::Parameter::Value<String>`` template parameter or a ``{{resolve:ssm:NAME}}`` dynamic
-reference. Anything else raises :class:`UnresolvableIntrinsicError` naming the intrinsic.
+``Fn::Join``, ``Fn::Sub``. Across the stacks of a local assembly deployment (through the
+:class:`CrossStackValues` they share): ``Fn::ImportValue``, ``Fn::GetStackOutput`` (CDK's weak
+references), and ``String`` SSM parameters a deployed stack created, read through an
+``AWS::SSM::Parameter::Value<String>`` parameter or ``{{resolve:ssm:NAME}}``. Anything else
+raises :class:`UnresolvableIntrinsicError` naming the intrinsic.
 
 Standard library only.
 """
@@ -18,13 +16,24 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from constructs_lib.testing._cfn_tables import LOCAL_ACCOUNT_ID
 from constructs_lib.testing.exceptions import UnresolvableIntrinsicError
 
-if TYPE_CHECKING:
-    from constructs_lib.testing.local_deploy import LocalDeployment
+
+class LocalDeployment(Protocol):
+    """What the resolver reads of a :class:`~constructs_lib.testing.local_deploy.LocalDeployment`."""
+
+    template: dict[str, Any]
+    stack_name: str | None
+    region: str
+    parameters: dict[str, Any]
+    tables: dict[str, Any]
+    skipped: dict[str, Any]
+    shared: CrossStackValues
+
+    def resolve(self, value: Any) -> Any: ...
 
 __all__ = ["SSM_PARAMETER", "SSM_PARAMETER_VALUE_STRING", "CrossStackValues", "Resolver"]
 

@@ -18,7 +18,6 @@ from constructs_lib import (
     StreamAudit,
     TableFunction,
 )
-from constructs_lib.constructs.stream_audit import COUNTER_ENTITIES
 from examples.shop.model import shop_model
 
 HERE = Path(__file__).resolve().parent
@@ -59,7 +58,7 @@ class ShopStack(cdk.Stack):
             self,
             "Audit",
             source=self.data,
-            exclude_entities=COUNTER_ENTITIES,
+            exclude_entities=ShardedCounter.ENTITIES,
             redact=["email"],
             retention=cdk.Duration.days(365),
         )

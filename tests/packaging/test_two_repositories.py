@@ -255,7 +255,7 @@ def test_producer_synthesizes_with_the_cli_and_passes_cdk_nag_and_cfn_lint(produ
     assert (types["AWS::DynamoDB::GlobalTable"], types["AWS::Lambda::Function"],
             types["AWS::Lambda::EventSourceMapping"]) == (2, 2, 2)
     assert sorted(result.functions(PRODUCER).values()) == [
-        "constructs_lib.runtime.handlers.counter.handler", "constructs_lib.runtime.handlers.audit.handler"]
+        "constructs_lib.runtime.handlers.audit.handler", "constructs_lib.runtime.handlers.counter.handler"]
     # AND it publishes the contract: name, ARNs, the model and its fingerprint, under the prefix
     contract = published(template)
     assert sorted(contract) == [f"{PREFIX}/{n}" for n in ("model", "model-fingerprint", "stream-arn", "table-arn",

@@ -103,7 +103,7 @@ def test_separate_app_synthesizes_with_python(user_app: Path, venv: Path) -> Non
     assert (types["AWS::DynamoDB::GlobalTable"], types["AWS::Lambda::Function"],
             types["AWS::Lambda::EventSourceMapping"]) == (2, 3, 2)
     assert sorted(result.functions(STACK).values()) == [
-        "constructs_lib.runtime.handlers.counter.handler", "constructs_lib.runtime.handlers.audit.handler",
+        "constructs_lib.runtime.handlers.audit.handler", "constructs_lib.runtime.handlers.counter.handler",
         "loans_api.handler"]
     # AND the API's asset holds the installed runtime and model packages, the model and the
     # handler — no CDK, no test helpers

@@ -9,19 +9,16 @@ its own ``cdk.App`` (``Template.from_stack`` re-synthesizes the whole app each t
 from __future__ import annotations
 
 import json
-import os
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+# jsii was started by tests/conftest.py with the asset-metadata flag in its environment.
+import aws_cdk as cdk  # noqa: E402
 import pytest
 
 from constructs_lib.model import AccessPattern, Entity, Field, Index, IndexKey, Model
-
-# jsii was started by tests/conftest.py with the asset-metadata flag in its environment.
-import aws_cdk as cdk  # noqa: E402
 
 SHOP_STACK = "ShopStack"
 

@@ -29,7 +29,6 @@ from aws_cdk import aws_kms as kms
 from constructs_lib import ShardedCounter, SingleTable, StreamAudit, TableFunction
 from constructs_lib.constructs import nag as _nag
 from constructs_lib.constructs.hardening import LAMBDA_VPC_ACTIONS
-from constructs_lib.constructs.stream_audit import COUNTER_ENTITIES
 
 HANDLER = Path(__file__).resolve().parents[2] / "examples" / "shop" / "handlers" / "orders_api.py"
 NEW_AND_OLD = dynamodb.StreamViewType.NEW_AND_OLD_IMAGES
@@ -95,7 +94,7 @@ def audit_own_key_stack(app: cdk.App) -> cdk.Stack:
     stack = cdk.Stack(app, "AuditOwnKeyStack", env=cdk.Environment(region=REGION))
     table = _shop_table(stack, stream=NEW_AND_OLD)
     StreamAudit(stack, "Audit", source=table, encryption="own_key", redact=["email"],
-                exclude_entities=COUNTER_ENTITIES)
+                exclude_entities=ShardedCounter.ENTITIES)
     return stack
 
 
@@ -124,7 +123,7 @@ def cmk_provisioned_stack(app: cdk.App) -> cdk.Stack:
         index_write_capacity=dynamodb.Capacity.autoscaled(max_capacity=10),
     )
     views = ShardedCounter(stack, "Views", table=table, name="views", shards=8)
-    StreamAudit(stack, "Audit", source=table, redact=["email"], exclude_entities=COUNTER_ENTITIES)
+    StreamAudit(stack, "Audit", source=table, redact=["email"], exclude_entities=ShardedCounter.ENTITIES)
     TableFunction(stack, "Api", table=table, entry=HANDLER, counters=[views])
     return stack
 
@@ -141,7 +140,7 @@ def hardened_stack(app: cdk.App) -> cdk.Stack:
     views = ShardedCounter(stack, "Views", table=table, name="views", shards=8)
     daily = ShardedCounter(stack, "Daily", table=table, name="daily", shards=2,
                            schedule=cdk.Duration.hours(1), scheduled_counters=["home"])
-    StreamAudit(stack, "Audit", source=table, redact=["email"], exclude_entities=COUNTER_ENTITIES)
+    StreamAudit(stack, "Audit", source=table, redact=["email"], exclude_entities=ShardedCounter.ENTITIES)
     TableFunction(stack, "Api", table=table, entry=HANDLER, counters=[views, daily])
     return stack
 
@@ -175,7 +174,7 @@ def operations_stack(app: cdk.App) -> cdk.Stack:
         operations=Operations(alarm_topic=topic, user_errors_threshold=10),
     )
     ShardedCounter(stack, "Views", table=table, name="views", shards=8)
-    StreamAudit(stack, "Audit", source=table, exclude_entities=COUNTER_ENTITIES)
+    StreamAudit(stack, "Audit", source=table, exclude_entities=ShardedCounter.ENTITIES)
     return stack
 
 
@@ -202,7 +201,7 @@ def imported_consumer_stack(app: cdk.App) -> cdk.Stack:
     )
     table.add_operations(Operations())
     views = ShardedCounter(stack, "Views", table=table, name="views", shards=4)
-    StreamAudit(stack, "Audit", source=table, redact=["email"], exclude_entities=COUNTER_ENTITIES)
+    StreamAudit(stack, "Audit", source=table, redact=["email"], exclude_entities=ShardedCounter.ENTITIES)
     reader = TableFunction(stack, "Reader", table=table, entry=HANDLER, access=None, counters=[views])
     table.grant_query(reader.function, index="GSI2")
     return stack

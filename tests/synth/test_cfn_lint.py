@@ -16,14 +16,13 @@ import pytest
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_kms as kms
 
-from constructs_lib import SingleTable, TableFunction
-from constructs_lib.model import Model
-
 # The construct-variant stacks of the cdk-nag gate (a sibling test module: pytest puts this
 # directory on sys.path), so both gates check the same stacks.
 from test_cdk_nag import VARIANT_STACKS, build_stack_app
 
 from app import STACKS as APP_STACKS
+from constructs_lib import SingleTable, TableFunction
+from constructs_lib.model import Model
 
 HANDLER = Path(__file__).resolve().parents[2] / "examples" / "shop" / "handlers" / "orders_api.py"
 

@@ -28,7 +28,6 @@ from constructs_lib.constructs.hardening import (
     VPC_CIDR,
     VPC_CONTEXT,
 )
-from constructs_lib.constructs.stream_audit import COUNTER_ENTITIES
 from examples.shop.model import shop_model
 
 HANDLER = Path(__file__).resolve().parents[2] / "examples" / "shop" / "handlers" / "orders_api.py"
@@ -39,7 +38,7 @@ NEW_AND_OLD = dynamodb.StreamViewType.NEW_AND_OLD_IMAGES
 def _compose(stack: cdk.Stack) -> None:
     table = SingleTable(stack, "Data", model=shop_model, stream=NEW_AND_OLD)
     views = ShardedCounter(stack, "Views", table=table, name="views", shards=4)
-    StreamAudit(stack, "Audit", source=table, redact=["email"], exclude_entities=COUNTER_ENTITIES)
+    StreamAudit(stack, "Audit", source=table, redact=["email"], exclude_entities=ShardedCounter.ENTITIES)
     TableFunction(stack, "Api", table=table, entry=HANDLER, counters=[views])
 
 

@@ -25,7 +25,6 @@ from constructs_lib import (
     StreamAudit,
     TableFunction,
 )
-from constructs_lib.constructs.stream_audit import COUNTER_ENTITIES
 from constructs_lib.model import Model
 from constructs_lib.runtime.contract import ENV_MODEL_FINGERPRINT, fingerprint
 
@@ -126,7 +125,7 @@ def cross_account(shop_model: Model) -> tuple[cdk.Stack, Template, ImportedSingl
         stream_view_type=NEW_AND_OLD,
     )
     views = ShardedCounter(stack, "Views", table=table, name="views", shards=4)
-    StreamAudit(stack, "Audit", source=table, redact=["email"], exclude_entities=COUNTER_ENTITIES)
+    StreamAudit(stack, "Audit", source=table, redact=["email"], exclude_entities=ShardedCounter.ENTITIES)
     TableFunction(stack, "Api", table=table, entry=HANDLER, counters=[views])
     return stack, Template.from_stack(stack), table
 

@@ -22,7 +22,6 @@ from constructs_lib import (
     TableFunction,
 )
 from constructs_lib.constructs.model_contract import ADVANCED_LIMIT, STANDARD_LIMIT
-from constructs_lib.constructs.stream_audit import COUNTER_ENTITIES
 from constructs_lib.model import Entity, Model
 from constructs_lib.runtime.contract import ENV_MODEL_FINGERPRINT, fingerprint
 
@@ -147,7 +146,7 @@ def consumer(shop_model: Model) -> tuple[cdk.Stack, Template]:
     reports = TableFunction(stack, "Reports", table=table, entry=HANDLER, access=None)
     table.grant_query(reports.function, index="GSI2")
     ShardedCounter(stack, "Views", table=table, name="views", shards=2)
-    StreamAudit(stack, "Audit", source=table, exclude_entities=COUNTER_ENTITIES)
+    StreamAudit(stack, "Audit", source=table, exclude_entities=ShardedCounter.ENTITIES)
     assert table.parameter_prefix == PREFIX
     return stack, Template.from_stack(stack)
 

@@ -14,7 +14,15 @@ from aws_cdk import aws_kms as kms
 from aws_cdk.assertions import Annotations, Match, Template
 
 from constructs_lib import ConstructPropsError, SingleTable
-from constructs_lib.model import AccessPattern, AccessPatternError, Entity, Index, IndexKey, Model, ModelError
+from constructs_lib.model import (
+    AccessPattern,
+    AccessPatternError,
+    Entity,
+    Index,
+    IndexKey,
+    Model,
+    ModelError,
+)
 
 GLOBAL_TABLE = "AWS::DynamoDB::GlobalTable"
 LOW_CARDINALITY = r"STATUS#\{status\}.*low-cardinality"

@@ -13,8 +13,7 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 
-from constructs_lib import ConstructPropsError, SingleTable, StreamAudit
-from constructs_lib.constructs.stream_audit import COUNTER_ENTITIES
+from constructs_lib import ConstructPropsError, ShardedCounter, SingleTable, StreamAudit
 from constructs_lib.model import Model
 from constructs_lib.testing import asset_dir
 
@@ -68,7 +67,7 @@ def synth(model: Model, tmp: Path, *, reader: bool = False, cmk: bool = False, r
 
 @pytest.fixture(scope="module")
 def shop(shop_model: Model, tmp_path_factory: pytest.TempPathFactory) -> Synth:
-    return synth(shop_model, tmp_path_factory.mktemp("audit"), reader=True, exclude_entities=COUNTER_ENTITIES,
+    return synth(shop_model, tmp_path_factory.mktemp("audit"), reader=True, exclude_entities=ShardedCounter.ENTITIES,
                  redact=["email"], retention=cdk.Duration.days(365))
 
 
@@ -130,7 +129,7 @@ def test_mapping_has_capped_retries_bisect_age_queue_and_partial_responses(shop:
 def test_excluded_entities_become_event_filters(shop: Synth) -> None:
     (mapping,) = shop.of_type("AWS::Lambda::EventSourceMapping").values()
     patterns = [json.loads(f["Pattern"]) for f in mapping["Properties"]["FilterCriteria"]["Filters"]]
-    skipped = sorted(COUNTER_ENTITIES)
+    skipped = sorted(ShardedCounter.ENTITIES)
     # THEN inserts/updates and removes of other entities pass, counter items never invoke the function
     assert {"dynamodb": {"NewImage": {"_type": {"S": [{"anything-but": skipped}]}}}} in patterns
     assert {"eventName": ["REMOVE"], "dynamodb": {"OldImage": {"_type": {"S": [{"anything-but": skipped}]}}}} in patterns

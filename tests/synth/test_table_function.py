@@ -276,6 +276,20 @@ def test_bad_access_value_is_rejected(scratch_stack: cdk.Stack, scratch_table: S
         TableFunction(scratch_stack, f"BadAccess{access}", table=scratch_table, entry=HANDLER, access=access)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(("counters", "message"), [
+    ("video_views", r"counters='video_views' must be a list of constructs with bind\(function\)"),
+    (["video_views"], r"counters entry 'video_views' has no bind\(function\) method"),
+])
+def test_counters_must_be_things_a_function_can_be_bound_to(
+    scratch_stack: cdk.Stack, scratch_table: SingleTable, counters: object, message: str
+) -> None:
+    # GIVEN a counter family named by a string instead of the ShardedCounter construct
+    # WHEN the function is built THEN construction fails naming the entry and what it lacks
+    with pytest.raises(ConstructPropsError, match=message):
+        TableFunction(scratch_stack, f"BadCounters{len(str(counters))}", table=scratch_table, entry=HANDLER,
+                      counters=counters)  # type: ignore[arg-type]
+
+
 def test_runtime_option_sets_the_runtime_and_the_bytecode_version(scratch_stack: cdk.Stack, scratch_table: SingleTable) -> None:
     from aws_cdk import aws_lambda as lambda_
 

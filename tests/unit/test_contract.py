@@ -20,9 +20,9 @@ from constructs_lib.runtime import (
     RuntimeClientError,
     TableClient,
 )
-from constructs_lib.runtime.client import ENV_MODEL_PATH
 from constructs_lib.runtime.contract import (
     ENV_MODEL_FINGERPRINT,
+    ENV_MODEL_PATH,
     fingerprint,
     key_schema,
     verify,

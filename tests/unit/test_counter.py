@@ -11,12 +11,13 @@ from constructs_lib.runtime import (
     CounterClient,
     CounterSpec,
     KeyValueError,
+    SettingsError,
     derive_shards,
 )
 from constructs_lib.runtime.patterns.counter import MAX_SHARDS
 
 
-# Shard-count derivation (seed 001: 1 KB write = 1 WCU, 1,000 WCU per partition) ----------------
+# Shard-count derivation (1 KB write = 1 WCU, 1,000 WCU per partition) ---------------------------
 @pytest.mark.parametrize(
     ("rate", "kwargs", "shards"),
     [
@@ -156,10 +157,10 @@ def test_spec_json_round_trips_and_refuses_other_documents() -> None:
 
 def test_from_environment_names_the_missing_variable() -> None:
     # GIVEN an environment without the family's spec WHEN the client is built from it THEN it says how to bind
-    with pytest.raises(KeyValueError, match="CONSTRUCTS_LIB_COUNTER_VIDEO_VIEWS.*ShardedCounter.bind"):
+    with pytest.raises(SettingsError, match="CONSTRUCTS_LIB_COUNTER_VIDEO_VIEWS.*ShardedCounter.bind"):
         CounterClient.from_environment("video_views", environ={})
     # AND with the spec but no table variable, that variable is named
-    with pytest.raises(KeyValueError, match="CONSTRUCTS_LIB_COUNTER_VIDEO_VIEWS_TABLE"):
+    with pytest.raises(SettingsError, match="CONSTRUCTS_LIB_COUNTER_VIDEO_VIEWS_TABLE"):
         CounterClient.from_environment("video_views", environ={SPEC.env_var: SPEC.to_json()})
 
 

@@ -17,7 +17,7 @@ from constructs_lib.docgen.describe import (
     mermaid,
 )
 from constructs_lib.model import AccessPattern, Entity, Field, Index, IndexKey, Model
-from constructs_lib.runtime import TableClient, keys
+from constructs_lib.runtime import TableClient, keys, requests
 from examples.saas.model import saas_model
 from examples.shop.model import shop_model
 
@@ -113,7 +113,7 @@ def test_pattern_example_matches_the_runtime_query_request() -> None:
     resolved = shop_model.resolved_patterns["orders in a date range"]
     values = {**example_values(shop_model, shop_model.entity("Order")),
               "created_at": ("2026-01-01T00:00:00Z", "2026-01-31T00:00:00Z")}
-    params = client._query_params(resolved, values)
+    params = requests.query_params(client.codec, "t", resolved, values)
     sent = {v["S"] for v in params["ExpressionAttributeValues"].values()}
     # WHEN the model is described
     row = next(r for r in _rows(_section(describe(shop_model), "Access patterns")) if r[0].strip() == resolved.name)

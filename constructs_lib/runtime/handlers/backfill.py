@@ -8,8 +8,7 @@ Events (``{"action": ...}``):
   re-invoke itself for the same segment (resume from the checkpoint);
 * ``"status"``: the job's report (totals, segments done, items that could not be indexed).
 
-Environment: the table name (``TABLE_NAME``) and the spec (``CONSTRUCTS_LIB_BACKFILL_SPEC``);
-the model comes from the bundle. Progress is logged as CloudWatch Embedded Metric Format lines.
+Environment: ``TABLE_NAME`` and ``CONSTRUCTS_LIB_BACKFILL_SPEC``; the model is the bundled one.
 """
 
 from __future__ import annotations

@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-import contextvars
-import math
 import random
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from .._aws import ACCESS_PATTERN
 from ..exceptions import TrafficInsightError
+from ..limits import THROTTLING_CODES
 from ._parse import OPERATIONS, READ, READS, TABLE, WRITE, Layout, breakdown, is_for
 from .sketch import KeyCount, SpaceSaving
+from .snapshot import QueryShape, Snapshot, TrafficRecord, check, is_int, is_number
 
 if TYPE_CHECKING:
     from ...model import Model
@@ -23,78 +24,9 @@ if TYPE_CHECKING:
 
 #: Query/Scan shapes kept; later new shapes are pooled under one "(other shapes)" row.
 MAX_SHAPES = 256
-_THROTTLES = frozenset({"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"})
 
-#: The access pattern the current request serves (set by ``TableClient.query`` while recording).
-PATTERN: contextvars.ContextVar[str | None] = contextvars.ContextVar("constructs_lib_access_pattern", default=None)
-
-
-def check(name: str, value: Any, rule: str, ok: bool) -> None:
-    """Raise :class:`TrafficInsightError` naming ``value`` and ``rule`` unless ``ok``."""
-    if not ok:
-        raise TrafficInsightError(f"{name} {value!r} must be {rule}")
-
-
-def is_int(value: Any, low: int) -> bool:
-    return not isinstance(value, bool) and isinstance(value, int) and value >= low
-
-
-def is_number(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
-
-
-@dataclass(frozen=True)
-class TrafficRecord:
-    """One sampled DynamoDB request.
-
-    ``partition_keys`` has one entry per item the request touched on ``index`` (the table's
-    partition key for item operations and batches, the index's for a Query; empty for a
-    Scan). ``capacity_units`` is what DynamoDB reported (None if nothing); ``count`` and
-    ``scanned_count`` are ``Count``/``ScannedCount`` (items returned vs read); ``pattern`` is
-    the declared access pattern the request served, if any.
-    """
-
-    operation: str
-    index: str
-    partition_keys: tuple[str, ...]
-    pattern: str | None
-    capacity_units: float | None
-    count: int | None
-    scanned_count: int | None
-    error_code: str | None
-
-
-@dataclass
-class QueryShape:
-    """Totals of one Query/Scan shape: a declared pattern, or an index + key condition + filter
-    (placeholders ``:v`` stay unresolved, so no data values appear)."""
-
-    operation: str
-    index: str
-    label: str
-    pattern: str | None
-    requests: int = 0
-    scanned: int = 0
-    returned: int = 0
-    capacity_units: float = 0.0
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """A consistent copy of a recorder's aggregates, in sampled units (see :meth:`TrafficRecorder.snapshot`)."""
-
-    table_name: str | None
-    model: Model | None
-    sample_rate: float
-    sampled_requests: int
-    duration_seconds: float
-    sketches: dict[tuple[str, str], tuple[list[KeyCount], int, bool, float]]  # (index, kind) -> (top, hits, exact, bound)
-    operations: dict[str, tuple[int, int, float]]  # label -> (requests, key hits, capacity units)
-    errors: dict[str, int]
-    index_reads: dict[str, int]
-    index_writes: dict[str, tuple[int, float]]  # GSI -> (item writes, capacity units)
-    patterns: dict[str, int]
-    shapes: list[QueryShape]
+#: The access pattern the current request serves (set by ``TableClient.query`` at the AWS-call seam).
+PATTERN = ACCESS_PATTERN
 
 
 class TrafficRecorder:
@@ -267,7 +199,7 @@ class TrafficRecorder:
                 pattern: str | None, error: str | None) -> None:
         b = breakdown(self._layout, self.table_name, label, params, response)  # type: ignore[arg-type]
         units = b.capacity.total if b.capacity else None
-        throttled = 1 if error in _THROTTLES else 0
+        throttled = 1 if error in THROTTLING_CODES else 0
         own = tuple(key for sketch, _, key, _ in b.hits if sketch == b.sketch)
         record = TrafficRecord(label, b.index, own, pattern, units, b.count, b.scanned, error)
         with self._lock:

@@ -7,15 +7,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..patterns.counter.client import DEFAULT_HEADROOM, PARTITION_WCU
+from ..limits import PARTITION_RCU, PARTITION_WCU
+from ..patterns.counter.sizing import DEFAULT_HEADROOM
 from ._parse import TABLE, WRITE
-from .recorder import Snapshot, check, is_int, is_number
+from .snapshot import Snapshot, check, is_int, is_number
 
 if TYPE_CHECKING:
     from ...model import Model
 
-#: Read capacity units one partition serves per second (strongly consistent 4 KB reads).
-PARTITION_RCU = 3000
 HOT_PARTITION, LOW_CARDINALITY = "hot_partition", "low_cardinality"
 FILTER_HEAVY, SCAN, UNUSED_INDEX = "filter_heavy_query", "scan", "unused_index"
 KINDS = (HOT_PARTITION, LOW_CARDINALITY, FILTER_HEAVY, SCAN, UNUSED_INDEX)

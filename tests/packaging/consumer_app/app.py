@@ -17,9 +17,9 @@ from __future__ import annotations
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
 from constructs import Construct
+from model import desk_model
 
 from constructs_lib import SingleTable, TableFunction
-from model import desk_model
 
 #: Where the producer publishes the table's contract.
 CONTRACT_PREFIX = "/desk/data"

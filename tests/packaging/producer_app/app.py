@@ -18,7 +18,6 @@ from constructs import Construct
 from model import desk_model
 
 from constructs_lib import ModelContract, ShardedCounter, SingleTable, StreamAudit
-from constructs_lib.constructs.stream_audit import COUNTER_ENTITIES
 
 #: Where the contract is published; the consumer repository imports from the same prefix.
 CONTRACT_PREFIX = "/desk/data"
@@ -34,7 +33,7 @@ class DeskDataStack(cdk.Stack):
             publish=ModelContract(parameter_prefix=CONTRACT_PREFIX),
         )
         self.ticket_updates = ShardedCounter(self, "TicketUpdates", table=self.data, name="ticket_updates", shards=4)
-        self.audit = StreamAudit(self, "Audit", source=self.data, exclude_entities=COUNTER_ENTITIES)
+        self.audit = StreamAudit(self, "Audit", source=self.data, exclude_entities=ShardedCounter.ENTITIES)
 
 
 app = cdk.App()

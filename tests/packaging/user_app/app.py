@@ -15,7 +15,6 @@ from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
 from constructs_lib import ShardedCounter, SingleTable, StreamAudit, TableFunction
-from constructs_lib.constructs.stream_audit import COUNTER_ENTITIES
 from constructs_lib.model import AccessPattern, Entity, Field, Model
 
 HERE = Path(__file__).resolve().parent
@@ -45,7 +44,7 @@ class LibraryStack(cdk.Stack):
         super().__init__(scope, id, **kwargs)
         self.data = SingleTable(self, "Data", model=library_model, stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
         self.loans_counter = ShardedCounter(self, "BookLoans", table=self.data, name="book_loans", shards=4)
-        self.audit = StreamAudit(self, "Audit", source=self.data, exclude_entities=COUNTER_ENTITIES)
+        self.audit = StreamAudit(self, "Audit", source=self.data, exclude_entities=ShardedCounter.ENTITIES)
         self.api = TableFunction(
             self, "LoansApi", table=self.data, entry=HERE / "loans_api.py", counters=[self.loans_counter]
         )

@@ -3,6 +3,18 @@
 from __future__ import annotations
 
 from .client import (
+    AuditClient,
+    AuditPage,
+    AuditRecord,
+)
+from .keys import (
+    audit_pk,
+    day_shard,
+    format_ms,
+    sha256_hex,
+    typed_key,
+)
+from .spec import (
     AUDIT_ATTRIBUTES,
     AUDIT_TYPE,
     DAY_INDEX,
@@ -31,18 +43,13 @@ from .client import (
     TTL_IDENTITY,
     UNKNOWN,
     VERSION,
-    AuditClient,
-    AuditPage,
-    AuditRecord,
     AuditSpec,
-    audit_pk,
+    check_salt,
+)
+from .values import (
     b64,
     binary,
-    check_salt,
-    day_shard,
-    format_ms,
     number_text,
-    sha256_hex,
     typed_tag,
     utf8_len,
 )
@@ -88,6 +95,7 @@ __all__ = [
     "format_ms",
     "number_text",
     "sha256_hex",
+    "typed_key",
     "typed_tag",
     "utf8_len",
 ]

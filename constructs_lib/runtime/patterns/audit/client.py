@@ -1,286 +1,45 @@
-"""The audit trail's contract and read side: :class:`AuditSpec`, the audit table's key layout,
-and :class:`AuditClient` (history of an item, changes of a day, state as of a time).
+"""The audit trail's read side: :class:`AuditClient` (history of an item, changes of a day,
+state as of a time).
 
 How a stream record becomes an audit item (diff, redaction, size limit) and the Lambda
 handler that writes them live in :mod:`constructs_lib.runtime.handlers.audit`.
-
-Audit table layout (``StreamAudit`` creates exactly this; every key attribute is a string)::
-
-    PK     = ITEM#{pk}[#{sk}]                              one partition per audited item
-    SK     = {changed_at}#{sequence number, 40 digits}     Query newest first = the item's history
-    GSI1PK = DAY#{YYYY-MM-DD}#{shard:03d}   index "ByDay"  a day's changes over day_shards partitions
-    GSI1SK = {SK}#{PK}                                     unique and in time order
-
-``{pk}``/``{sk}`` are the source key values (S as is, N as plain decimal text, B as base64),
-each :func:`codec.escape`-d so a ``#`` inside a value cannot forge a segment. A PK over 2,048
-bytes becomes ``ITEM#$H#`` + the SHA-256 hex of the full text (``$`` never occurs in an
-escaped value, so no real key can produce it); a GSI1SK over 1,024 bytes (the index's sort
-key limit) uses that hashed form of PK. ``changed_at`` is the record's
-ApproximateCreationDateTime as ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (UTC, floored to the millisecond);
-the shard is ``sha256(PK) % day_shards``, so one item's changes of a day share a partition.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
 import heapq
-import json
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from decimal import Context, Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
 from ... import _aws, codec, contract
-from ...exceptions import ImageOmittedError, KeyValueError, RedactionError
+from ...exceptions import ImageOmittedError, KeyValueError, SettingsError
 from ...pages import CursorCodec, derive_cursor_key
+from .keys import audit_pk, format_ms, sha256_hex, typed_key
+from .spec import (
+    DAY_INDEX,
+    ENV_AUDIT_TABLE,
+    ENV_SALT,
+    ENV_SALT_SECRET,
+    ENV_SOURCE_TABLE,
+    ENV_SPEC,
+    EPOCH,
+    GSI1PK,
+    GSI1SK,
+    MAX_EPOCH_MS,
+    PK,
+    SEQUENCE_DIGITS,
+    SK,
+    AuditSpec,
+    check_salt,
+)
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
 
     from ....model import Model
-
-# The contract with the construct ---------------------------------------------------------------
-FORMAT, VERSION = "constructs_lib.audit", 1
-ENV_SPEC, ENV_AUDIT_TABLE, ENV_SOURCE_TABLE = "CONSTRUCTS_LIB_AUDIT", "AUDIT_TABLE_NAME", "SOURCE_TABLE_NAME"
-#: The redaction salt: as text (local runs, tests), or the ARN of the Secrets Manager secret holding it.
-ENV_SALT, ENV_SALT_SECRET = "CONSTRUCTS_LIB_AUDIT_SALT", "CONSTRUCTS_LIB_AUDIT_SALT_SECRET_ARN"
-PK, SK, GSI1PK, GSI1SK = "PK", "SK", "GSI1PK", "GSI1SK"
-DAY_INDEX = "ByDay"
-AUDIT_TYPE = "AuditRecord"
-EVENTS = ("INSERT", "MODIFY", "REMOVE", "EXPIRE")
-ITEM_PREFIX, HASHED_PREFIX = "ITEM#", "ITEM#$H#"
-MAX_PK_BYTES, MAX_GSI_SK_BYTES = 2048, 1024
-#: Audit items are kept below this estimate; DynamoDB's limit is 400 KB.
-MAX_ITEM_BYTES = 390 * 1024
-SEQUENCE_DIGITS = 40
-#: How DynamoDB Local names a TTL deletion; AWS sends REMOVE with :data:`TTL_IDENTITY`.
-TTL_EVENT_NAME = "UNKNOWN_TO_SDK_VERSION"
-TTL_IDENTITY = {"type": "Service", "principalId": "dynamodb.amazonaws.com"}
-UNKNOWN, TTL_ACTOR, REDACTED_ACTOR = "unknown", "ttl", "redacted"
-#: Names of the audit item's own attributes (the TTL attribute may not reuse one).
-AUDIT_ATTRIBUTES = (
-    PK, SK, GSI1PK, GSI1SK, "_type", "source_table", "entity", "key", "event", "changed", "changes",
-    "image", "actor", "changed_at", "sequence_number", "event_id", "image_omitted", "values_omitted",
-    "changes_omitted",
-)
-_TYPES = ("S", "N", "B", "BOOL", "NULL", "SS", "NS", "BS", "M", "L")
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-MAX_EPOCH_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
-_EXACT = Context(prec=100)
-
-
-# The spec: what the construct tells the runtime --------------------------------------------------
-@dataclass(frozen=True)
-class AuditSpec:
-    """How the audit function reads the source table and writes the audit table.
-
-    Serialized into the audit function's environment (:data:`ENV_SPEC`).
-
-    Parameters
-    ----------
-    source_pk_attribute, source_sk_attribute
-        The source table's key attributes. Defaults ``"PK"`` and ``"SK"``; ``source_sk_attribute``
-        is None for a table without a sort key.
-    entity_attribute
-        Source attribute naming the item's entity. Default ``"_type"``.
-    actor_attribute
-        Source attribute naming who made a change. Default ``"updated_by"``; None: not recorded.
-    redact
-        Top-level source attributes never stored in clear. Not the key attributes nor the entity
-        attribute. Default none.
-    redaction
-        ``"hash"`` (salted HMAC-SHA256; equal values stay comparable) or ``"drop"``. Default ``"hash"``.
-    day_shards
-        Partitions per day of the ``ByDay`` index, 1–100. Default 8.
-    retention_seconds
-        Audit records expire this long after the change (TTL), ≥ 86,400; None keeps them. Default None.
-    audit_ttl_attribute
-        The audit table's TTL attribute. Default ``"expires_at"``.
-    """
-
-    source_pk_attribute: str = "PK"
-    source_sk_attribute: str | None = "SK"
-    entity_attribute: str = "_type"
-    actor_attribute: str | None = "updated_by"
-    redact: tuple[str, ...] = ()
-    redaction: str = "hash"
-    day_shards: int = 8
-    retention_seconds: int | None = None
-    audit_ttl_attribute: str = "expires_at"
-
-    def __post_init__(self) -> None:
-        for name in ("source_pk_attribute", "entity_attribute", "audit_ttl_attribute"):
-            _check_name(name, getattr(self, name))
-        for name in ("source_sk_attribute", "actor_attribute"):
-            if getattr(self, name) is not None:
-                _check_name(name, getattr(self, name))
-        if self.source_sk_attribute == self.source_pk_attribute:
-            raise KeyValueError(f"source_sk_attribute {self.source_sk_attribute!r} must differ from source_pk_attribute")
-        if isinstance(self.redact, str) or not isinstance(self.redact, (tuple, list)):
-            raise KeyValueError(f"redact {self.redact!r} must be a sequence of attribute names (a str is not one)")
-        object.__setattr__(self, "redact", tuple(self.redact))
-        for name in self.redact:
-            _check_name("redact entry", name)
-            if name in self.key_attributes:
-                raise KeyValueError(
-                    f"redact names {name!r}, a key attribute of the source table: key attributes identify "
-                    "the item and cannot be redacted"
-                )
-            if name == self.entity_attribute:
-                raise KeyValueError(
-                    f"redact names {name!r}, the entity attribute: audit records are filtered by entity, "
-                    "so it cannot be redacted"
-                )
-        if len(set(self.redact)) != len(self.redact):
-            raise KeyValueError(f"redact {list(self.redact)!r} names an attribute twice")
-        if self.redaction not in ("hash", "drop"):
-            raise KeyValueError(f"redaction {self.redaction!r} must be 'hash' or 'drop'")
-        shards = self.day_shards
-        if isinstance(shards, bool) or not isinstance(shards, int) or not 1 <= shards <= 100:
-            raise KeyValueError(f"day_shards {shards!r} must be an int from 1 to 100")
-        ttl = self.retention_seconds
-        if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int) or ttl < 86_400):
-            raise KeyValueError(f"retention_seconds {ttl!r} must be an int >= 86400 (one day) or None")
-        if self.audit_ttl_attribute in AUDIT_ATTRIBUTES:
-            raise KeyValueError(
-                f"audit_ttl_attribute {self.audit_ttl_attribute!r} is an attribute of every audit record; choose another name"
-            )
-
-    @property
-    def key_attributes(self) -> tuple[str, ...]:
-        """The source table's key attributes, partition key first."""
-        return (self.source_pk_attribute,) + ((self.source_sk_attribute,) if self.source_sk_attribute else ())
-
-    @property
-    def needs_salt(self) -> bool:
-        return bool(self.redact) and self.redaction == "hash"
-
-    def to_json(self) -> str:
-        return json.dumps({"format": FORMAT, "version": VERSION, **self.__dict__}, sort_keys=True, separators=(",", ":"))
-
-    @classmethod
-    def from_json(cls, text: str) -> AuditSpec:
-        """Parse :meth:`to_json`; KeyValueError for another format or version, or bad values."""
-        try:
-            data = json.loads(text)
-            valid = isinstance(data, dict) and data.pop("format", None) == FORMAT and data.pop("version", None) == VERSION
-        except (ValueError, TypeError):
-            valid = False
-        if not valid:
-            raise KeyValueError(f"audit spec {str(text)[:80]!r} is not a {FORMAT} version {VERSION} document")
-        try:
-            return cls(**data)
-        except TypeError as exc:
-            raise KeyValueError(f"audit spec {str(text)[:80]!r} has unknown or missing fields: {exc}") from exc
-
-
-def _check_name(what: str, value: Any) -> None:
-    if not isinstance(value, str) or not value or len(value.encode("utf-8", "surrogatepass")) > 255:
-        raise KeyValueError(f"{what} {value!r} must be a non-empty attribute name of at most 255 bytes")
-
-
-def check_salt(spec: AuditSpec, salt: str | None) -> None:
-    """RedactionError unless ``salt`` is usable when ``spec`` hashes redacted attributes."""
-    if spec.needs_salt and (not isinstance(salt, str) or not salt.strip()):
-        raise RedactionError(
-            f"redaction='hash' of {list(spec.redact)!r} needs a secret salt, but none is set "
-            f"(environment variable {ENV_SALT} or {ENV_SALT_SECRET}); refusing to hash without a salt "
-            "or to store clear text"
-        )
-
-
-# Typed values (Lambda's stream JSON: binary values are base64 text) -------------------------------
-def typed_tag(value: Any, where: str) -> tuple[str, Any]:
-    if not isinstance(value, Mapping) or len(value) != 1 or next(iter(value)) not in _TYPES:
-        raise KeyValueError(f"{where} is not a DynamoDB typed value (one of {', '.join(_TYPES)} as a one-key map)")
-    return next(iter(value.items()))
-
-
-def binary(value: Any, where: str) -> bytes:
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return bytes(value)
-    try:
-        return base64.b64decode(value, validate=True)
-    except (binascii.Error, TypeError, ValueError):
-        raise KeyValueError(f"{where}: binary value is not base64 text") from None
-
-
-def number_text(text: Any, where: str) -> str:
-    """Plain decimal text of a DynamoDB number, trailing zeros removed (``"1.50"`` → ``"1.5"``)."""
-    try:
-        number = Decimal(text) if isinstance(text, str) else Decimal("NaN")
-    except InvalidOperation:
-        number = Decimal("NaN")
-    if not number.is_finite():
-        raise KeyValueError(f"{where}: number value is not decimal text")
-    return format(_EXACT.normalize(number), "f")
-
-
-def b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
-
-
-def utf8_len(text: str) -> int:
-    return len(text.encode("utf-8", "surrogatepass"))
-
-
-# Keys -------------------------------------------------------------------------------------------------
-def _key_text(value: Any, attribute: str) -> str:
-    tag, inner = typed_tag(value, f"key attribute {attribute!r}")
-    if tag == "S" and isinstance(inner, str) and inner:
-        return inner
-    if tag == "N":
-        return number_text(inner, f"key attribute {attribute!r}")
-    if tag == "B":
-        return b64(binary(inner, f"key attribute {attribute!r}"))
-    raise KeyValueError(f"key attribute {attribute!r} is of type {tag}; key values are non-empty S, N or B")
-
-
-def audit_pk(spec: AuditSpec, keys: Mapping[str, Any]) -> str:
-    """The audit partition key of a source item, from its typed key (``{"PK": {"S": ...}, ...}``)."""
-    if not isinstance(keys, Mapping) or set(keys) != set(spec.key_attributes):
-        names = sorted(keys) if isinstance(keys, Mapping) else keys
-        raise KeyValueError(f"source key {names!r} does not match the key attributes {list(spec.key_attributes)!r} of the audit spec")
-    text = ITEM_PREFIX + "#".join(codec.escape(_key_text(keys[a], a), field=a) for a in spec.key_attributes)
-    return text if utf8_len(text) <= MAX_PK_BYTES else HASHED_PREFIX + sha256_hex(text)
-
-
-def _typed_key(key: Mapping[str, Any]) -> dict[str, Any]:
-    """A plain Python key (str, int, Decimal, bytes values) as typed values."""
-    out: dict[str, Any] = {}
-    if not isinstance(key, Mapping):
-        raise KeyValueError(f"key {key!r} must be a map of the source key attributes to their values")
-    for name, value in key.items():
-        if isinstance(value, str):
-            out[name] = {"S": value}
-        elif isinstance(value, (int, Decimal)) and not isinstance(value, bool):
-            out[name] = {"N": str(value)}
-        elif isinstance(value, (bytes, bytearray)):
-            out[name] = {"B": bytes(value)}
-        else:
-            raise KeyValueError(f"key attribute {name!r} is a {type(value).__name__}; key values are str, int, Decimal or bytes")
-    return out
-
-
-def sha256_hex(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def day_shard(spec: AuditSpec, pk: str) -> int:
-    """The ``ByDay`` partition (0..day_shards-1) of an audit partition key."""
-    return int(sha256_hex(pk), 16) % spec.day_shards
-
-
-def format_ms(ms: int) -> str:
-    dt = EPOCH + timedelta(milliseconds=ms)
-    return (
-        f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}."
-        f"{dt.microsecond // 1000:03d}Z"
-    )
 
 
 # Reading the trail ------------------------------------------------------------------------------------
@@ -374,16 +133,16 @@ class AuditClient:
     ) -> None:
         if not isinstance(spec, AuditSpec):
             raise TypeError(f"spec {spec!r} must be an AuditSpec")
-        for what, name in (("audit_table_name", audit_table_name), ("source_table_name", source_table_name)):
-            if not isinstance(name, str) or not name:
-                raise KeyValueError(f"{what} {name!r} must be a non-empty table name")
+        tables = {"audit_table_name": audit_table_name, "source_table_name": source_table_name}
+        _aws.check_table_names(tables)
         if writer:
             check_salt(spec, salt)
+        self.client = _aws.bind(
+            client, tables, retry_mode=retry_mode, max_attempts=max_attempts, region_name=region_name,
+            endpoint_url=endpoint_url,
+        )
         self.spec, self.audit_table_name, self.source_table_name = spec, audit_table_name, source_table_name
         self.salt, self.batch_retries = salt, batch_retries
-        self.client = client or _aws.make_client(
-            retry_mode=retry_mode, max_attempts=max_attempts, region_name=region_name, endpoint_url=endpoint_url
-        )
 
     @classmethod
     def from_environment(cls, *, environ: Mapping[str, str] | None = None, **kwargs: Any) -> AuditClient:
@@ -397,8 +156,7 @@ class AuditClient:
         env = os.environ if environ is None else environ
         contract.verify(environ=env)  # on an imported table: the bundled model must be the deployed one
         for var in (ENV_SPEC, ENV_AUDIT_TABLE, ENV_SOURCE_TABLE):
-            if not env.get(var):
-                raise KeyValueError(f"environment variable {var!r} is not set; StreamAudit sets it on the functions it binds")
+            _aws.environment(env, var, "StreamAudit sets it on the functions it binds")
         spec = AuditSpec.from_json(env[ENV_SPEC])
         salt = kwargs.pop("salt", None) or env.get(ENV_SALT) or None
         if salt is None and kwargs.get("writer") and spec.needs_salt and env.get(ENV_SALT_SECRET):
@@ -408,7 +166,7 @@ class AuditClient:
 
     def audit_pk(self, key: Mapping[str, Any]) -> str:
         """The audit partition of a source item, from its plain key (``{"PK": "...", "SK": "..."}``)."""
-        return audit_pk(self.spec, _typed_key(key))
+        return audit_pk(self.spec, typed_key(key))
 
     def _item_pk(self, key: Mapping[str, Any] | None, entity: str | None, model: Model | None, ids: Mapping[str, Any]) -> str:
         if key is not None:
@@ -546,11 +304,4 @@ def _pk_query(pk: str, **extra: Any) -> dict[str, Any]:
 
 def _check_limit(what: str, value: Any, cap: int | None = 1000) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1 or (cap is not None and value > cap):
-        raise KeyValueError(f"{what} {value!r} must be a positive int" + (f" of at most {cap}" if cap else ""))
-
-
-__all__ = [
-    "AUDIT_TYPE", "DAY_INDEX", "ENV_AUDIT_TABLE", "ENV_SALT", "ENV_SALT_SECRET", "ENV_SOURCE_TABLE", "ENV_SPEC", "EVENTS", "GSI1PK",
-    "GSI1SK", "HASHED_PREFIX", "MAX_ITEM_BYTES", "PK", "SK", "AuditClient", "AuditPage", "AuditRecord", "AuditSpec",
-    "audit_pk", "check_salt", "day_shard", "format_ms",
-]
+        raise SettingsError(f"{what} {value!r} must be a positive int" + (f" of at most {cap}" if cap else ""))

@@ -1,22 +1,36 @@
-"""Write-sharded counters: shard sizing, the spec the construct hands to the runtime, the client."""
+"""Write-sharded counters: shard sizing, the item layout and spec, the client."""
 
 from __future__ import annotations
 
 from .client import (
+    CounterClient,
+    CounterValue,
+    Increment,
+)
+from .sizing import (
+    DEFAULT_HEADROOM,
+    MAX_SHARDS,
+    PARTITION_WCU,
+    WCU_BYTES,
+    ShardSizing,
+    derive_shards,
+)
+from .spec import (
     AGGREGATED_AT,
     BY,
     COUNT,
     COUNTER_ID,
     DEDUP_SK,
     DEDUP_TYPE,
-    DEFAULT_HEADROOM,
+    ENTITIES,
+    ENV_FAMILY,
     ENV_PREFIX,
     FAMILY,
     FORMAT,
     IDEMPOTENCY_KEY,
-    MAX_SHARDS,
-    PARTITION_WCU,
+    MAX_BY,
     PREFIX,
+    SCHEDULE_SOURCE,
     SHARD,
     SHARD_SK,
     SHARD_TYPE,
@@ -24,13 +38,7 @@ from .client import (
     TOTAL_SK,
     TOTAL_TYPE,
     VERSION,
-    WCU_BYTES,
-    CounterClient,
     CounterSpec,
-    CounterValue,
-    Increment,
-    ShardSizing,
-    derive_shards,
 )
 
 __all__ = [
@@ -41,13 +49,17 @@ __all__ = [
     "DEDUP_SK",
     "DEDUP_TYPE",
     "DEFAULT_HEADROOM",
+    "ENTITIES",
+    "ENV_FAMILY",
     "ENV_PREFIX",
     "FAMILY",
     "FORMAT",
     "IDEMPOTENCY_KEY",
+    "MAX_BY",
     "MAX_SHARDS",
     "PARTITION_WCU",
     "PREFIX",
+    "SCHEDULE_SOURCE",
     "SHARD",
     "SHARDS",
     "SHARD_SK",

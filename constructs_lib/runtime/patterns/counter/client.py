@@ -1,35 +1,19 @@
-"""Write-sharded counters: sizing, key layout and the :class:`CounterClient`.
+"""The :class:`CounterClient`: increment, read and recompute the counters of one family.
 
-Why shards. One partition accepts at most 1,000 write capacity units per second, and a
-1 KB write costs one WCU, so a single counter item tops out near 1,000 increments/s. A
-*counter family* (say ``video_views``) spreads each counter's increments over N shard items
-on N distinct partition keys, giving N × 1,000 WCU; reading the exact value then costs
-reading N shards, so an aggregator keeps a pre-computed total item per counter.
-
-Item layout on the single table (``{id}`` is the escaped counter id, ``NNN`` the shard)::
-
-    shard   PK = COUNTER#<family>#{id}#S007          SK = SHARD   count (ADD), _type
-    total   PK = COUNTER#<family>#{id}               SK = TOTAL   count, aggregated_at
-    dedup   PK = COUNTER#<family>#{id}#DEDUP#{key}   SK = DEDUP   (TTL) one per idempotency key
-
-Reading top to bottom: sizing (:func:`derive_shards`), the spec the construct hands to the
-runtime (:class:`CounterSpec`), then :class:`CounterClient` — increment, get, recompute.
+An aggregator keeps a pre-computed total item per counter, recomputed from all shards.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-import math
 import os
 import random
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from ... import _aws, codec, contract
+from ... import _aws, contract
 from ...exceptions import (
     ConditionFailedError,
     DynamoDBError,
@@ -37,222 +21,25 @@ from ...exceptions import (
     KeyValueError,
     TransactionCanceledError,
 )
+from .spec import (
+    AGGREGATED_AT,
+    BY,
+    COUNT,
+    COUNTER_ID,
+    DEDUP_TYPE,
+    ENV_PREFIX,
+    FAMILY,
+    IDEMPOTENCY_KEY,
+    MAX_BY,
+    SHARD,
+    SHARD_TYPE,
+    SHARDS,
+    TOTAL_TYPE,
+    CounterSpec,
+)
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
-
-# Sizing: seed arithmetic ---------------------------------------------------------------------------
-#: Write capacity one partition sustains per second.
-PARTITION_WCU = 1000
-#: Bytes one write capacity unit covers (a write of up to 1 KB costs 1 WCU).
-WCU_BYTES = 1024
-#: Largest shard count a family may use (exact reads then take 10 BatchGetItem calls).
-MAX_SHARDS = 1000
-DEFAULT_HEADROOM = 1.2
-
-# Layout -----------------------------------------------------------------------------------------------
-PREFIX = "COUNTER"
-SHARD_SK, TOTAL_SK, DEDUP_SK = "SHARD", "TOTAL", "DEDUP"
-#: Values of the model's entity attribute on counter items (stream filters can exclude them).
-SHARD_TYPE, TOTAL_TYPE, DEDUP_TYPE = "CounterShard", "CounterTotal", "CounterDedup"
-COUNT, FAMILY, COUNTER_ID, SHARD, AGGREGATED_AT, SHARDS, BY, IDEMPOTENCY_KEY = (
-    "count", "counter", "counter_id", "shard", "aggregated_at", "shards", "by", "idempotency_key",
-)
-#: Environment variable prefix holding a family's spec (``CONSTRUCTS_LIB_COUNTER_VIDEO_VIEWS``).
-ENV_PREFIX = "CONSTRUCTS_LIB_COUNTER_"
-FORMAT, VERSION = "constructs_lib.counter", 1
-
-_FAMILY_RE = re.compile(r"[a-z][a-z0-9_]{0,47}")
-_MAX_ID_BYTES = 1024
-_MAX_IDEMPOTENCY_KEY_BYTES = 512
-_MAX_BY = 10**18
-_SHARD_SEGMENT = re.compile(r"S([0-9]{3})")
-
-
-@dataclass(frozen=True)
-class ShardSizing:
-    """How a shard count was derived from an expected write rate (seed 001's arithmetic).
-
-    ``wcu_per_write`` is for a plain write; ``transactional`` doubles it.
-    """
-
-    shards: int
-    expected_writes_per_second: float
-    item_size_bytes: int
-    headroom: float
-    transactional: bool
-    wcu_per_write: int
-    required_wcu: float
-
-    def explain(self) -> str:
-        tx = " x2 (transactional)" if self.transactional else ""
-        return (
-            f"{self.expected_writes_per_second:g} writes/s x {self.wcu_per_write} WCU "
-            f"(ceil({self.item_size_bytes} B / {WCU_BYTES} B)){tx} x headroom {self.headroom:g} = "
-            f"{self.required_wcu:g} WCU; / {PARTITION_WCU} WCU per partition = {self.shards} shard(s)"
-        )
-
-
-def derive_shards(
-    expected_writes_per_second: float,
-    *,
-    item_size_bytes: int = WCU_BYTES,
-    headroom: float = DEFAULT_HEADROOM,
-    transactional: bool = False,
-) -> ShardSizing:
-    """Shard count for a write rate: ``ceil(rate × ceil(size / 1 KB) × (2 if transactional) ×
-    headroom / 1000)``.
-
-    Parameters
-    ----------
-    expected_writes_per_second
-        Peak increments per second of one counter (the hottest one). Must be > 0.
-    item_size_bytes
-        Size of a shard item write. Default 1,024 (1 WCU); shard items are far smaller, so
-        the default is conservative. 1–409,600.
-    headroom
-        Multiplier ≥ 1 for burstiness and the uneven spread of random shard choice.
-        Default 1.2.
-    transactional
-        True when increments are idempotent: transactional writes cost 2 WCU per KB.
-
-    Raises
-    ------
-    KeyValueError
-        If a value is out of range or the result exceeds :data:`MAX_SHARDS`.
-    """
-    rate = expected_writes_per_second
-    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not math.isfinite(rate) or rate <= 0:
-        raise KeyValueError(f"expected_writes_per_second {rate!r} must be a positive number")
-    if isinstance(item_size_bytes, bool) or not isinstance(item_size_bytes, int) or not 1 <= item_size_bytes <= 409_600:
-        raise KeyValueError(f"item_size_bytes {item_size_bytes!r} must be an int from 1 to 409,600 (400 KB)")
-    if isinstance(headroom, bool) or not isinstance(headroom, (int, float)) or not 1 <= headroom <= 10:
-        raise KeyValueError(f"headroom {headroom!r} must be a number from 1 to 10")
-    wcu = math.ceil(item_size_bytes / WCU_BYTES)
-    required = rate * wcu * (2 if transactional else 1) * headroom
-    shards = max(1, math.ceil(round(required / PARTITION_WCU, 9)))
-    if shards > MAX_SHARDS:
-        raise KeyValueError(
-            f"expected_writes_per_second {rate:g} needs {shards} shards ({required:g} WCU / {PARTITION_WCU}); "
-            f"the limit is {MAX_SHARDS} per counter family — reduce the rate per counter or the item size"
-        )
-    return ShardSizing(shards, rate, item_size_bytes, headroom, transactional, wcu, required)
-
-
-# The spec: what the construct tells the runtime ------------------------------------------------------------
-@dataclass(frozen=True)
-class CounterSpec:
-    """One counter family as synthesized: its name, shard count and the table's attribute names.
-
-    Serialized into the environment of the aggregator and of every function bound to the
-    counter (``CONSTRUCTS_LIB_COUNTER_<FAMILY>``), so runtime keys match the synthesized
-    stream filter and IAM conditions.
-
-    Parameters
-    ----------
-    family
-        Lowercase name, ``[a-z][a-z0-9_]{0,47}``.
-    shards
-        Number of shards, 1–1,000. Growing it later is safe; shrinking it orphans the
-        removed shards' counts.
-    pk_attribute, sk_attribute, entity_attribute
-        The table's attribute names (from the model).
-    ttl_attribute
-        The table's TTL attribute; required for idempotent increments. Default None.
-    idempotency_ttl_seconds
-        How long an idempotency key is remembered; None disables idempotent increments.
-    """
-
-    family: str
-    shards: int
-    pk_attribute: str = "PK"
-    sk_attribute: str = "SK"
-    entity_attribute: str = "_type"
-    ttl_attribute: str | None = None
-    idempotency_ttl_seconds: int | None = None
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.family, str) or not _FAMILY_RE.fullmatch(self.family):
-            raise KeyValueError(
-                f"counter family {self.family!r} must match [a-z][a-z0-9_]{{0,47}} (lowercase, starts with a letter)"
-            )
-        if isinstance(self.shards, bool) or not isinstance(self.shards, int) or not 1 <= self.shards <= MAX_SHARDS:
-            raise KeyValueError(f"counter family {self.family!r}: shards {self.shards!r} must be an int from 1 to {MAX_SHARDS}")
-        if self.idempotency_ttl_seconds is not None:
-            ttl = self.idempotency_ttl_seconds
-            if isinstance(ttl, bool) or not isinstance(ttl, int) or ttl < 60:
-                raise KeyValueError(f"counter family {self.family!r}: idempotency_ttl_seconds {ttl!r} must be an int >= 60")
-            if not self.ttl_attribute:
-                raise KeyValueError(
-                    f"counter family {self.family!r}: idempotent increments need the table's TTL attribute "
-                    "(dedup markers must expire); the model declares none"
-                )
-
-    @property
-    def env_var(self) -> str:
-        return ENV_PREFIX + self.family.upper()
-
-    @property
-    def key_prefix(self) -> str:
-        """Every partition key of this family starts with this (stream filter, IAM LeadingKeys)."""
-        return f"{PREFIX}#{self.family}#"
-
-    @property
-    def idempotent(self) -> bool:
-        return self.idempotency_ttl_seconds is not None
-
-    def to_json(self) -> str:
-        return json.dumps({"format": FORMAT, "version": VERSION, **self.__dict__}, sort_keys=True, separators=(",", ":"))
-
-    @classmethod
-    def from_json(cls, text: str) -> CounterSpec:
-        try:
-            data = json.loads(text)
-            if data.pop("format") != FORMAT or data.pop("version") != VERSION:
-                raise ValueError
-            return cls(**data)
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise KeyValueError(
-                f"counter spec {text[:80]!r} is not a {FORMAT} version {VERSION} document"
-            ) from exc
-
-    # Keys ---------------------------------------------------------------------------------------------
-    def _id(self, counter_id: Any) -> str:
-        if not isinstance(counter_id, str) or not counter_id:
-            raise KeyValueError(f"counter id {counter_id!r} must be a non-empty str")
-        escaped = codec.escape(counter_id, field="counter_id")
-        if len(escaped.encode()) > _MAX_ID_BYTES:
-            raise KeyValueError(f"counter id {counter_id[:40]!r}... is over {_MAX_ID_BYTES} bytes once escaped")
-        return escaped
-
-    def _key(self, pk: str, sk: str) -> dict[str, str]:
-        return {self.pk_attribute: pk, self.sk_attribute: sk}
-
-    def shard_key(self, counter_id: str, shard: int) -> dict[str, str]:
-        if isinstance(shard, bool) or not isinstance(shard, int) or not 0 <= shard < self.shards:
-            raise KeyValueError(f"shard {shard!r} of counter family {self.family!r} must be 0..{self.shards - 1}")
-        return self._key(f"{self.key_prefix}{self._id(counter_id)}#S{shard:03d}", SHARD_SK)
-
-    def total_key(self, counter_id: str) -> dict[str, str]:
-        return self._key(f"{self.key_prefix}{self._id(counter_id)}", TOTAL_SK)
-
-    def dedup_key(self, counter_id: str, idempotency_key: str) -> dict[str, str]:
-        if not isinstance(idempotency_key, str) or not idempotency_key:
-            raise KeyValueError(f"idempotency_key {idempotency_key!r} must be a non-empty str")
-        if len(idempotency_key.encode("utf-8", "surrogatepass")) > _MAX_IDEMPOTENCY_KEY_BYTES:
-            raise KeyValueError(f"idempotency_key {idempotency_key[:40]!r}... is over {_MAX_IDEMPOTENCY_KEY_BYTES} bytes")
-        key = codec.escape(idempotency_key, field="idempotency_key")
-        return self._key(f"{self.key_prefix}{self._id(counter_id)}#{DEDUP_SK}#{key}", DEDUP_SK)
-
-    def parse_shard_key(self, pk: str) -> tuple[str, int]:
-        """``(counter_id, shard)`` of a shard item's partition key; KeyValueError if it is not one."""
-        if not isinstance(pk, str) or not pk.startswith(self.key_prefix):
-            raise KeyValueError(f"key {pk!r} is not a shard key of counter family {self.family!r}")
-        parts = pk[len(self.key_prefix):].split("#")
-        match = _SHARD_SEGMENT.fullmatch(parts[-1]) if len(parts) == 2 else None
-        if match is None:
-            raise KeyValueError(f"key {pk!r} is not a shard key of counter family {self.family!r} (…#{{id}}#S000)")
-        return codec.unescape(parts[0], field="counter_id"), int(match.group(1))
 
 
 # Values returned ----------------------------------------------------------------------------------------------
@@ -325,12 +112,11 @@ class CounterClient:
     ) -> None:
         if not isinstance(spec, CounterSpec):
             raise TypeError(f"spec {spec!r} must be a CounterSpec")
-        if not isinstance(table_name, str) or not table_name:
-            raise ValueError(f"table_name {table_name!r} must be a non-empty string")
         self.spec = spec
         self.table_name = table_name
-        self.client = client or _aws.make_client(
-            retry_mode=retry_mode, max_attempts=max_attempts, region_name=region_name, endpoint_url=endpoint_url
+        self.client = _aws.bind(
+            client, {"table_name": table_name}, retry_mode=retry_mode, max_attempts=max_attempts,
+            region_name=region_name, endpoint_url=endpoint_url,
         )
         self.batch_retries = batch_retries
         self._rng = rng or random.Random()
@@ -344,15 +130,11 @@ class CounterClient:
         env = os.environ if environ is None else environ
         contract.verify(environ=env)  # on an imported table: the bundled model must be the deployed one
         var = ENV_PREFIX + str(family).upper()
-        if var not in env:
-            raise KeyValueError(
-                f"environment variable {var!r} is not set: counter family {family!r} is not bound to this function "
-                "(use ShardedCounter.bind(function) or TableFunction(counters=[...]))"
-            )
-        spec = CounterSpec.from_json(env[var])
-        table = env.get(var + "_TABLE")
-        if not table:
-            raise KeyValueError(f"environment variable {var + '_TABLE'!r} (the counter's table name) is not set")
+        spec = CounterSpec.from_json(_aws.environment(
+            env, var, f"counter family {family!r} is not bound to this function "
+            "(use ShardedCounter.bind(function) or TableFunction(counters=[...]))",
+        ))
+        table = _aws.environment(env, var + "_TABLE", "it should hold the counter's table name")
         return cls(spec, table, **kwargs)
 
     # Shard choice ---------------------------------------------------------------------------------------------------
@@ -381,7 +163,7 @@ class CounterClient:
         DynamoDBError
             The write failed after the client's retries (throttling retries are built in).
         """
-        if isinstance(by, bool) or not isinstance(by, int) or not -_MAX_BY < by < _MAX_BY:
+        if isinstance(by, bool) or not isinstance(by, int) or not -MAX_BY < by < MAX_BY:
             raise KeyValueError(f"increment by {by!r} must be an int between -10^18 and 10^18")
         shard = self.shard_for(counter_id, idempotency_key)
         key = self.spec.shard_key(counter_id, shard)
@@ -552,15 +334,3 @@ def _parse_time(value: Any) -> datetime | None:
     if not isinstance(value, str):
         return None
     return datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
-
-
-__all__ = [
-    "MAX_SHARDS",
-    "PARTITION_WCU",
-    "CounterClient",
-    "CounterSpec",
-    "CounterValue",
-    "Increment",
-    "ShardSizing",
-    "derive_shards",
-]

@@ -14,10 +14,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from summary import COLUMNS, by_priority, row
 from tabulate import tabulate
 
 from constructs_lib.runtime import TableClient
-from summary import COLUMNS, by_priority, row
 
 _table: TableClient | None = None
 
