@@ -152,7 +152,7 @@ def test_backfill_killed_twice_resumes_to_exact_v2_keys_within_budget(store, dyn
     writes = [(t, c) for t, n, c in records if n in ("update_item", "put_item")]
     assert max_window_wcu(writes, unknown=1.0) <= BUDGET
     used = sum(c for _, c in writes if c > 0)
-    print(f"\nbackfill: {ITEMS} items, {report['updated']} updated in the last run, {used:.0f} WCU over 3 runs, "
+    print(f"\nbackfill: {ITEMS} items, {report['updated']} rewritten (checkpointed counts), {used:.0f} WCU over 3 runs, "
           f"max {max_window_wcu(writes, unknown=1.0):.0f} WCU in any second (budget {BUDGET:.0f})")
 
 
