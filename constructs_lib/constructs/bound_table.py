@@ -295,3 +295,15 @@ class ModelBoundTable(Construct):
 
 
 __all__ = ["ModelBoundTable"]
+
+
+def require_bound_table(
+    what: str, arg: str, value: object,
+    *, importers: str = "SingleTable.from_table_name, from_table_attributes, from_parameters",
+) -> ModelBoundTable:
+    """``value`` when it is a :class:`ModelBoundTable`; else :class:`ConstructPropsError` naming
+    ``arg``, the value and the ``importers`` that give one."""
+    if not isinstance(value, ModelBoundTable):
+        raise ConstructPropsError(f"{what}: {arg} must be a SingleTable or an imported one ({importers}), got {value!r}")
+    return value
+
