@@ -32,7 +32,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
-from ..runtime.exceptions import KeyValueError
+from ..runtime.exceptions import KeyValueError, SettingsError
 from ..runtime.patterns import counter
 from . import perms
 from .bound_table import ModelBoundTable, require_bound_table
@@ -190,7 +190,7 @@ class ShardedCounter(StreamConsumer):
                 ttl_attribute=model.ttl_attribute,
                 idempotency_ttl_seconds=int(idempotency_window.to_seconds()) if idempotency_window else None,
             )
-        except KeyValueError as exc:
+        except SettingsError as exc:
             raise ConstructPropsError(f"{what}: {exc}") from exc
 
     def _validate_schedule(
@@ -226,7 +226,7 @@ class ShardedCounter(StreamConsumer):
             return None
         try:
             return counter.derive_shards(rate, item_size_bytes=size, headroom=headroom, transactional=idempotency is not None)
-        except KeyValueError as exc:
+        except SettingsError as exc:
             raise ConstructPropsError(f"{what}: {exc}") from exc
 
     def _check_table(self, what: str, table: ModelBoundTable) -> None:

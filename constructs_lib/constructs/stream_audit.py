@@ -35,7 +35,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
-from ..runtime.exceptions import KeyValueError
+from ..runtime.exceptions import SettingsError
 from ..runtime.patterns import audit, counter
 from . import nag, perms
 from .bound_table import ModelBoundTable, require_bound_table
@@ -232,7 +232,7 @@ class StreamAudit(StreamConsumer):
                 day_shards=day_shards,
                 retention_seconds=int(retention.to_seconds()) if retention is not None else None,
             )
-        except KeyValueError as exc:
+        except SettingsError as exc:
             raise ConstructPropsError(f"{what}: {exc}") from exc
 
     # The shared consumer shape's hooks ----------------------------------------------------------------

@@ -15,7 +15,10 @@ from aws_cdk import aws_logs as logs
 from aws_cdk.assertions import Template
 
 from constructs_lib import ShardedCounter, SingleTable, StreamAudit
-from constructs_lib.constructs.stream_consumer import StreamConsumerOptions, StreamConsumerProps
+from constructs_lib.constructs.stream_consumer import (
+    StreamConsumerOptions,
+    StreamConsumerProps,
+)
 from constructs_lib.model import Model
 
 #: Every stream-consumer keyword, none at its default.

@@ -28,7 +28,7 @@ Reports contain partition key values (e.g. ``EMAIL#...``): treat them like the t
 
 from __future__ import annotations
 
-from ._parse import OPERATIONS, READ, TABLE, WRITE
+from ._parse import OPERATION_LABELS, READ, TABLE, WRITE
 from .recorder import PATTERN, RecordingClient, TrafficRecorder
 from .report import (
     FILTER_HEAVY,
@@ -50,7 +50,7 @@ __all__ = [
     "HOT_PARTITION",
     "KINDS",
     "LOW_CARDINALITY",
-    "OPERATIONS",
+    "OPERATION_LABELS",
     "PARTITION_RCU",
     "PATTERN",
     "READ",
