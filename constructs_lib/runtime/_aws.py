@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextvars
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +29,12 @@ if TYPE_CHECKING:
 #: The declared access pattern the current request serves (set by ``TableClient.query`` around its
 #: calls; read by whatever observes the calls at this seam, e.g. the traffic recorder).
 ACCESS_PATTERN: contextvars.ContextVar[str | None] = contextvars.ContextVar("constructs_lib_access_pattern", default=None)
+
+#: A hook at this seam, e.g. the traffic recorder's: ``hook(send, operation, params)`` makes the
+#: call with ``send(**params)`` and returns the response the caller gets — what ``send`` returned,
+#: unchanged in meaning (a hook may add a request option it then removes from the response). A
+#: hook sees the boto3 ``ClientError`` of a failed call and re-raises it.
+CallHook = Callable[[Callable[..., dict[str, Any]], str, dict[str, Any]], dict[str, Any]]
 
 _serializer = None
 _deserializer = None
@@ -165,15 +171,26 @@ def deserialize_value(value: Mapping[str, Any]) -> Any:
     return deserialize({"v": value})["v"]
 
 
-def call(client: BaseClient, operation: str, **params: Any) -> dict[str, Any]:
-    """Call ``client.<operation>(**params)``, translating AWS errors into ours."""
+def call(client: BaseClient, operation: str, *, hooks: Sequence[CallHook] = (), **params: Any) -> dict[str, Any]:
+    """Call ``client.<operation>(**params)`` through ``hooks`` (the first outermost; none: a direct
+    call), translating AWS errors into ours."""
     from botocore.exceptions import ClientError
 
     method: Callable[..., dict[str, Any]] = getattr(client, operation)
     try:
+        if hooks:
+            return _through(hooks, method, operation, params)
         return method(**params)
     except ClientError as exc:
         raise translate(exc, operation) from exc
+
+
+def _through(
+    hooks: Sequence[CallHook], send: Callable[..., dict[str, Any]], operation: str, params: dict[str, Any]
+) -> dict[str, Any]:
+    if len(hooks) == 1:
+        return hooks[0](send, operation, params)
+    return hooks[0](lambda **inner: _through(hooks[1:], send, operation, inner), operation, params)
 
 
 def translate(exc: Any, operation: str) -> DynamoDBError:
@@ -201,6 +218,7 @@ def batch_get(
     *,
     consistent: bool = False,
     retries: int = 8,
+    hooks: Sequence[CallHook] = (),
 ) -> list[dict[str, Any]]:
     """Read ``keys`` (plain Python key dicts) with BatchGetItem, in chunks of 100.
 
@@ -213,7 +231,7 @@ def batch_get(
         chunk = [serialize(k) for k in keys[start:start + BATCH_GET_LIMIT]]
         request = {table_name: {"Keys": chunk, "ConsistentRead": consistent}}
         for attempt in range(retries + 1):
-            resp = call(client, "batch_get_item", RequestItems=request)
+            resp = call(client, "batch_get_item", hooks=hooks, RequestItems=request)
             found += [deserialize(raw) for raw in resp.get("Responses", {}).get(table_name, [])]
             request = resp.get("UnprocessedKeys") or {}
             if not request:
@@ -246,6 +264,7 @@ def batch_write_chunk(
     *,
     retries: int = 8,
     retry_codes: frozenset[str] = frozenset(),
+    hooks: Sequence[CallHook] = (),
 ) -> ChunkWrite:
     """Send up to 25 write requests with BatchWriteItem, resending unprocessed items (and calls
     refused with one of ``retry_codes``) with jittered exponential backoff, up to ``retries``
@@ -257,7 +276,7 @@ def batch_write_chunk(
         if attempt:
             sleep(backoff(attempt - 1))
         try:
-            resp = call(client, "batch_write_item", RequestItems={table_name: pending})
+            resp = call(client, "batch_write_item", hooks=hooks, RequestItems={table_name: pending})
         except DynamoDBError as exc:
             error = exc
             if exc.code not in retry_codes:

@@ -184,6 +184,14 @@ class TrafficRecorder:
         self._record(label, params, response, pattern, error_code)
         return True
 
+    def hook(self, send: Callable[..., dict[str, Any]], operation: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The recorder at the AWS-call seam (``_aws.CallHook``; ``TableClient.record_traffic`` adds
+        it): data-plane calls to the table are sampled as :meth:`call` does, others made as they are."""
+        label = OPERATION_LABELS.get(operation)
+        if label is None:
+            return send(**params)
+        return self.call(send, label, params)
+
     def call(self, method: Callable[..., dict[str, Any]], label: str, params: dict[str, Any]) -> dict[str, Any]:
         """Make one call, sampling it: a sampled call asks for ``ReturnConsumedCapacity="INDEXES"``
         unless the caller chose a value, and then gets the response it would have had without."""
