@@ -1,25 +1,14 @@
 """Command line: see a data model.
 
-``python -m constructs_lib describe TARGET [--output FILE]``
-    Markdown documentation of every model in TARGET (entities, key templates, access patterns
-    with example keys, sparse indexes, tenancy, warnings, a Mermaid diagram).
-``python -m constructs_lib export --format workbench TARGET [--output FILE]``
-    A NoSQL Workbench data model (JSON) to import into NoSQL Workbench for Amazon DynamoDB.
-``python -m constructs_lib fingerprint TARGET``
-    The key-schema fingerprint of every model in TARGET, one ``<fingerprint>  <model>`` line each
-    (what a table's published contract holds; see ``constructs_lib.runtime.contract``).
+``python -m constructs_lib describe TARGET [--output FILE]``: Markdown + Mermaid of every model.
+``python -m constructs_lib export --format workbench TARGET [--output FILE]``: NoSQL Workbench JSON.
+``python -m constructs_lib fingerprint TARGET``: one ``<fingerprint>  <model>`` line per model.
 
-TARGET is a module (``examples.shop.model``) or a Python file (``examples/shop/model.py``,
-``app.py``), optionally followed by ``:attribute`` to pick one object (a ``Model``, a construct,
-or a function returning one such as ``build_app``). A model module is searched for ``Model``
-instances in its globals, without importing the AWS CDK. An app — a module that defines
-``build_app()`` or creates a ``cdk.App`` — is built without synthesizing (``synth()`` calls
-made while it loads do nothing; ``$CDK_OUTDIR`` points to a scratch directory meanwhile, so
-apps that honour it stage no assets into the project), and its construct tree is searched for ``SingleTable``
-constructs, each described under its construct path.
-
+TARGET is a module (``examples.shop.model``) or a Python file, optionally ``:attribute``. A model
+module is searched for ``Model`` instances without importing the AWS CDK; an app (``build_app()``
+or a ``cdk.App``) is built without synthesizing and its ``SingleTable`` constructs described.
 Exit status: 0 on success, 2 when the target cannot be found or holds no model (and on usage
-errors), 1 when the target raises a model error while loading or the output cannot be written.
+errors), 1 when the target raises a model error or the output cannot be written.
 """
 
 from __future__ import annotations

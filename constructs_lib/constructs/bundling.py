@@ -1,17 +1,13 @@
-"""Lambda asset bundling: our runtime + the model JSON, then the user's code and dependencies.
+"""Lambda asset bundling: the runtime part (model, runtime, model JSON), then the user's code.
 
-Every generated function's asset holds ``constructs_lib/__init__.py`` (a stub),
-``constructs_lib/model/``, ``constructs_lib/runtime/`` and ``model.json`` — the **runtime part**,
-no CDK and nothing beyond what the Lambda Python runtime ships (boto3). A ``TableFunction`` adds
-the **user part**: its handler module or directory (see :mod:`.handler_code`) and the wheels
-installed from its requirements (see :mod:`.requirements`). No file of the user part may take a
-path or a top-level import name of another part. :class:`Bundle` lists the files of each part, so
-their sizes can be checked separately.
-
-Output is deterministic (sorted, content-addressed staging directory, file contents only), so the
-asset hash only changes when the code, the dependencies or the model do. The runtime and user
-modules also ship as bytecode for the function's Python version when an interpreter of that
-version is found (see :mod:`.bytecode`).
+Every generated function's asset holds a stub ``constructs_lib/__init__.py``,
+``constructs_lib/model/``, ``constructs_lib/runtime/`` (slimmed) and ``model.json``; a
+``TableFunction`` adds its handler code and the wheels of its requirements. No file of the user
+part may take a path or a top-level import name of another part. :class:`Bundle` lists the files
+of each part. Output is deterministic, so the asset hash changes only with the code, the
+dependencies or the model. Modules also ship as bytecode for the function's Python version when
+an interpreter of that version is found (:mod:`.bytecode`).
+See docs/adr/0018-bundling-ships-model-and-runtime.md.
 """
 
 from __future__ import annotations

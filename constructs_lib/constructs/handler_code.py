@@ -1,16 +1,11 @@
 """A function's own code: one ``.py`` file or a directory, collected and checked at synth.
 
-* A **file** entry ships that one module at the asset root (``orders_api.py`` →
-  ``orders_api.handler``).
-* A **directory** entry ships the directory's contents at the asset root — its modules,
-  sub-packages and data files — except what never belongs in a Lambda (:data:`EXCLUDED_DIRS`,
-  :data:`EXCLUDED_FILES`, dotfiles). ``index`` names the handler module inside it (default
-  ``index.py``; ``api/routes.py`` → ``api.routes.handler``). Its ``requirements.txt`` (else the
-  ``[project].dependencies`` of its ``pyproject.toml``) are the function's dependencies.
-
-Either way the handler is checked statically, without importing anything: the module file exists
-and defines the handler name at its top level (``def``, ``async def``, an assignment or an
-import), otherwise synthesis fails naming the module, the name and the names it does define.
+A file entry ships that module at the asset root (``orders_api.py`` → ``orders_api.handler``). A
+directory entry ships its contents — modules, sub-packages, data files — except
+:data:`EXCLUDED_DIRS`, :data:`EXCLUDED_FILES` and dotfiles; ``index`` names the handler module
+(default ``index.py``) and its ``requirements.txt`` (else ``pyproject.toml`` dependencies) the
+dependencies. The handler is checked statically: the module must define the handler name at its
+top level, otherwise synthesis fails naming the module, the name and the names it does define.
 """
 
 from __future__ import annotations

@@ -1,40 +1,13 @@
 """Stricter settings a stack can opt in to: a customer-managed KMS key everywhere, Lambda in a VPC.
 
-The defaults are already safe (encryption at rest with AWS-managed keys, TLS-only queues, least
-privilege roles, no public endpoints). Some organisations require more: every resource encrypted
-with a key *they* control and audit in CloudTrail, and every function attached to a VPC. Two flags
-switch that on for every construct of this library in a stack (or the whole app):
+``constructs_lib:cmk-everywhere`` encrypts the table and its stream, the audit table, the salt
+secret, the failure queues, log groups and function environments with one rotating key per stack.
+``constructs_lib:lambda-in-vpc`` runs every generated function in one VPC per stack (isolated
+subnets, a DynamoDB gateway endpoint, a Secrets Manager endpoint when an audit hashes values, flow
+logs). Set them as context (``cdk synth -c constructs_lib:cmk-everywhere=true``, ``cdk.json``,
+``cdk.App(context=...)``) or bring your own key and VPC with :meth:`Hardening.configure`.
 
-``constructs_lib:cmk-everywhere``
-    One customer-managed KMS key per stack (rotation on, retained on stack deletion) encrypts the
-    table and its stream, the audit table, the redaction-salt secret, the failure queues, every
-    generated function's log group and its environment variables. Its key policy lets CloudWatch
-    Logs use it for this account's log groups in the stack's region (needed for encrypted log
-    groups). Needs a stack with a concrete region (a ``TableV2`` replica names its key).
-
-``constructs_lib:lambda-in-vpc``
-    Every generated function (``TableFunction``, counter aggregator, audit writer) runs in a VPC:
-    one per stack, isolated subnets in two AZs, no NAT and no internet route, a DynamoDB gateway
-    endpoint, a Secrets Manager interface endpoint when an audit hashes values (it reads its salt
-    at cold start), VPC flow logs to an (encrypted, when the key flag is on) log group; each
-    function has its own security group with no inbound rule. The function's role gets the six
-    network-interface actions Lambda needs to attach it (the statement of AWS's
-    ``AWSLambdaVPCAccessExecutionRole``). ``ec2:Describe*`` actions cannot be scoped to resources
-    and Lambda validates the create/delete actions against ``*``, so this statement names ``*`` —
-    the one documented exception to "no generated statement names ``*``", acknowledged for
-    cdk-nag (AwsSolutions-IAM5) with that reason and allowed by the repository's wildcard gate.
-
-Set them as context — ``cdk synth -c constructs_lib:cmk-everywhere=true``, ``"context"`` in
-``cdk.json``, ``cdk.App(context={...})`` or ``stack.node.set_context(...)`` before adding
-constructs — or call :meth:`Hardening.configure` on a stack to bring your own key and/or VPC::
-
-    Hardening.configure(stack, encryption_key=my_key, vpc=my_vpc,
-                        vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS))
-
-With your own VPC, the functions need a route to DynamoDB (a gateway endpoint) and, for a
-hashing audit, to Secrets Manager (an interface endpoint or NAT); with your own key, its policy
-must allow CloudWatch Logs (``logs.<region>.amazonaws.com``) to use it — the construct adds that
-statement when the key is a ``kms.Key`` defined in your app, and cannot for an imported key.
+See docs/adr/0025-hardening-by-context-flags.md and the README's "Stricter settings".
 """
 
 from __future__ import annotations

@@ -1,25 +1,13 @@
 """A table's model as a published contract: SSM parameters a producer writes, consumers import.
 
-Producer (opt-in)::
+Producer: ``SingleTable(..., publish=ModelContract(parameter_prefix="/shop/data"))`` writes
+``String`` parameters under the prefix (names in :data:`PARAMETERS`): table name and ARN, stream
+ARN, customer-managed key ARN, the model's key-schema fingerprint and the model JSON (up to 8 KB,
+unless ``include_model=False``). Consumer: ``SingleTable.from_parameters(...)`` reads them at
+deploy time; every function built on it gets the deployed fingerprint, and the bundled runtime
+refuses a model of another key schema (``expected_fingerprint=`` checks at synth instead).
 
-    SingleTable(self, "Data", model=shop_model, publish=ModelContract(parameter_prefix="/shop/data"))
-
-writes SSM ``String`` parameters under the prefix (names in :data:`PARAMETERS`): the table name
-and ARN, the stream ARN (with a stream), the customer-managed key's ARN (with one), the model's
-key-schema fingerprint (:mod:`constructs_lib.runtime.contract`) and the model JSON itself —
-standard tier up to 4 KB, advanced tier (billed per parameter) up to 8 KB; a larger model is
-refused unless ``include_model=False`` (then only the fingerprint is published).
-
-Consumer, in another stack or repository, with the same model (e.g. a shared package)::
-
-    data = SingleTable.from_parameters(self, "Shop", model=shop_model, parameter_prefix="/shop/data")
-
-reads them at deploy time (``ssm.StringParameter.value_for_string_parameter``: CloudFormation
-parameters of type ``AWS::SSM::Parameter::Value<String>``). The deployed fingerprint reaches every
-function built on the table as ``CONSTRUCTS_LIB_MODEL_FINGERPRINT``; the bundled runtime refuses to
-run with a model of another key schema. Known at synth, the check runs at synth instead:
-``expected_fingerprint=`` or ``lookup_fingerprint=True`` (a context lookup the CDK CLI caches in
-``cdk.context.json``).
+See docs/adr/0020-model-fingerprint-and-published-contract.md.
 """
 
 from __future__ import annotations

@@ -1,19 +1,12 @@
-"""Acknowledgments of cdk-nag ``AwsSolutions`` findings that our constructs cause by design.
+"""Acknowledgments of cdk-nag ``AwsSolutions`` findings that the constructs cause by design.
 
-A stack composed of our constructs should pass ``AwsSolutionsChecks`` (cdk-nag 3, run through
-CDK's own ``Validations`` framework) without its author acknowledging our internals. So each
-construct acknowledges, on the one CloudFormation resource concerned, the few rules it breaks
-on purpose, each with a specific reason. Everything here uses aws_cdk core only
-(``Validations``/``Acknowledgment``): cdk-nag stays a development dependency.
+Each construct acknowledges, on the one CloudFormation resource concerned, the few rules it breaks
+on purpose, each with a specific reason, through aws_cdk core's ``Validations`` (cdk-nag stays a
+development dependency). They are listed with their reasons under ``suppressedViolations`` in
+``validation-report.json``. With the context value ``constructs_lib:nag-strict`` set to true the
+constructs acknowledge nothing.
 
-The acknowledgments are recorded as construct metadata (``aws:cdk:acknowledged-rules``) and
-listed with their reasons under ``suppressedViolations`` in the synthesized
-``validation-report.json``, so they stay auditable.
-
-**Strict mode.** With the context value ``constructs_lib:nag-strict`` set to true
-(``cdk synth -c constructs_lib:nag-strict=true``, ``"context"`` in ``cdk.json``, or
-``cdk.App(context={...})``) the constructs acknowledge nothing, so every finding reaches your own
-review and you acknowledge (or fix) it yourself.
+See docs/adr/0024-cdk-nag-acknowledged-per-resource.md.
 """
 
 from __future__ import annotations

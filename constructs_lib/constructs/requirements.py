@@ -1,35 +1,13 @@
 """Install a function's third-party dependencies for the Lambda runtime, without Docker.
 
-pip can install wheels built for another platform into a directory::
+``pip install --target DIR --implementation cp --python-version 3.13 --only-binary=:all:`` with
+every ``manylinux`` platform tag the Lambda runtime's OS accepts for the function's architecture:
+nothing is compiled, and a package without a matching wheel fails synth with a
+:class:`ConstructPropsError` naming the package, the platform and the Python version. Installs are
+cached per user, keyed by the requirements, tags and Python versions. ``boto3``/``botocore`` are
+never installed (the Lambda runtime ships them); synth-time packages are refused.
 
-    pip install --target DIR --implementation cp --python-version 3.13 --only-binary=:all:
-        --platform manylinux2014_<arch> --platform manylinux_2_17_<arch> ... manylinux_2_34_<arch>
-        --no-compile -r requirements.txt
-
-``--only-binary=:all:`` means nothing is compiled here: a package without a wheel for the
-function's platform fails at synth with a :class:`ConstructPropsError` naming the package, the
-platform and the Python version. The platform tags are those of the Lambda ``python3.13``
-runtime's OS (Amazon Linux 2023, glibc 2.34); pip does not widen a ``--platform`` to older
-glibc versions by itself, so every compatible tag is listed.
-
-Installs are cached per user (``<cache>/python-deps/<key>``, see :mod:`.cache`), keyed by the
-requirement lines (``-r`` includes inlined), the platform tags, the Python version and the
-synthesizing interpreter's version; a lock file keeps parallel synths from installing the same
-set twice. Delete the directory to re-resolve unpinned requirements.
-
-A limit of pip: environment markers (``foo; python_version < "3.12"``) are evaluated for the
-interpreter running pip — the one synthesizing — not for ``--python-version``. Synthesizing with
-Python 3.11 may therefore bring a backport the function does not need (harmless), or miss a
-dependency marked for 3.13 only; synthesize with Python 3.13, or list such a dependency
-without its marker.
-
-What is never installed into an asset:
-
-* ``boto3``/``botocore``/``s3transfer``: the Lambda runtime ships them. A requirement naming one
-  is skipped and the construct warns; a copy pulled in by another package is removed.
-* ``constructs_lib``, ``aws-cdk-lib``, ``constructs``, ``jsii``: synth-time packages; a
-  requirement naming one is refused (the construct bundles its own runtime).
-* console scripts (``bin/``): their ``#!`` line names this machine's interpreter.
+See docs/adr/0019-dependencies-without-docker.md.
 """
 
 from __future__ import annotations

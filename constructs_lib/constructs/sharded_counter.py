@@ -1,23 +1,14 @@
-"""``ShardedCounter``: a write-sharded counter family on a :class:`SingleTable`, with an aggregator.
+"""``ShardedCounter``: a write-sharded counter family on a model-bound table, with an aggregator.
 
-A single counter item takes at most ~1,000 increments/s (one partition: 1,000 WCU; a write of
-up to 1 KB costs 1 WCU). A family such as ``video_views`` — one counter per video, millions of
-them — spreads each counter over N shard items on N partition keys (N × 1,000 WCU), and a
-generated **aggregator** Lambda keeps one pre-computed total item per counter, recomputed
-from all shards whenever a shard changes. Application code uses
-:class:`~constructs_lib.runtime.patterns.counter.CounterClient`; the key layout is documented there.
+A family spreads each counter over N shard items on N partition keys (N × 1,000 WCU), and a
+generated aggregator keeps one total per counter, recomputed from all shards (never by adding
+deltas). The construct adds the aggregator function; with a table stream, an event source mapping
+whose filter lets only the family's shard items through, with capped retries and a failure queue;
+with ``schedule=``, an EventBridge rule; and alarms that join the table's operations view.
+Application code uses ``CounterClient``.
 
-What the construct adds to the stack:
-
-* the aggregator function (bundled runtime, no CDK inside) with its log group and role;
-* with a table stream: an event source mapping whose **filter** lets only this family's
-  shard items invoke it, partial batch responses, bisect on error, capped retries, a maximum
-  record age and an SQS queue (KMS-encrypted, TLS-only) as on-failure destination;
-* with ``schedule=``: an EventBridge rule recomputing a fixed list of counters (for tables
-  without a stream); failed runs are retried twice and then sent to the same queue;
-* CloudWatch alarms on the aggregator's errors, its iterator age (stream mode) and the
-  failure queue's depth; with the table's operations view (``SingleTable(operations=...)``)
-  they get its alarm actions and the aggregator gets a row on its dashboard.
+See docs/adr/0012-write-sharded-counters.md and
+docs/adr/0014-stream-consumers-never-drop-records.md.
 """
 
 from __future__ import annotations
@@ -51,7 +42,7 @@ class ShardedCounter(StreamConsumer):
     """A family of write-sharded counters with a generated aggregator.
 
     Give either ``shards`` or ``expected_writes_per_second``. With the rate, the shard count
-    is derived with seed 001's arithmetic::
+    is derived from the write rate::
 
         WCU per write  = ceil(item_size_bytes / 1024)   (× 2 when idempotent: transactional writes)
         required WCU   = expected_writes_per_second × WCU per write × headroom

@@ -1,16 +1,9 @@
 """Slim a Python module for a Lambda asset: blank its docstrings and comments, keep its lines.
 
-The runtime and model packages are documented at length for their readers; a Lambda function
-only executes them, and every byte of the asset is paid for at each cold start (download and
-unzip). So the bundler ships each module with
-
-* every docstring (module, class, function) replaced by ``""`` followed by as many newlines as
-  the docstring spanned, and
-* every comment removed (the text from ``#`` to the end of its line),
-
-and nothing else changed: the code is byte-for-byte the source's on every line that holds code,
-and every statement keeps its line number — so a traceback from a deployed function points at
-the same lines of the published source. ``__doc__`` of the shipped modules is ``""``.
+Every docstring becomes ``""`` followed by as many newlines as it spanned and every comment is
+removed; nothing else changes, so each code line is byte-for-byte the source's at the same line
+number and a traceback from a deployed function points at the published source. ``__doc__`` of
+the shipped modules is ``""``. See docs/adr/0018-bundling-ships-model-and-runtime.md.
 """
 
 from __future__ import annotations

@@ -1,25 +1,14 @@
-"""``StreamAudit``: every change to every item of a :class:`SingleTable`, answerable afterwards.
+"""``StreamAudit``: every change to every item of a model-bound table, answerable afterwards.
 
-DynamoDB Streams hold an ordered log of each item's changes (deletes and TTL expiries
-included) for 24 hours. ``StreamAudit`` turns it into a permanent **audit table**, written by a
-generated Lambda function (the bundled runtime's ``audit_handler``) that Lambda invokes *at least
-once* per record — so the audit item's key is deterministic from the record and a redelivered
-record rewrites the identical item: exactly once in effect.
+A generated Lambda function turns the table's stream (24 hours) into a permanent audit table,
+keyed so that a redelivered record rewrites the identical item: exactly once in effect. The
+construct adds the audit table (PITR on; deletion protection and RETAIN by default; optional TTL
+retention; the source's key or its own), the audit function, an event source mapping with event
+filters from ``include_entities``/``exclude_entities``, a failure queue, and alarms that join the
+table's operations view. Application code reads the trail with ``AuditClient``.
 
-Audit table key design (see ``constructs_lib.runtime.patterns.audit``)::
-
-    PK     = ITEM#<escaped source PK>#<escaped source SK>      one partition per audited item
-    SK     = <change time, ISO ms>#<stream sequence number, 40 digits>   history newest first
-    GSI "ByDay": GSI1PK = DAY#<yyyy-mm-dd>#<shard 000..N-1>,   GSI1SK = SK#PK
-                 "what changed on day D" reads N partitions: no hot partition per day
-
-What the construct adds: the audit table (PITR on; deletion protection and RETAIN by default; optional TTL
-retention, encryption shared with the source or its own KMS key), the audit function with its
-log group and role, an event source mapping on the source stream (filters from
-``include_entities``/``exclude_entities``, partial batch responses, bisect on error, capped
-retries, maximum record age, an encrypted TLS-only SQS queue on failure) and alarms on errors,
-iterator age and the queue's depth (with the source table's operations view, they get its
-alarm actions and the audit function gets a row on its dashboard).
+See docs/adr/0013-audit-key-layout-and-idempotency.md and
+docs/adr/0014-stream-consumers-never-drop-records.md.
 """
 
 from __future__ import annotations

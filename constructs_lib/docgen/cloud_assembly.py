@@ -1,17 +1,11 @@
 """Model docs in the cloud assembly: every ``SingleTable`` documents its model at synth.
 
-During ``app.synth()`` (and so ``cdk synth``) each ``SingleTable`` writes, next to the stack
-templates in the stage's output directory:
+During synthesis each ``SingleTable`` writes, next to the stack templates,
+``<stack name>.<construct id>.model.md`` (the Markdown of ``python -m constructs_lib describe``)
+and ``<stack name>.<construct id>.workbench.json`` (a NoSQL Workbench data model), through a
+construct validation that reports no error, so it never changes what is synthesized.
 
-* ``<stack name>.<construct id>.model.md`` — the Markdown of ``python -m constructs_lib describe``;
-* ``<stack name>.<construct id>.workbench.json`` — a NoSQL Workbench data model.
-
-Mechanism: a construct validation (``node.add_validation``). CDK runs validations during
-synthesis, after the stage's assembly directory exists and before the assembly is written;
-this one writes the two files and reports no error, so it never changes what is synthesized.
-When two tables of one stage would write the same file (same stack name and construct id at
-different depths), the first in construct-tree order writes it and the others skip, silently.
-Synthesis with validation disabled writes no docs.
+See docs/adr/0026-model-docs-in-the-cloud-assembly.md.
 """
 
 from __future__ import annotations

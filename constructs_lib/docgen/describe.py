@@ -1,20 +1,13 @@
 """See a data model: Markdown documentation with a Mermaid diagram of its item collections.
 
-:func:`describe` renders, for one :class:`~constructs_lib.model.Model`:
+:func:`describe` renders, for one ``Model``: the table's key, entity, TTL and tenant attributes;
+each entity's key templates with example keys, fields and types; every access pattern with its
+index, operation, key condition and the exact request the runtime sends for example values; each
+index's projection, sparse membership and tenant safety; design warnings; and a Mermaid
+``flowchart`` of the item collections of the table and each index. Example keys and requests are
+built by the runtime, never re-implemented here. No AWS CDK import.
 
-* the table's key, entity, TTL and tenant attributes;
-* per entity: its key template for the table and for every index it takes part in, with an
-  example key, its fields and their types, required, version and TTL attributes;
-* every access pattern: index, operation (GetItem or Query), key condition as templates, and
-  the request the runtime client actually sends for deterministic example values;
-* every index: key attributes, projection as built, which entities are in it and under which
-  condition (sparse membership), tenant safety when the model declares tenancy;
-* the model's design warnings;
-* a Mermaid ``flowchart`` of the item collections of the table and of each index.
-
-Example keys and requests are built by the runtime (``constructs_lib.runtime``), never
-re-implemented here, so what the page shows is what the code writes and queries. Pure Python:
-no AWS CDK import; the runtime's request builder loads boto3's type serializer.
+See docs/adr/0026-model-docs-in-the-cloud-assembly.md.
 """
 
 from __future__ import annotations

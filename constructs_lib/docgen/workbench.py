@@ -1,32 +1,12 @@
-"""Export data models as a NoSQL Workbench for Amazon DynamoDB data model (JSON).
+"""Export data models as a NoSQL Workbench for Amazon DynamoDB data model (JSON, format 3.0).
 
-Format followed: the data-model file NoSQL Workbench 3.x exports and imports
-(``ModelMetadata.Version`` ``"3.0"``), as written by the Workbench itself in published
-exports — e.g. ``product catalog model.json`` in github.com/ITP-system/dynamodb-modelling-example
-(a Version 3.0 export: ``ModelMetadata`` with ``AWSService``, table-level ``TableData``,
-``DataAccess``, ``BillingMode``, GSI ``Projection`` with ``NonKeyAttributes``) and the
-``*_facets.json`` models of github.com/aws-samples/amazon-dynamodb-design-patterns (facets with
-``KeyAttributeAlias``, ``TableData``, ``NonKeyAttributes`` and ``DataAccess``); see also the
-"Importing an existing data model" page of the DynamoDB developer guide (NoSQL Workbench)::
+One table per model, one facet per entity (its key templates as key aliases), and sample items
+in DynamoDB JSON built by the runtime exactly as ``TableClient.put`` writes them, so the
+Workbench's index views show each index's real, sparse membership. LSIs, which the Workbench does
+not model, appear among the non-key attributes and in the description.
 
-    {"ModelName": ..., "ModelMetadata": {"Author", "DateCreated", "DateLastModified",
-                                         "Description", "AWSService": "Amazon DynamoDB",
-                                         "Version": "3.0"},
-     "DataModel": [{"TableName", "KeyAttributes": {"PartitionKey": {"AttributeName",
-                    "AttributeType"}, "SortKey": {...}}, "NonKeyAttributes": [{"AttributeName",
-                    "AttributeType"}], "TableFacets": [{"FacetName", "KeyAttributeAlias":
-                    {"PartitionKeyAlias", "SortKeyAlias"}, "TableData": [...],
-                    "NonKeyAttributes": [names], "DataAccess": {"MySql": {}}}],
-                    "GlobalSecondaryIndexes": [{"IndexName", "KeyAttributes", "Projection":
-                    {"ProjectionType", "NonKeyAttributes"?}}], "TableData": [items],
-                    "DataAccess": {"MySql": {}}, "BillingMode": "PAY_PER_REQUEST"}]}
-
-Mapping: one table per model; one facet per entity (its key templates as key aliases); sample
-items in DynamoDB JSON built by the runtime exactly as ``TableClient.put`` writes them (derived
-index keys, entity attribute, version attribute) — so the Workbench's GSI views show each
-index's real, sparse membership. The Workbench data modeler has no local secondary indexes:
-an LSI's sort-key attribute appears among the non-key attributes and in the description.
-Pure Python, no AWS CDK import; the runtime's request builder loads boto3's type serializer.
+The format followed and its sources: docs/adr/0026-model-docs-in-the-cloud-assembly.md.
+No AWS CDK import; the runtime's request builder loads boto3's type serializer.
 """
 
 from __future__ import annotations

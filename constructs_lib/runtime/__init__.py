@@ -5,12 +5,10 @@ table was synthesized from::
 
     from constructs_lib.runtime import TableClient
     table = TableClient.from_environment()          # inside a generated Lambda
-    table.put("Order", {"user_id": "u1", "order_id": new_ulid(), ...})
     page = table.query("user orders newest first", user_id="u1", limit=20)
 
 Importing the package is cheap: the exceptions are loaded with it, everything else on first
-attribute access — a generated Lambda's cold start compiles and runs only the modules its
-handler uses (the audit writer never loads the counter, the aggregator never loads the audit).
+attribute access, so a cold start runs only the modules its handler uses.
 """
 
 from __future__ import annotations

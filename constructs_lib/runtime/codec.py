@@ -1,59 +1,14 @@
 """Value-level key codec: how one value becomes one component of a DynamoDB key.
 
-Template-level building (``"TENANT#{tenant}#ORDER#{order_id}"``) lives elsewhere and calls
-the functions here for each value. This module owns the rules that make keys safe to parse,
-impossible to forge and correct to sort.
+:func:`escape` replaces every character of code point ``<= 0x24`` (among them the separator
+``#`` and the bound marker ``$``) and ``%`` itself with ``%XX``; :func:`unescape` accepts exactly
+what ``escape`` produces. Escaped values never contain ``#`` or ``$``, which sort below every
+character they can contain, so keys parse back, never collide, sort by their components, and
+prefix queries end on a separator. Field kinds: ``string`` (escaped), ``number`` (non-negative
+int, zero-padded to a width of 1..38), ``timestamp`` (fixed-width ISO-8601 UTC with
+microseconds), ``date`` (``YYYY-MM-DD``).
 
-Escaping
---------
-:func:`escape` replaces every character whose code point is ``<= 0x24`` (all control
-characters, space, ``!``, ``"``, the separator ``#`` and the bound marker ``$``) and ``%`` itself with ``%XX``, the
-uppercase hex of its (single) UTF-8 byte. Every other character passes through unchanged,
-so ordinary values (``acme``, ``user@example.com``, ``Zoë``) are stored as they are.
-
-After escaping, every character of an escaped value has a code point ``>= 0x26``, so the
-separator ``#`` (0x23) and the bound marker ``$`` (0x24) sort strictly below every character
-that can appear in a value.
-DynamoDB compares string keys by their UTF-8 bytes, and UTF-8 byte order equals code point
-order, so the same holds byte-wise. Consequences, each tested in ``tests/unit/test_codec.py``:
-
-(a) No value can forge a separator: an escaped value never contains ``#``, so splitting a
-    key on ``#`` returns exactly the escaped components, and :func:`unescape` returns the
-    original values (``unescape(escape(v)) == v``; distinct values give distinct keys).
-(b) For composite keys, ``escape(a) + "#" + x`` compares to ``escape(b) + "#" + y`` exactly
-    as ``escape(a)`` compares to ``escape(b)`` whenever ``a != b`` (when one escaped value is
-    a proper prefix of the other, the shorter one sorts first, because ``#`` sorts below the
-    character that continues the longer one), and as ``x`` compares to ``y`` when
-    ``a == b``. So the order of keys is the lexicographic tuple order of their escaped
-    components, shorter-prefix-first. Escaping preserves the order of values that contain
-    no escaped character (there it is the identity); values containing characters
-    ``<= 0x24`` or ``%`` sort by their escaped form.
-(c) ``prefix + "#"`` used with ``begins_with`` can never match a longer value: tenant
-    ``acme`` (prefix ``acme#``) never matches ``acme#x`` (stored as ``acme%23x``) nor
-    ``acmecorp``.
-(d) ``prefix + "$"`` (``chr(0x24)``) is a tight exclusive upper bound of everything under
-    ``prefix + "#"``: a string ``k`` satisfies ``prefix + "#" <= k < prefix + "$"`` if and
-    only if ``k`` starts with ``prefix + "#"``.
-(e) Escaped values never contain ``$``, so for a complete key ``k`` the closed range
-    ``[k, k + "$"]`` holds exactly ``k`` and the keys under ``k + "#"`` (a collection read
-    such as "the order and its lines" that cannot match ``k`` followed by more value text).
-
-:func:`unescape` accepts exactly the strings :func:`escape` can produce (uppercase, canonical
-escapes only, no raw character that should have been escaped), so ``escape`` is a bijection
-between valid Unicode strings and canonical escaped strings.
-
-Field kinds
------------
-``string``  non-empty ``str``, escaped.
-``number``  non-negative ``int`` zero-padded to a fixed ``width`` (1..38) so text order is
-            numeric order. Floats and ``Decimal`` are rejected: keys that sort need integers
-            (store cents, not dollars).
-``timestamp`` timezone-aware ``datetime`` or ISO-8601 string with an offset or ``Z``; stored
-            as fixed-width UTC with microseconds, ``2024-06-01T12:00:00.000000Z``.
-``date``    ``date`` (not a ``datetime``) or ``YYYY-MM-DD`` string; stored as ``YYYY-MM-DD``.
-
-Time buckets live in :mod:`constructs_lib.runtime.buckets`, TTL helpers in
-:mod:`constructs_lib.runtime.ttl`.
+See docs/adr/0003-key-codec-escaping.md and docs/adr/0004-sortable-key-values.md.
 """
 
 from __future__ import annotations

@@ -1,15 +1,13 @@
 """The model as a contract between a table's owner and the functions of other stacks.
 
-A model's **fingerprint** hashes only what decides which keys and index entries an item gets:
-the key attribute names (table, entity, TTL, tenant), every index (name, kind, key attributes,
-projection) and every entity's name, key templates, typed fields, index templates with their
-sparse conditions, and version attribute. Access patterns, descriptions, required attributes and
-the model's name are left out: a consumer may declare its own access patterns on the existing
-indexes and still match. Two models with equal fingerprints build identical keys for every item.
+A model's **fingerprint** hashes only what decides which keys and index entries an item gets
+(key attribute names, indexes, entities' templates, typed fields, sparse conditions, version
+attribute); access patterns, descriptions, required attributes and the model's name are left
+out. Equal fingerprints mean identical keys for every item. A function bound to an imported table
+receives the deployed fingerprint in :data:`ENV_MODEL_FINGERPRINT`; :func:`verify` raises
+:class:`ModelMismatchError` when it differs from the bundled model's.
 
-A function bound to an imported table receives the deployed table's fingerprint in
-:data:`ENV_MODEL_FINGERPRINT`; :func:`verify` compares it with the fingerprint of the model
-bundled in the function and raises :class:`ModelMismatchError` when they differ.
+See docs/adr/0020-model-fingerprint-and-published-contract.md.
 """
 
 from __future__ import annotations

@@ -1,22 +1,12 @@
 """Time-sortable identifiers (ULIDs), standard library only.
 
-A ULID is 128 bits: a 48-bit big-endian count of milliseconds since the Unix epoch followed
-by 80 random bits, written as 26 characters of Crockford base32 (``0-9A-Z`` without ``I``,
-``L``, ``O``, ``U``). Because the alphabet is in ASCII order and the timestamp comes first,
-ULIDs sort by creation time as plain strings — and byte-wise, as DynamoDB compares keys — so
-they make good sort-key components (``ORDER#01HZX3...``). They never contain ``#`` or any
-character the key codec escapes.
+26 characters of Crockford base32: a 48-bit millisecond timestamp, then 80 random bits. ULIDs sort
+by creation time as plain strings (and byte-wise, as DynamoDB compares keys) and contain no
+character the key codec escapes, so they make good sort-key components (``ORDER#01HZX3...``).
+Ids from the clock are strictly increasing across the threads of a process, even if the clock
+steps back; only canonical ULIDs are accepted, so an id has one spelling.
 
-Ids generated in one process within the same millisecond are strictly increasing: the
-random part of the previous id is incremented instead of drawing a new one (the ULID spec's
-"monotonic" mode). The state is guarded by a lock and the clock is read under it, so ids
-from the clock are strictly increasing across all threads of a process, even if the system
-clock steps back (the previous millisecond is then reused until the clock catches up).
-Ids for explicit timestamps keep their own state: consecutive ids for the same millisecond
-increase, but there is no ordering between them and clock-based ids of that millisecond.
-
-This module accepts only canonical ULIDs (uppercase, 26 characters, first character
-``0``-``7``), so an id stored in a key has exactly one spelling.
+See docs/adr/0004-sortable-key-values.md.
 """
 
 from __future__ import annotations

@@ -1,31 +1,12 @@
-"""Versions in the sort key.
+"""Versions in the sort key: ``PROFILE#v3`` (default) or ``PROFILE@3``.
 
-The "version in the sort key" pattern keeps every revision of an item under one partition:
-version ``0`` is the latest copy (rewritten on every change) and versions ``1..N`` are the
-history, so a GetItem on ``v0`` reads the current state and a ``begins_with`` query on
-:meth:`SortKeyVersions.prefix` lists every revision.
+Version ``0`` is the latest copy (rewritten on every change) and ``1..N`` the history, all in one
+partition: a GetItem on ``v0`` reads the current state, a ``begins_with`` query on
+:meth:`SortKeyVersions.prefix` lists every revision. Prefer ``"hash_v"`` (no value can forge the
+marker); ``"at"`` can collide when the last component may contain ``@``. Give a ``width`` to read
+history in numeric order. For any ``sk`` and version ``n``, ``split(add(sk, n)) == (sk, n)``.
 
-Two spellings are supported:
-
-``"hash_v"`` (default)  ``<sk>#v<n>``, e.g. ``PROFILE#v3``. The version is one more ``#``
-                        component, so the key codec's guarantees apply: no escaped value
-                        contains ``#``, so no value can forge the marker.
-``"at"``                ``<sk>@<n>``, e.g. ``PROFILE@3``. ``@`` is not escaped by the key
-                        codec, so if the last component of ``sk`` is a user value that may
-                        contain ``@`` (an e-mail address), a different item can collide
-                        with the prefix (``USER#bob@`` also matches ``USER#bob@example.com``).
-                        Prefer ``"hash_v"`` unless you must match an existing table.
-
-Padding: with ``width=0`` (default) versions are unpadded, and ``v10`` sorts *before* ``v2``
-lexicographically, so a query returns history out of numeric order. Give a ``width`` (e.g.
-``width=6`` for ``PROFILE#v000003``) whenever you read history in order; every version must
-then fit in ``width`` digits.
-
-Parsing looks at the text after the *last* marker (``#v`` or ``@``). If it is not all ASCII
-digits the key is unversioned (``get`` returns ``None``), since ``USER#vince`` is an ordinary
-key. If it is all digits but not in this helper's canonical form (wrong width, leading
-zeros when unpadded), it is malformed and raises :class:`KeyValueError`. For any ``sk`` and
-version ``n``, ``split(add(sk, n)) == (sk, n)``.
+See docs/adr/0011-versions-in-the-sort-key.md.
 """
 
 from __future__ import annotations

@@ -1,30 +1,11 @@
 """Test helpers for constructs_lib users and contributors.
 
-* :class:`DynamoDBLocal` runs Amazon DynamoDB Local on 127.0.0.1.
-* :func:`deploy_template` / :func:`deploy_assembly_stack` create the DynamoDB tables of a
-  synthesized CloudFormation template in it and return a :class:`LocalDeployment` that resolves
-  table names, ARNs, stream ARNs and Lambda environments; :func:`deploy_assembly` deploys several
-  stacks of one cloud assembly in dependency order as one :class:`AssemblyDeployment`, with
-  ``Fn::ImportValue``, ``Fn::GetStackOutput`` and SSM parameters between them resolved (and,
-  given an earlier deployment's :class:`CrossStackValues` as ``shared=``, those another
-  assembly's stacks created);
-  :func:`asset_dir` finds a Lambda's code in the cloud assembly.
-* :class:`StreamRunner` feeds a table's stream to a handler as a Lambda event source mapping
-  would (Lambda record shape, filters, batch size, partial batch responses, bisect, capped
-  retries, record age, on-failure records); :class:`MappingSettings` reads the mapping from a
-  synthesized template; :func:`to_lambda_record` converts one stream record.
-* :func:`matches` / :func:`matches_any` / :func:`parse_filter_criteria` implement Lambda event
-  filter patterns.
-* :func:`invoke_handler` runs a bundled handler in a fresh process; :class:`LocalFunction` keeps
-  a warm handler process (a reused Lambda execution environment); :class:`Fault` injects an AWS
-  error into its calls.
-* :func:`synthesize` builds a CDK app into a cloud assembly with asset metadata enabled and
-  returns a :class:`SynthResult` (templates, function asset directories);
-  :func:`start_stream_consumer` runs a synthesized stream consumer's bundled handler on the
-  deployed table's stream (:class:`StreamConsumer`).
-* :mod:`constructs_lib.testing.plugin` is the pytest plugin (fixtures ``dynamodb_local``,
-  ``dynamodb_client``, ``dynamodb_streams_client``, ``cdk_synth``, ``local_deploy``,
-  ``stream_runner``, ``local_function``, ``stream_consumer``).
+:class:`DynamoDBLocal` runs DynamoDB Local; :func:`deploy_template` / :func:`deploy_assembly`
+create the tables of synthesized templates in it (:class:`LocalDeployment`,
+:class:`AssemblyDeployment`); :class:`StreamRunner` feeds a table's stream to a handler as an event
+source mapping would; :func:`matches_any` implements Lambda event filters; :class:`LocalFunction`
+and :func:`invoke_handler` run bundled handlers; :func:`synthesize` builds an app into a cloud
+assembly; :mod:`constructs_lib.testing.plugin` is the pytest plugin. See docs/testing.md.
 
 Importing this package is cheap: it never imports aws_cdk, constructs, jsii or boto3, and the
 submodules are loaded on first attribute access.

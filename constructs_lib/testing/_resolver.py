@@ -1,13 +1,11 @@
 """Resolve CloudFormation intrinsics of a locally deployed template to local values.
 
 Within one template: ``Ref`` (tables, SSM parameters, pseudo parameters), ``Fn::GetAtt``,
-``Fn::Join``, ``Fn::Sub``. Across the stacks of one local assembly deployment (through the
-:class:`CrossStackValues` they share): ``Fn::ImportValue`` (the ``Export.Name`` of an output of
-a deployed stack), ``Fn::GetStackOutput`` (what CDK writes for cross-stack references when
-``@aws-cdk/core:defaultCrossStackReferences`` is ``weak``), and SSM parameters a deployed stack
-created (``AWS::SSM::Parameter`` of type ``String``), read through ``Ref`` of an
-``AWS::SSM::Parameter::Value<String>`` template parameter or a ``{{resolve:ssm:NAME}}`` dynamic
-reference. Anything else raises :class:`UnresolvableIntrinsicError` naming the intrinsic.
+``Fn::Join``, ``Fn::Sub``. Across the stacks of a local assembly deployment (through the
+:class:`CrossStackValues` they share): ``Fn::ImportValue``, ``Fn::GetStackOutput`` (CDK's weak
+references), and ``String`` SSM parameters a deployed stack created, read through an
+``AWS::SSM::Parameter::Value<String>`` parameter or ``{{resolve:ssm:NAME}}``. Anything else
+raises :class:`UnresolvableIntrinsicError` naming the intrinsic.
 
 Standard library only.
 """

@@ -1,22 +1,12 @@
 """Deploy several stacks of one cloud assembly to DynamoDB Local, references between them resolved.
 
-:func:`deploy_assembly` reads ``manifest.json`` (``cdk synth``'s ``cdk.out``, or a
-:class:`~constructs_lib.testing.synth.SynthResult`), deploys the chosen stacks in dependency
-order with :func:`~constructs_lib.testing.local_deploy.deploy_template`, and returns one
-:class:`AssemblyDeployment` covering them all. The stacks share one
-:class:`~constructs_lib.testing._resolver.CrossStackValues`, so a consumer stack's
-``Fn::ImportValue`` (CDK's default, "strong" references), ``Fn::GetStackOutput`` (CDK's "weak"
-references, ``@aws-cdk/core:defaultCrossStackReferences``), and reads of SSM parameters a
-producer stack created (``ssm.StringParameter.value_for_string_parameter`` →
-``AWS::SSM::Parameter::Value<String>``, ``{{resolve:ssm:...}}``) resolve to the local values.
+:func:`deploy_assembly` reads ``manifest.json`` (a ``cdk.out`` or a ``SynthResult``), deploys the
+chosen stacks in dependency order and returns one :class:`AssemblyDeployment`. The stacks share
+one ``CrossStackValues``, so ``Fn::ImportValue``, ``Fn::GetStackOutput`` and reads of SSM
+parameters a producer stack created resolve to local values. Stacks of another assembly see them
+when deployed with ``shared=``, as stacks of one account and region would::
 
-Stacks of **another** assembly (another app, e.g. in another repository) see them too when
-deployed with the earlier deployment's values, as stacks of one account and region would::
-
-    producer = deploy_assembly(producer_cdk_out, client=client)
     consumer = deploy_assembly(consumer_cdk_out, client=client, shared=producer.shared)
-
-(SSM parameters and exports the producer created resolve in the consumer's templates.)
 
 Import-light: standard library only at module level.
 """

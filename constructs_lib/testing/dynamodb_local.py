@@ -3,15 +3,11 @@
 Import-light: only the standard library is imported at module level; ``boto3`` is imported
 when a client is first asked for. Nothing here ever talks to anything but ``127.0.0.1``.
 
-Example
--------
 >>> with DynamoDBLocal() as ddb:                       # doctest: +SKIP
 ...     ddb.client().list_tables()["TableNames"]
 []
 
-From a shell (foreground, until Ctrl-C)::
-
-    python -m constructs_lib.testing.dynamodb_local --port 8000
+From a shell (foreground, until Ctrl-C): ``python -m constructs_lib.testing.dynamodb_local --port 8000``
 """
 
 from __future__ import annotations

@@ -1,41 +1,13 @@
 """AWS Lambda event filtering (EventBridge-style patterns) for the local stream runner.
 
-A Lambda event source mapping may carry ``FilterCriteria``; Lambda evaluates every record
-against the filter patterns *before* batching and never delivers records that match none of
-them. This module reproduces that matching so local runs drop exactly the records AWS would.
+Lambda evaluates every record against a mapping's ``FilterCriteria`` before batching and never
+delivers records that match none; :func:`matches_any` reproduces that, so local runs drop exactly
+the records AWS would. Every key of a pattern must match; a leaf is a list meaning "any of"
+(literals, ``prefix``, ``suffix``, ``equals-ignore-case``, ``anything-but``, ``numeric``,
+``exists``); several filters are OR-ed. What AWS leaves unspecified (``exists`` on an object) and
+anything unknown raise :class:`EventFilterError` naming the operator or value.
 
-Semantics implemented (AWS Lambda "event filtering" / EventBridge content filtering):
-
-* A pattern is a JSON object. **Every** key of the pattern must match the event (AND).
-* A nested object recurses into the event's value under that key. If the event has no such
-  key, the nested pattern is matched against an empty object (so only ``exists: false``
-  leaves can still match).
-* A leaf is a non-empty **list** meaning "any of". Its entries are:
-
-  - literal ``str`` / number / ``bool`` / ``None`` — equality; numbers compare numerically
-    (``5`` matches ``5.0``) but never match strings or booleans (``"5"`` is not ``5``);
-  - ``{"prefix": "s"}``, ``{"suffix": "s"}``, ``{"equals-ignore-case": "s"}`` — string tests
-    (non-string values never match);
-  - ``{"anything-but": v}`` where *v* is a literal, a list of literals, or
-    ``{"prefix": "s"}`` / ``{"suffix": "s"}``: matches a present value that is none of them
-    (for the prefix/suffix forms, a string that does not start/end with *s*);
-  - ``{"numeric": [op, n]}`` or ``{"numeric": [op, n, op, n]}`` with *op* one of
-    ``= < <= > >=``: matches JSON numbers only (DynamoDB's ``{"N": "5"}`` holds a *string*,
-    so numeric filters do not apply to it — as on AWS);
-  - ``{"exists": true}`` — the key is present and holds a leaf value (a primitive or a list
-    with at least one primitive); ``{"exists": false}`` — the key is absent. AWS applies
-    ``exists`` to leaf nodes only and leaves its result on an object unspecified, so meeting an
-    object raises :class:`EventFilterError` instead of picking an answer.
-
-* If the event value is a list, the leaf matches when **any** element matches.
-* A missing key fails every matcher except ``exists: false``.
-* Several filters are OR-ed; no filters at all means every record matches.
-
-Anything else (an unknown operator such as ``wildcard``/``cidr``/``$or``, a scalar where a list
-is required, an operand of the wrong type) raises :class:`EventFilterError` naming the offending
-operator or value and the rule — a pattern is never silently treated as match or no-match.
-
-Standard library only.
+The rules in full: docs/testing.md ("What the local stand-ins reproduce"). Standard library only.
 """
 
 from __future__ import annotations

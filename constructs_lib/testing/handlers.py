@@ -1,22 +1,12 @@
 """Run a bundled Lambda handler from a synthesized asset directory, as Lambda would.
 
-The handler runs in a separate Python process (``python -I -B``) whose import path is the asset
-directory plus the interpreter's own site-packages (for boto3, which the Lambda runtime
-provides) — never this repository — so a handler that imports something the asset does not
-contain fails here as it would on AWS. It writes no ``__pycache__`` into the asset, which stays
-exactly what would deploy. Return values are serialized with plain ``json.dumps``, like the
-Lambda runtime does. AWS calls go to the given local endpoint only: the process gets dummy
-credentials, ``AWS_ENDPOINT_URL_DYNAMODB[_STREAMS]`` and none of the caller's ``AWS_*`` or
-``PYTHON*`` variables.
-
-Two ways to run a handler:
-
-* :func:`invoke_handler` — one cold process per invocation.
-* :class:`LocalFunction` — a **warm** process, like a reused Lambda execution environment: the
-  handler module is imported once and serves any number of invocations, so module-level state
-  persists between them. A handler exception is reported as :class:`HandlerError` and the
-  process stays usable; a crash or timeout is reported as :class:`HandlerError` too and the next
-  invocation starts a fresh process (a new cold start, module state reset).
+The handler runs in a separate ``python -I -B`` process whose import path is the asset directory
+plus the interpreter's site-packages (for boto3), never this repository, so a missing import
+fails here as it would on AWS; no ``__pycache__`` is written into the asset. AWS calls go to the
+given local endpoint only, with dummy credentials. :func:`invoke_handler` starts one cold process
+per invocation; :class:`LocalFunction` keeps a warm one (module state persists, as in a reused
+execution environment; a crash or timeout starts a fresh process). Return values are serialized
+with plain ``json.dumps``, as the Lambda runtime does.
 """
 
 from __future__ import annotations

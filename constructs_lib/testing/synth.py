@@ -1,20 +1,11 @@
 """Synthesize a CDK app for a test, and run a synthesized stream consumer locally.
 
-* :func:`synthesize` builds a CDK app into a cloud assembly directory with asset metadata
-  enabled and the project's ``cdk.json`` context (as the CDK CLI does) and returns a
-  :class:`SynthResult`: the stacks' templates and the asset directory of every Lambda function.
-  The pytest plugin's ``cdk_synth`` fixture calls it with a fresh temporary directory.
-* :func:`start_stream_consumer` runs the *bundled* handler of a synthesized stream consumer
-  (``StreamAudit``, ``ShardedCounter``, or any function with a DynamoDB stream event source
-  mapping) in a warm local process and feeds it the deployed table's real stream records with the
-  synthesized mapping's settings. The plugin's ``stream_consumer`` fixture wraps it.
-
-Why the context flag is passed to ``cdk.App`` here: the function resource's
-``Metadata["aws:asset:path"]`` is written only when the context value
-``aws:cdk:enable-asset-metadata`` is set. An ``App`` built by :func:`synthesize` gets it through
-``cdk.App(context=...)``, which works whenever jsii was started. An app the caller builds itself
-has no such metadata unless its own context sets the flag; :meth:`SynthResult.asset_dir` then
-finds the asset through the assembly's asset manifest (what ``cdk deploy`` publishes from).
+:func:`synthesize` builds an app into a cloud assembly with asset metadata enabled and the
+project's ``cdk.json`` context, as the CDK CLI does, and returns a :class:`SynthResult`
+(templates, function asset directories). :func:`start_stream_consumer` runs a synthesized stream
+consumer's bundled handler warm, fed the deployed table's real stream with the synthesized
+mapping's settings. For an app built without the asset-metadata flag,
+:meth:`SynthResult.asset_dir` reads the assembly's asset manifest instead.
 
 Import-light: importing this module imports neither aws_cdk/constructs/jsii nor boto3; only
 :func:`synthesize` imports aws_cdk, when called.

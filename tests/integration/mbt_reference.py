@@ -7,7 +7,7 @@ normalization, key templates, sparse membership and derived-key recomputation ar
 again, independently. Nothing from ``constructs_lib.runtime.codec/keys/items/requests`` is
 imported; only the error classes (the contract the caller catches).
 
-Semantics encoded here (README "Semantics" + the decisions of issue 12):
+Semantics encoded here (README "Semantics" and the records in docs/adr/):
 
 * key components: strings percent-escaped (code point <= 0x24 and ``%`` -> ``%XX`` uppercase),
   numbers zero-padded to the field width, timestamps ``YYYY-MM-DDTHH:MM:SS.ffffffZ`` in UTC;

@@ -1,4 +1,4 @@
-"""Model-based test of ``TableClient`` on DynamoDB Local (issue 12).
+"""Model-based test of ``TableClient`` on DynamoDB Local.
 
 A hypothesis ``RuleBasedStateMachine`` runs random programs of puts (plain, create-only,
 versioned), partial updates (set, remove, ADD), upserts, deletes, transactions and batch writes

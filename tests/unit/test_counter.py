@@ -17,7 +17,7 @@ from constructs_lib.runtime import (
 from constructs_lib.runtime.patterns.counter import MAX_SHARDS
 
 
-# Shard-count derivation (seed 001: 1 KB write = 1 WCU, 1,000 WCU per partition) ----------------
+# Shard-count derivation (1 KB write = 1 WCU, 1,000 WCU per partition) ---------------------------
 @pytest.mark.parametrize(
     ("rate", "kwargs", "shards"),
     [

@@ -1,4 +1,4 @@
-"""``TableOperations``: the dashboard and alarms of one table (see the package docstring for every alarm)."""
+"""``TableOperations``: the dashboard and alarms of one table (every alarm: the README's "Operations: dashboards and alarms")."""
 
 from __future__ import annotations
 

@@ -1,39 +1,13 @@
-"""The audit Lambda: stream records in, audit items out (``constructs_lib.runtime.handlers.audit.handler``).
+"""The audit Lambda: stream records in, audit items out (:func:`handler`).
 
-Reading top to bottom: typed values (Lambda's stream JSON, where binary values are base64
-text), building one audit item from one record (:func:`build_item`), writing a batch
-(:func:`write_records`), and the handler. The key layout is in :mod:`constructs_lib.runtime.patterns.audit`.
+Reading top to bottom: typed values (Lambda's stream JSON), building one audit item from one
+record (:func:`build_item`: diff, redaction, size limit), writing a batch (:func:`write_records`),
+and the handler. Every attribute of an item is a function of the record, never of the clock, so
+a redelivered record rewrites the identical item. The first record that cannot be built or
+written is reported in ``batchItemFailures`` with every later one: nothing is dropped and
+per-item order holds. The key layout belongs to the audit pattern (``runtime/patterns/audit``).
 
-**The item.** Every attribute is a function of the stream record (and the spec and salt),
-never of the clock: a redelivered record rewrites the identical item, so Lambda's
-at-least-once delivery is exactly-once in effect. ``event`` is INSERT, MODIFY, REMOVE or
-EXPIRE (a TTL deletion: REMOVE by ``dynamodb.amazonaws.com`` on AWS, ``UNKNOWN_TO_SDK_VERSION``
-on DynamoDB Local); ``changed`` lists the changed names, sorted; ``changes`` maps each to its
-``before``/``after`` typed values (a side absent when the attribute was; values compared by
-canonical form, so map and set order or ``1.50`` vs ``1.5`` are no change); ``image`` is the
-item after the change. ``actor`` is the new image's actor attribute (a non-empty string, else
-``"unknown"``), ``"ttl"`` for EXPIRE, and ``"unknown"`` for REMOVE: streams do not say who
-deleted — to know, soft-delete first (an update setting ``updated_by`` and a flag).
-
-**Redaction** (top-level attribute names) applies to ``changes``, ``image`` and ``actor``:
-``"hash"`` stores ``sha256:`` + HMAC-SHA256(salt, canonical JSON of the typed value), so equal
-values hash equal and changes stay visible; ``"drop"`` stores no value (the name stays in
-``changed``; ``changes[name]`` is ``{"redacted": "dropped"}``; ``image`` omits it). The clear
-value is never stored, and hashing never runs without a salt. Attributes derived from a
-redacted one (a GSI key such as ``EMAIL#{email}``) must be redacted too.
-
-**Size.** An item over :data:`~constructs_lib.runtime.patterns.audit.MAX_ITEM_BYTES` (estimated
-conservatively) first loses ``image`` (``image_omitted``), then its change values become
-SHA-256 digests (``values_omitted``), then ``changes`` and finally ``changed`` are left out
-(``changes_omitted``). The record itself is always written.
-
-**The batch.** Items are built in record order and written with BatchWriteItem (≤ 25 per
-call; unprocessed items retried with jittered backoff). A call refused for another reason
-than throttling (one bad item fails the whole call) is redone one PutItem per item, to isolate
-the bad record. The first record that cannot be built or written is reported in
-``batchItemFailures`` with every later record: the ones before it are stored, nothing is
-dropped, and per-item order holds (Lambda redelivers from there; retries are capped by the
-event source mapping, whose on-failure queue receives what still fails).
+See docs/adr/0013-audit-key-layout-and-idempotency.md.
 """
 
 from __future__ import annotations

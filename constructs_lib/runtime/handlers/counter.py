@@ -1,19 +1,13 @@
 """The sharded-counter aggregator: the Lambda handler ``ShardedCounter`` generates.
 
-Two triggers, one rule — *recompute, never add deltas*:
+Two triggers, one rule — recompute, never add deltas. A stream batch (``{"Records": [...]}``,
+filtered to the family's shard items) recomputes each touched counter from all its shards; a
+failed recompute or a foreign record is reported in ``batchItemFailures``. A schedule event
+(``{"source": "constructs_lib.counter.schedule", "counters": [...]}``) recomputes a fixed list,
+for tables without a stream. ``CONSTRUCTS_LIB_COUNTER_FAMILY`` names the family; its spec and
+table come from the environment (see ``CounterClient.from_environment``).
 
-* **Stream** (``{"Records": [...]}``): the event source mapping's filter lets only this
-  family's shard items through. Records are grouped by counter id and each touched counter's
-  total is recomputed from all its shards (:meth:`CounterClient.recompute`), so a redelivered
-  or replayed batch leaves totals unchanged. A counter whose recompute fails is reported in
-  ``batchItemFailures`` by its first record in the batch, so Lambda retries from there (later
-  records are redelivered too, which is harmless); a record that is not a shard key of this
-  family is reported as well — it reaches the on-failure queue instead of being dropped.
-* **Schedule** (``{"source": "constructs_lib.counter.schedule", "counters": [...]}``): an
-  EventBridge rule recomputes a fixed list of counters, for tables without a stream.
-
-Environment: ``CONSTRUCTS_LIB_COUNTER_FAMILY`` names the family; the family's spec and table
-come from ``CONSTRUCTS_LIB_COUNTER_<FAMILY>`` / ``..._TABLE`` (see ``CounterClient.from_environment``).
+See docs/adr/0012-write-sharded-counters.md.
 """
 
 from __future__ import annotations

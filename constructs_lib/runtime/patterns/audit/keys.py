@@ -1,19 +1,14 @@
-"""The audit table's key layout.
-
-Audit table layout (``StreamAudit`` creates exactly this; every key attribute is a string)::
+"""The audit table's key layout; ``StreamAudit`` creates exactly this (every key is a string)::
 
     PK     = ITEM#{pk}[#{sk}]                              one partition per audited item
     SK     = {changed_at}#{sequence number, 40 digits}     Query newest first = the item's history
     GSI1PK = DAY#{YYYY-MM-DD}#{shard:03d}   index "ByDay"  a day's changes over day_shards partitions
     GSI1SK = {SK}#{PK}                                     unique and in time order
 
-``{pk}``/``{sk}`` are the source key values (S as is, N as plain decimal text, B as base64),
-each :func:`codec.escape`-d so a ``#`` inside a value cannot forge a segment. A PK over 2,048
-bytes becomes ``ITEM#$H#`` + the SHA-256 hex of the full text (``$`` never occurs in an
-escaped value, so no real key can produce it); a GSI1SK over 1,024 bytes (the index's sort
-key limit) uses that hashed form of PK. ``changed_at`` is the record's
-ApproximateCreationDateTime as ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (UTC, floored to the millisecond);
-the shard is ``sha256(PK) % day_shards``, so one item's changes of a day share a partition.
+Source key values are escaped (S as is, N as decimal text, B as base64); a PK over 2,048 bytes
+becomes ``ITEM#$H#`` + the SHA-256 of the full text, and a GSI1SK over 1,024 bytes uses that form.
+``changed_at`` is ApproximateCreationDateTime in UTC, to the millisecond; the day shard is
+``sha256(PK) % day_shards``. See docs/adr/0013-audit-key-layout-and-idempotency.md.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ DEFAULT_HEADROOM = 1.2
 
 @dataclass(frozen=True)
 class ShardSizing:
-    """How a shard count was derived from an expected write rate (seed 001's arithmetic).
+    """How a shard count was derived from an expected write rate (1 WCU per KB, 1,000 WCU per partition).
 
     ``wcu_per_write`` is for a plain write; ``transactional`` doubles it.
     """
