@@ -12,7 +12,7 @@ import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from .exceptions import (
     BatchIncompleteError,
@@ -72,25 +72,37 @@ def make_client(
     return boto3.client(service, region_name=region_name, endpoint_url=endpoint_url, config=config)
 
 
+class ConnectionOptions(TypedDict, total=False):
+    """The keywords every runtime client (``TableClient``, ``CounterClient``, ``AuditClient``) takes
+    for the boto3 client it builds when given none: :func:`make_client`'s ``retry_mode``
+    (default ``"adaptive"``), ``max_attempts`` (10), ``region_name`` and ``endpoint_url``."""
+
+    retry_mode: str
+    max_attempts: int
+    region_name: str | None
+    endpoint_url: str | None
+
+
 def bind(
-    client: BaseClient | None,
-    tables: Mapping[str, Any],
-    *,
-    retry_mode: str = "adaptive",
-    max_attempts: int = 10,
-    region_name: str | None = None,
-    endpoint_url: str | None = None,
+    client: BaseClient | None, tables: Mapping[str, Any], *, what: str = "client", **options: Unpack[ConnectionOptions]
 ) -> BaseClient:
     """The one binding of table names to a boto3 client, shared by every runtime client.
 
     ``tables`` maps each argument name (``"table_name"``) to the name given; each must be a
     non-empty string (else :class:`SettingsError` naming it). Returns ``client``, or a new one
-    from :func:`make_client` with the retry settings.
+    from :func:`make_client` with ``options`` (``TypeError`` naming ``what`` for a keyword that
+    is not one of :class:`ConnectionOptions`).
     """
     check_table_names(tables)
+    unknown = sorted(set(options) - set(ConnectionOptions.__annotations__))
+    if unknown:
+        raise TypeError(
+            f"{what}: unexpected keyword argument(s) {', '.join(map(repr, unknown))}; besides its own, it takes "
+            f"{', '.join(ConnectionOptions.__annotations__)}"
+        )
     if client is not None:
         return client
-    return make_client(retry_mode=retry_mode, max_attempts=max_attempts, region_name=region_name, endpoint_url=endpoint_url)
+    return make_client(**options)
 
 
 def check_table_names(tables: Mapping[str, Any]) -> None:

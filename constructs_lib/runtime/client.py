@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from . import _aws, buckets, contract, keys, requests
 from .contract import load_bundled_model
@@ -102,20 +102,14 @@ class TableClient:
         table_name: str,
         *,
         client: BaseClient | None = None,
-        retry_mode: str = "adaptive",
-        max_attempts: int = 10,
-        region_name: str | None = None,
-        endpoint_url: str | None = None,
         batch_retries: int = 8,
         traffic: TrafficRecorder | None = None,
         cursor_key: bytes | str | None = None,
         scope: AccessScope | None = None,
         codec: ItemCodec | None = None,
+        **connection: Unpack[_aws.ConnectionOptions],
     ) -> None:
-        self.client = _aws.bind(
-            client, {"table_name": table_name}, retry_mode=retry_mode, max_attempts=max_attempts,
-            region_name=region_name, endpoint_url=endpoint_url,
-        )
+        self.client = _aws.bind(client, {"table_name": table_name}, what="TableClient", **connection)
         secret = cursor_key if cursor_key is not None else os.environ.get(ENV_CURSOR_KEY) or None
         if isinstance(secret, str):
             secret = secret.encode("utf-8")
