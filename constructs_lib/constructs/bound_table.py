@@ -23,12 +23,12 @@ from ..model.indexes import TABLE
 from . import perms
 from .exceptions import ConstructPropsError
 from .grants import combined_grant
+from .operations.construct import TableOperations
+from .operations.consumers import MonitoredConsumer
+from .operations.props import Operations
 
 if TYPE_CHECKING:
     from ..model import AccessScope, Model
-    from .operations.construct import TableOperations
-    from .operations.consumers import MonitoredConsumer
-    from .operations.props import Operations
 
 
 class ModelBoundTable(Construct):
@@ -121,9 +121,6 @@ class ModelBoundTable(Construct):
         """Add the table's CloudWatch dashboard and alarms (``Operations()`` defaults when None);
         at most once per table. Pattern constructs registered before or after join it; the result
         is also ``self.operations``."""
-        from .operations.construct import TableOperations
-        from .operations.props import Operations
-
         if self.operations is not None:
             raise ConstructPropsError(
                 f"{self.what} already has its operations view ({self.operations.node.path}); "
@@ -298,3 +295,15 @@ class ModelBoundTable(Construct):
 
 
 __all__ = ["ModelBoundTable"]
+
+
+def require_bound_table(
+    what: str, arg: str, value: object,
+    *, importers: str = "SingleTable.from_table_name, from_table_attributes, from_parameters",
+) -> ModelBoundTable:
+    """``value`` when it is a :class:`ModelBoundTable`; else :class:`ConstructPropsError` naming
+    ``arg``, the value and the ``importers`` that give one."""
+    if not isinstance(value, ModelBoundTable):
+        raise ConstructPropsError(f"{what}: {arg} must be a SingleTable or an imported one ({importers}), got {value!r}")
+    return value
+

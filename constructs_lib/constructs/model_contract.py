@@ -16,7 +16,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING
 
 import aws_cdk as cdk
 from aws_cdk import aws_dynamodb as dynamodb
@@ -26,12 +25,10 @@ from constructs import Construct
 
 from ..model import Model
 from ..runtime.contract import fingerprint
+from .bound_table import ModelBoundTable
 from .exceptions import ConstructPropsError
 from .imported_table import ImportedSingleTable, check_fingerprint
 from .operations import Operations
-
-if TYPE_CHECKING:
-    from .single_table import SingleTable
 
 #: Parameter names under the prefix, by what they hold.
 TABLE_NAME = "table-name"
@@ -99,7 +96,7 @@ class PublishedContract(Construct):
         Read-only mapping parameter name (:data:`PARAMETERS`) → ``aws_ssm.StringParameter``.
     """
 
-    def __init__(self, scope: Construct, id: str, *, table: SingleTable, contract: ModelContract) -> None:
+    def __init__(self, scope: Construct, id: str, *, table: ModelBoundTable, contract: ModelContract) -> None:
         super().__init__(scope, id)
         if not isinstance(contract, ModelContract):
             raise ConstructPropsError(f"{table.what}: publish {contract!r} must be a constructs_lib.ModelContract")

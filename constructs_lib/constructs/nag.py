@@ -16,6 +16,8 @@ import re
 import aws_cdk as cdk
 from constructs import IConstruct
 
+from .exceptions import ConstructPropsError
+
 #: Context key of strict mode: when true, the constructs add no acknowledgment.
 STRICT_CONTEXT = "constructs_lib:nag-strict"
 #: Plugin name cdk-nag's ``AwsSolutionsChecks`` reports under (the ``<plugin>::`` id prefix).
@@ -77,9 +79,9 @@ def acknowledge(scope: IConstruct, rule: str, reason: str) -> None:
     about, so the acknowledgment cannot hide the same rule elsewhere.
     """
     if not _RULE.fullmatch(rule):
-        raise ValueError(f"cdk-nag rule id {rule!r} must look like '{PACK}-SQS3'")
+        raise ConstructPropsError(f"cdk-nag rule id {rule!r} must look like '{PACK}-SQS3'")
     if len(reason.strip()) < 40:
-        raise ValueError(f"acknowledgment of {rule} needs a specific reason, got {reason!r}")
+        raise ConstructPropsError(f"acknowledgment of {rule} needs a specific reason, got {reason!r}")
     if is_strict(scope):
         return
     cdk.Validations.of(scope).acknowledge(cdk.Acknowledgment(id=f"{PACK}::{rule}", reason=reason))

@@ -14,25 +14,28 @@ docs/adr/0014-stream-consumers-never-drop-records.md.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Unpack
 
 import aws_cdk as cdk
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from ..runtime.exceptions import KeyValueError
+from ..runtime.exceptions import KeyValueError, SettingsError
 from ..runtime.patterns import counter
-from . import defaults, perms
-from .bound_table import ModelBoundTable
+from . import perms
+from .bound_table import ModelBoundTable, require_bound_table
 from .exceptions import ConstructPropsError
 from .stream_consumer import (
     FailureQueueDestination,
     StreamConsumer,
-    StreamConsumerProps,
+    StreamConsumerOptions,
 )
+
+if TYPE_CHECKING:
+    from ..model import Model
 
 
 class ShardedCounter(StreamConsumer):
@@ -72,28 +75,18 @@ class ShardedCounter(StreamConsumer):
         Enables ``increment(..., idempotency_key=...)``: dedup markers live this long (TTL;
         the model must declare a TTL attribute), at least one minute. Default None (off: no
         PutItem permission for incrementers).
-    batch_size
-        Stream records per aggregator invocation, 1–10,000. Default 100.
-    max_batching_window
-        How long Lambda gathers records before invoking. Default 1 second (at most one
-        recompute of a hot counter per second per stream shard).
-    retry_attempts
-        Retries of a failing batch before it goes to the failure queue, 0–10,000. Default 5
-        (never infinite: a poison record must not block its stream shard for a day).
-    max_record_age
-        Records older than this go to the failure queue unprocessed, 60 s–7 days. Default 1 hour
-        (a later increment recomputes the same counter anyway).
-    parallelization_factor
-        Concurrent batches per stream shard, 1–10. Default 1.
     schedule
         Also recompute ``scheduled_counters`` at this rate (EventBridge). Required when the
         table has no stream. Default None.
     scheduled_counters
         Counter ids the schedule recomputes. Default none.
-    iterator_age_alarm_threshold
-        Alarm when the aggregator lags this far behind the stream. Default 1 minute.
-    memory_size, timeout, log_retention
-        Aggregator settings. Defaults 256 MB, 30 seconds, one month.
+    **options
+        The stream-consumer settings (:class:`StreamConsumerOptions`, documented on
+        :class:`StreamConsumerProps`): ``batch_size`` (default 100), ``max_batching_window``
+        (1 second: at most one recompute of a hot counter per second per stream shard),
+        ``retry_attempts`` (5), ``max_record_age`` (1 hour: a later increment recomputes the same
+        counter anyway), ``parallelization_factor`` (1), ``iterator_age_alarm_threshold``
+        (1 minute), ``memory_size`` (256 MB), ``timeout`` (30 seconds), ``log_retention`` (one month).
     """
 
     #: Entity names of the counter's items (``StreamAudit(exclude_entities=ShardedCounter.ENTITIES)``).
@@ -114,88 +107,31 @@ class ShardedCounter(StreamConsumer):
         item_size_bytes: int = counter.WCU_BYTES,
         headroom: float = counter.DEFAULT_HEADROOM,
         idempotency_window: cdk.Duration | None = None,
-        batch_size: int = 100,
-        max_batching_window: cdk.Duration | None = None,
-        retry_attempts: int = 5,
-        max_record_age: cdk.Duration | None = None,
-        parallelization_factor: int = 1,
         schedule: cdk.Duration | None = None,
         scheduled_counters: Sequence[str] = (),
-        iterator_age_alarm_threshold: cdk.Duration | None = None,
-        memory_size: int = defaults.LAMBDA_MEMORY_MB,
-        timeout: cdk.Duration | None = None,
-        log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
+        **options: Unpack[StreamConsumerOptions],
     ) -> None:
         super().__init__(scope, id)
         what = f"ShardedCounter {id!r}"
-        if not isinstance(table, ModelBoundTable):
-            raise ConstructPropsError(
-                f"{what}: table must be a SingleTable or an imported one (SingleTable.from_table_name, "
-                f"from_table_attributes, from_parameters), got {table!r}"
-            )
-        model = table.model
-        if not model.has_sort_key:
-            raise ConstructPropsError(
-                f"{what}: table model {model.name!r} has no sort key; counter items are told apart by their "
-                "sort key (SHARD/TOTAL/DEDUP)"
-            )
+        model = self._validate_table(what, table)
         self.sizing = self._sizing(what, shards, expected_writes_per_second, item_size_bytes, headroom, idempotency_window)
-        try:
-            self.spec = counter.CounterSpec(
-                family=name,
-                shards=self.sizing.shards if self.sizing else shards,  # type: ignore[arg-type]
-                pk_attribute=model.pk_attribute,
-                sk_attribute=model.sk_attribute,  # type: ignore[arg-type]
-                entity_attribute=model.entity_attribute,
-                ttl_attribute=model.ttl_attribute,
-                idempotency_ttl_seconds=int(idempotency_window.to_seconds()) if idempotency_window else None,
-            )
-        except KeyValueError as exc:
-            raise ConstructPropsError(f"{what}: {exc}") from exc
+        self.spec = self._spec(what, name, shards, model, idempotency_window)
         self._check_table(what, table)
-        self.props = StreamConsumerProps(
-            batch_size=batch_size, max_batching_window=max_batching_window, retry_attempts=retry_attempts,
-            max_record_age=max_record_age, parallelization_factor=parallelization_factor,
-            iterator_age_alarm_threshold=iterator_age_alarm_threshold, memory_size=memory_size, timeout=timeout,
-            log_retention=log_retention,
-        )
-        settings = self._settings(what, self.props)
-        if isinstance(scheduled_counters, (str, bytes)):
-            raise ConstructPropsError(
-                f"{what}: scheduled_counters={scheduled_counters!r} must be a list of counter ids, not a string "
-                "(a string would be read as one id per character)"
-            )
-        scheduled = list(scheduled_counters)
-        if table.table_stream_arn is None and schedule is None:
-            raise ConstructPropsError(
-                f"{what}: table {table.node.id!r} has no stream, so totals can only be recomputed on a schedule; "
-                f"pass schedule=Duration.minutes(...) and scheduled_counters=[...], or {table.stream_hint}"
-            )
-        if (schedule is None) != (not scheduled):
-            raise ConstructPropsError(f"{what}: schedule and scheduled_counters go together (got {schedule}, {scheduled!r})")
-        for counter_id in scheduled:
-            try:
-                self.spec.total_key(counter_id)
-            except KeyValueError as exc:
-                raise ConstructPropsError(f"{what}: scheduled counter {counter_id!r}: {exc}") from exc
+        settings = self._configure_consumer(what, options)
+        self._schedule, self._scheduled = self._validate_schedule(what, table, schedule, scheduled_counters)
         self.table = table
         self.family = name
         self.derivation = self.sizing.explain() if self.sizing else f"fixed: {self.spec.shards} shard(s)"
-
-        self._schedule, self._scheduled = schedule, scheduled
         only_shards = {"dynamodb": {"Keys": {
             self.spec.pk_attribute: {"S": [{"prefix": self.spec.key_prefix}]},
             self.spec.sk_attribute: {"S": [counter.SHARD_SK]},
         }}}
         self.schedule_rule: events.Rule | None = None
         self._consume(
-            table=table, props=self.props, settings=settings,
-            handler="constructs_lib.runtime.handlers.counter.handler",
+            table=table, settings=settings, handler="constructs_lib.runtime.handlers.counter.handler",
             environment={
-                **self.environment,
-                **table.runtime_environment,
-                counter.ENV_FAMILY: name,
-                "COUNTER_SHARDS_DERIVATION": self.derivation,
+                **self.environment, **table.runtime_environment,
+                counter.ENV_FAMILY: name, "COUNTER_SHARDS_DERIVATION": self.derivation,
             },
             description=f"Recomputes totals of counter family {name} ({self.spec.shards} shards: {self.derivation})"[:256],
             filters=[only_shards], title=f"ShardedCounter {id} ({name})", alarm_subject=f"Counter family {name}",
@@ -223,6 +159,55 @@ class ShardedCounter(StreamConsumer):
 
     # Validation -------------------------------------------------------------------------------------------
     @staticmethod
+    def _validate_table(what: str, table: ModelBoundTable) -> Model:
+        require_bound_table(what, "table", table)
+        if not table.model.has_sort_key:
+            raise ConstructPropsError(
+                f"{what}: table model {table.model.name!r} has no sort key; counter items are told apart by their "
+                "sort key (SHARD/TOTAL/DEDUP)"
+            )
+        return table.model
+
+    def _spec(
+        self, what: str, name: str, shards: int | None, model: Model, idempotency_window: cdk.Duration | None
+    ) -> counter.CounterSpec:
+        try:
+            return counter.CounterSpec(
+                family=name,
+                shards=self.sizing.shards if self.sizing else shards,  # type: ignore[arg-type]
+                pk_attribute=model.pk_attribute,
+                sk_attribute=model.sk_attribute,  # type: ignore[arg-type]
+                entity_attribute=model.entity_attribute,
+                ttl_attribute=model.ttl_attribute,
+                idempotency_ttl_seconds=int(idempotency_window.to_seconds()) if idempotency_window else None,
+            )
+        except SettingsError as exc:
+            raise ConstructPropsError(f"{what}: {exc}") from exc
+
+    def _validate_schedule(
+        self, what: str, table: ModelBoundTable, schedule: cdk.Duration | None, scheduled_counters: Sequence[str]
+    ) -> tuple[cdk.Duration | None, list[str]]:
+        if isinstance(scheduled_counters, (str, bytes)):
+            raise ConstructPropsError(
+                f"{what}: scheduled_counters={scheduled_counters!r} must be a list of counter ids, not a string "
+                "(a string would be read as one id per character)"
+            )
+        scheduled = list(scheduled_counters)
+        if table.table_stream_arn is None and schedule is None:
+            raise ConstructPropsError(
+                f"{what}: table {table.node.id!r} has no stream, so totals can only be recomputed on a schedule; "
+                f"pass schedule=Duration.minutes(...) and scheduled_counters=[...], or {table.stream_hint}"
+            )
+        if (schedule is None) != (not scheduled):
+            raise ConstructPropsError(f"{what}: schedule and scheduled_counters go together (got {schedule}, {scheduled!r})")
+        for counter_id in scheduled:
+            try:
+                self.spec.total_key(counter_id)
+            except KeyValueError as exc:
+                raise ConstructPropsError(f"{what}: scheduled counter {counter_id!r}: {exc}") from exc
+        return schedule, scheduled
+
+    @staticmethod
     def _sizing(
         what: str, shards: int | None, rate: float | None, size: int, headroom: float, idempotency: cdk.Duration | None
     ) -> counter.ShardSizing | None:
@@ -232,7 +217,7 @@ class ShardedCounter(StreamConsumer):
             return None
         try:
             return counter.derive_shards(rate, item_size_bytes=size, headroom=headroom, transactional=idempotency is not None)
-        except KeyValueError as exc:
+        except SettingsError as exc:
             raise ConstructPropsError(f"{what}: {exc}") from exc
 
     def _check_table(self, what: str, table: ModelBoundTable) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType, SimpleNamespace
-from typing import TYPE_CHECKING
 
 import aws_cdk as cdk
 from aws_cdk import aws_dynamodb as dynamodb
@@ -25,6 +24,7 @@ from .bound_table import ModelBoundTable
 from .exceptions import ConstructPropsError
 from .hardening import Hardening
 from .imported_table import ImportedSingleTable
+from .model_contract import ModelContract, PublishedContract, import_from_parameters
 from .operations import (
     ContributorInsights,
     Operations,
@@ -32,9 +32,6 @@ from .operations import (
     contributor_insights_by_index,
 )
 from .tables import table_v2
-
-if TYPE_CHECKING:
-    from .model_contract import ModelContract, PublishedContract
 
 
 class SingleTable(ModelBoundTable):
@@ -290,8 +287,6 @@ class SingleTable(ModelBoundTable):
         operations
             A dashboard and alarms for the imported table. Default None.
         """
-        from .model_contract import import_from_parameters
-
         return import_from_parameters(
             scope, id, model=model, parameter_prefix=parameter_prefix, stream_view_type=stream_view_type,
             encryption_key=encryption_key, expected_fingerprint=expected_fingerprint,
@@ -302,8 +297,6 @@ class SingleTable(ModelBoundTable):
     def publish_contract(self, contract: ModelContract) -> PublishedContract:
         """Publish the table's contract as SSM parameters (see
         :mod:`constructs_lib.constructs.model_contract`), at most once; also ``self.contract``."""
-        from .model_contract import PublishedContract
-
         if self.contract is not None:
             raise ConstructPropsError(
                 f"{self.what} already publishes its contract under {self.contract.contract.parameter_prefix!r}; "

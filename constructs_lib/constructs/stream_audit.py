@@ -14,27 +14,29 @@ docs/adr/0014-stream-consumers-never-drop-records.md.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 import aws_cdk as cdk
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_logs as logs
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
-from ..runtime.exceptions import KeyValueError
+from ..runtime.exceptions import SettingsError
 from ..runtime.patterns import audit, counter
-from . import defaults, nag, perms
-from .bound_table import ModelBoundTable
+from . import nag, perms
+from .bound_table import ModelBoundTable, require_bound_table
 from .exceptions import ConstructPropsError
 from .grants import combined_grant
 from .hardening import Hardening
 from .single_table import SingleTable
-from .stream_consumer import StreamConsumer, StreamConsumerProps
+from .stream_consumer import StreamConsumer, StreamConsumerOptions
 from .tables import string_attribute, table_v2
+
+if TYPE_CHECKING:
+    from ..model import Model
 
 #: The audit table's index for "what changed on day D".
 DAY_INDEX = audit.DAY_INDEX
@@ -75,19 +77,18 @@ class StreamAudit(StreamConsumer):
         AWS-owned key; ``"own_key"``: a new KMS key with rotation, retained.
     day_shards
         Partitions per day of the ``ByDay`` index, 1–100. Default 8.
-    batch_size, max_batching_window, retry_attempts, max_record_age, parallelization_factor
-        Event source mapping. Defaults 100 records, 1 second, 5 retries (never infinite),
-        1 day, 1.
-    iterator_age_alarm_threshold
-        Alarm when the audit lags the stream by more than this. Default 5 minutes.
-    memory_size, timeout, log_retention
-        Audit function settings. Defaults 256 MB, 60 seconds, one month.
     removal_policy
         What CloudFormation does with the audit table (and the key of ``encryption="own_key"``
         and the redaction salt) when it leaves the stack. Default ``RETAIN``: the history outlives
         the stack. ``DESTROY`` (e.g. a dev stack) requires ``deletion_protection=False``.
     deletion_protection
         Refuse DeleteTable on the audit table. Default True.
+    **options
+        The stream-consumer settings (:class:`StreamConsumerOptions`, documented on
+        :class:`StreamConsumerProps`): ``batch_size`` (default 100), ``max_batching_window``
+        (1 second), ``retry_attempts`` (5), ``max_record_age`` (1 day), ``parallelization_factor``
+        (1), ``iterator_age_alarm_threshold`` (5 minutes), ``memory_size`` (256 MB), ``timeout``
+        (60 seconds), ``log_retention`` (one month).
     """
 
     DEFAULT_TIMEOUT = cdk.Duration.seconds(60)
@@ -108,20 +109,39 @@ class StreamAudit(StreamConsumer):
         retention: cdk.Duration | None = None,
         encryption: Encryption = "source",
         day_shards: int = 8,
-        batch_size: int = 100,
-        max_batching_window: cdk.Duration | None = None,
-        retry_attempts: int = 5,
-        max_record_age: cdk.Duration | None = None,
-        parallelization_factor: int = 1,
-        iterator_age_alarm_threshold: cdk.Duration | None = None,
-        memory_size: int = defaults.LAMBDA_MEMORY_MB,
-        timeout: cdk.Duration | None = None,
-        log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
         removal_policy: cdk.RemovalPolicy = cdk.RemovalPolicy.RETAIN,
         deletion_protection: bool = True,
+        **options: Unpack[StreamConsumerOptions],
     ) -> None:
         super().__init__(scope, id)
         what = f"StreamAudit {id!r}"
+        self._removal = self._validate_removal(what, removal_policy, deletion_protection)
+        self._validate_source(what, source)
+        model = source.model
+        self._validate_entities(what, model, redact, include_entities, exclude_entities)
+        self._validate_storage(what, encryption, retention)
+        settings = self._configure_consumer(what, options)
+        redact = _redacted_attributes(what, model, redact)
+        self.spec = self._spec(what, model, actor_attribute, redact, redaction, day_shards, retention)
+        self.source = source
+        self.encryption_key = self._key(encryption)
+        self.table = self._audit_table()
+        self.salt_secret = self._salt_secret()
+        self._consume(
+            table=source, settings=settings, handler="constructs_lib.runtime.handlers.audit.handler",
+            environment={**self.environment, **source.runtime_environment},
+            description=f"Writes the audit trail of {source.node.path} from its stream",
+            filters=self._filters(model.entity_attribute, model.pk_attribute, include_entities, exclude_entities),
+            title=f"StreamAudit {id}", alarm_subject=f"Audit of {source.node.path}",
+        )
+        #: The generated audit writer (also ``function``).
+        self.audit_function = self.function
+
+    # Validation -------------------------------------------------------------------------------------
+    @staticmethod
+    def _validate_removal(
+        what: str, removal_policy: cdk.RemovalPolicy, deletion_protection: bool
+    ) -> tuple[cdk.RemovalPolicy, bool]:
         if not isinstance(deletion_protection, bool):
             raise ConstructPropsError(f"{what}: deletion_protection {deletion_protection!r} must be True or False")
         if not isinstance(removal_policy, cdk.RemovalPolicy):
@@ -131,45 +151,50 @@ class StreamAudit(StreamConsumer):
                 f"{what}: removal_policy=DESTROY with deletion_protection=True would fail when the stack deletes "
                 "the audit table; set deletion_protection=False to allow destruction"
             )
-        self._removal = (removal_policy, deletion_protection)
-        if not isinstance(source, ModelBoundTable):
+        return removal_policy, deletion_protection
+
+    @staticmethod
+    def _validate_source(what: str, source: ModelBoundTable) -> None:
+        require_bound_table(what, "source", source, importers="SingleTable.from_table_attributes, from_parameters")
+        if source.stream_view_type == dynamodb.StreamViewType.NEW_AND_OLD_IMAGES:
+            return
+        if source.table_stream_arn is not None and source.stream_view_type is None:
             raise ConstructPropsError(
-                f"{what}: source must be a SingleTable or an imported one (SingleTable.from_table_attributes, "
-                f"from_parameters), got {source!r}"
+                f"{what}: the view type of {source.what}'s stream is not declared (an import cannot read it); "
+                "auditing needs before and after images: if the deployed stream is NEW_AND_OLD_IMAGES, pass "
+                "stream_view_type=StreamViewType.NEW_AND_OLD_IMAGES to the importer"
             )
-        if source.stream_view_type != dynamodb.StreamViewType.NEW_AND_OLD_IMAGES:
-            if source.table_stream_arn is not None and source.stream_view_type is None:
-                raise ConstructPropsError(
-                    f"{what}: the view type of {source.what}'s stream is not declared (an import cannot read it); "
-                    "auditing needs before and after images: if the deployed stream is NEW_AND_OLD_IMAGES, pass "
-                    "stream_view_type=StreamViewType.NEW_AND_OLD_IMAGES to the importer"
-                )
-            view = "off" if source.stream_view_type is None else str(source.stream_view_type).rsplit(".", 1)[-1]
-            raise ConstructPropsError(
-                f"{what}: the source table {source.node.id!r} stream is {view}; auditing needs "
-                "stream=StreamViewType.NEW_AND_OLD_IMAGES (before and after images of every change)"
-                + ("" if view != "off" or isinstance(source, SingleTable) else f"; {source.stream_hint}")
-            )
-        model = source.model
-        for name, value in (("redact", redact), ("include_entities", include_entities),
-                            ("exclude_entities", exclude_entities)):
+        view = "off" if source.stream_view_type is None else str(source.stream_view_type).rsplit(".", 1)[-1]
+        raise ConstructPropsError(
+            f"{what}: the source table {source.node.id!r} stream is {view}; auditing needs "
+            "stream=StreamViewType.NEW_AND_OLD_IMAGES (before and after images of every change)"
+            + ("" if view != "off" or isinstance(source, SingleTable) else f"; {source.stream_hint}")
+        )
+
+    @staticmethod
+    def _validate_entities(
+        what: str, model: Model, redact: Sequence[str], include: Sequence[str], exclude: Sequence[str]
+    ) -> None:
+        for name, value in (("redact", redact), ("include_entities", include), ("exclude_entities", exclude)):
             if isinstance(value, (str, bytes)):
                 raise ConstructPropsError(
                     f"{what}: {name}={value!r} must be a list of names, not a string (a string would be read as "
                     "one name per character)"
                 )
         known = [*model.entities, *counter.ENTITIES]
-        unknown = [e for e in (*include_entities, *exclude_entities) if e not in known]
+        unknown = [e for e in (*include, *exclude) if e not in known]
         if unknown:
             raise ConstructPropsError(
                 f"{what}: entities {unknown} are neither in model {model.name!r} nor counter items "
                 f"(known: {', '.join(known)})"
             )
-        if include_entities and exclude_entities:
+        if include and exclude:
             raise ConstructPropsError(
-                f"{what}: include_entities={list(include_entities)!r} and exclude_entities={list(exclude_entities)!r}: "
+                f"{what}: include_entities={list(include)!r} and exclude_entities={list(exclude)!r}: "
                 "give one of them, not both"
             )
+
+    def _validate_storage(self, what: str, encryption: Encryption, retention: cdk.Duration | None) -> None:
         if encryption not in ("source", "own_key"):
             raise ConstructPropsError(f"{what}: encryption {encryption!r} must be 'source' or 'own_key'")
         if encryption == "own_key" and cdk.Token.is_unresolved(cdk.Stack.of(self).region):
@@ -179,55 +204,27 @@ class StreamAudit(StreamConsumer):
             )
         if retention is not None and retention.to_seconds() < 86_400:
             raise ConstructPropsError(f"{what}: retention {retention.to_human_string()} must be at least 1 day")
-        self.props = StreamConsumerProps(
-            batch_size=batch_size, max_batching_window=max_batching_window, retry_attempts=retry_attempts,
-            max_record_age=max_record_age, parallelization_factor=parallelization_factor,
-            iterator_age_alarm_threshold=iterator_age_alarm_threshold, memory_size=memory_size, timeout=timeout,
-            log_retention=log_retention,
-        )
-        settings = self._settings(what, self.props)
-        redact = _redacted_attributes(what, model, redact)
+
+    @staticmethod
+    def _spec(
+        what: str, model: Model, actor_attribute: str | None, redact: Sequence[str], redaction: str,
+        day_shards: int, retention: cdk.Duration | None,
+    ) -> audit.AuditSpec:
         try:
-            self.spec = audit.AuditSpec(
+            return audit.AuditSpec(
                 source_pk_attribute=model.pk_attribute,
                 source_sk_attribute=model.sk_attribute if model.has_sort_key else None,
                 entity_attribute=model.entity_attribute,
                 actor_attribute=actor_attribute,
                 redact=tuple(redact),
-                redaction=redaction,
+                redaction=redaction,  # type: ignore[arg-type]
                 day_shards=day_shards,
                 retention_seconds=int(retention.to_seconds()) if retention is not None else None,
             )
-        except KeyValueError as exc:
+        except SettingsError as exc:
             raise ConstructPropsError(f"{what}: {exc}") from exc
-        self.source = source
 
-        self.encryption_key = self._key(encryption)
-        self.table = self._audit_table()
-        self.salt_secret: secretsmanager.Secret | None = None
-        if self.spec.redact and self.spec.redaction == "hash":
-            self.salt_secret = secretsmanager.Secret(
-                self, "RedactionSalt",
-                description=f"Salt of the redaction hashes in the audit trail of {source.node.path}",
-                generate_secret_string=secretsmanager.SecretStringGenerator(password_length=48, exclude_punctuation=True),
-                encryption_key=self.encryption_key,
-                removal_policy=self._removal[0],
-            )
-            # No rotation schedule, on purpose: a new salt would change every hash.
-            nag.acknowledge_resource(self.salt_secret, "AwsSolutions-SMG4", nag.SALT_MUST_NOT_ROTATE)
-            # In a VPC we created (lambda-in-vpc), the function reaches the secret through an endpoint.
-            Hardening.of(self).need_secrets_manager()
-        self._consume(
-            table=source, props=self.props, settings=settings,
-            handler="constructs_lib.runtime.handlers.audit.handler",
-            environment={**self.environment, **source.runtime_environment},
-            description=f"Writes the audit trail of {source.node.path} from its stream",
-            filters=self._filters(model.entity_attribute, model.pk_attribute, include_entities, exclude_entities),
-            title=f"StreamAudit {id}", alarm_subject=f"Audit of {source.node.path}",
-        )
-        #: The generated audit writer (also ``function``).
-        self.audit_function = self.function
-
+    # The shared consumer shape's hooks ----------------------------------------------------------------
     def _grant_function(self, function: lambda_.Function) -> None:
         # The audit function may only add records: no update, no delete.
         self._grant(function, perms.AUDIT_WRITE, indexes=False, kms=perms.KMS_ENCRYPT_DECRYPT)
@@ -235,6 +232,23 @@ class StreamAudit(StreamConsumer):
             self.salt_secret.grant_read(function)
 
     # The audit table --------------------------------------------------------------------------
+    def _salt_secret(self) -> secretsmanager.Secret | None:
+        """The redaction salt of ``redaction="hash"`` (None when nothing is hashed)."""
+        if not (self.spec.redact and self.spec.redaction == "hash"):
+            return None
+        secret = secretsmanager.Secret(
+            self, "RedactionSalt",
+            description=f"Salt of the redaction hashes in the audit trail of {self.source.node.path}",
+            generate_secret_string=secretsmanager.SecretStringGenerator(password_length=48, exclude_punctuation=True),
+            encryption_key=self.encryption_key,
+            removal_policy=self._removal[0],
+        )
+        # No rotation schedule, on purpose: a new salt would change every hash.
+        nag.acknowledge_resource(secret, "AwsSolutions-SMG4", nag.SALT_MUST_NOT_ROTATE)
+        # In a VPC we created (lambda-in-vpc), the function reaches the secret through an endpoint.
+        Hardening.of(self).need_secrets_manager()
+        return secret
+
     def _key(self, encryption: Encryption) -> kms.IKey | None:
         if encryption == "own_key":
             return kms.Key(

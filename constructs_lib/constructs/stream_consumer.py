@@ -5,9 +5,9 @@ mapping, alarms, registration with the operations view), and the pieces it is bu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any, TypedDict
 
 import aws_cdk as cdk
 import jsii
@@ -106,6 +106,35 @@ class StreamConsumerProps:
         )
         settings.check(what)
         return settings
+
+
+class StreamConsumerOptions(TypedDict, total=False):
+    """The stream-consumer keyword arguments every pattern takes (``ShardedCounter(...,
+    **options)``, ``StreamAudit(..., **options)``): the fields of :class:`StreamConsumerProps`,
+    documented there (a field's None stands for the pattern's default)."""
+
+    batch_size: int
+    max_batching_window: cdk.Duration | None
+    retry_attempts: int
+    max_record_age: cdk.Duration | None
+    parallelization_factor: int
+    iterator_age_alarm_threshold: cdk.Duration | None
+    memory_size: int
+    timeout: cdk.Duration | None
+    log_retention: logs.RetentionDays
+
+
+def consumer_props(what: str, options: Mapping[str, Any]) -> StreamConsumerProps:
+    """The :class:`StreamConsumerProps` of a pattern's stream-consumer keywords; ``TypeError``
+    naming a keyword that is none of them (as Python says of an unexpected keyword argument)."""
+    known = [f.name for f in fields(StreamConsumerProps)]
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise TypeError(
+            f"{what}: unexpected keyword argument(s) {', '.join(map(repr, unknown))}; besides its own, the "
+            f"construct takes the stream-consumer settings {', '.join(known)}"
+        )
+    return StreamConsumerProps(**options)
 
 
 def _check_range(what: str, name: str, value: object, low: int, high: int) -> None:
@@ -248,8 +277,10 @@ class StreamConsumer(Construct):
     :meth:`_consume` builds the shared shape, in order: the bundled function, the subclass's
     grants (:meth:`_grant_function`), the failure queue, the event source mapping, the
     subclass's other triggers (:meth:`_add_triggers`), the alarms, and the registration with
-    the table's operations view. A new pattern sets the three defaults below, implements
-    :meth:`_grant_function` and calls :meth:`_consume` from its constructor.
+    the table's operations view. A new pattern sets the three defaults below, takes
+    ``**options: Unpack[StreamConsumerOptions]`` after its own keywords, implements
+    :meth:`_grant_function`, and calls :meth:`_configure_consumer` and then :meth:`_consume`
+    from its constructor.
     """
 
     #: The function's timeout when ``StreamConsumerProps.timeout`` is None.
@@ -259,6 +290,8 @@ class StreamConsumer(Construct):
     #: Iterator-age alarm threshold when ``iterator_age_alarm_threshold`` is None.
     DEFAULT_ITERATOR_AGE = cdk.Duration.minutes(1)
 
+    #: The stream-consumer settings the construct was given (None where the pattern's default applies).
+    props: StreamConsumerProps
     function: lambda_.Function
     log_group: logs.LogGroup
     dlq: sqs.Queue
@@ -267,15 +300,17 @@ class StreamConsumer(Construct):
     iterator_age_alarm: cloudwatch.Alarm | None
     dlq_alarm: cloudwatch.Alarm
 
-    def _settings(self, what: str, props: StreamConsumerProps) -> StreamSettings:
-        """The checked event source mapping settings of ``props`` (ConstructPropsError naming the prop)."""
-        return props.settings(what, default_max_record_age=self.DEFAULT_MAX_RECORD_AGE)
+    def _configure_consumer(self, what: str, options: Mapping[str, Any]) -> StreamSettings:
+        """Keep the stream-consumer keywords as ``self.props`` and return the event source mapping
+        settings, checked (``TypeError`` for an unknown keyword, :class:`ConstructPropsError`
+        naming the prop, the value and the rule)."""
+        self.props = consumer_props(what, options)
+        return self.props.settings(what, default_max_record_age=self.DEFAULT_MAX_RECORD_AGE)
 
     def _consume(
         self,
         *,
         table: ModelBoundTable,
-        props: StreamConsumerProps,
         settings: StreamSettings,
         handler: str,
         environment: dict[str, str],
@@ -285,6 +320,7 @@ class StreamConsumer(Construct):
         alarm_subject: str,
         stream: bool = True,
     ) -> None:
+        props = self.props
         self.function, self.log_group = bundled_function(
             self, model=table.model, handler=handler, environment=environment, memory_size=props.memory_size,
             timeout=props.timeout or self.DEFAULT_TIMEOUT, log_retention=props.log_retention, description=description,

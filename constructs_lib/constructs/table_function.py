@@ -27,7 +27,7 @@ from ..runtime.contract import ENV_MODEL_FINGERPRINT
 from ..runtime.scope import ENV_ACCESS_SCOPE
 from . import bundling, defaults
 from .binding import FunctionBinding, check_bindings
-from .bound_table import ModelBoundTable
+from .bound_table import ModelBoundTable, require_bound_table
 from .exceptions import ConstructPropsError
 from .function import bundled_function, python_runtime
 from .handler_code import resolve_handler_code
@@ -155,11 +155,7 @@ class TableFunction(Construct):
         runtime: lambda_.Runtime | None = None,
     ) -> None:
         super().__init__(scope, id)
-        if not isinstance(table, ModelBoundTable):
-            raise ConstructPropsError(
-                f"TableFunction {id!r}: table must be a SingleTable or an imported one (SingleTable.from_table_name, "
-                f"from_table_attributes, from_parameters), got {table!r}"
-            )
+        require_bound_table(f"TableFunction {id!r}", "table", table)
         #: The declared access scope (``patterns``/``writes``/``batch_gets``/``tenant``), or None.
         self.scope: AccessScope | None = None
         if patterns or writes or batch_gets or tenant is not None:

@@ -11,7 +11,7 @@ from .entity import Entity, IndexKey
 from .exceptions import AccessPatternError, ModelError, ModelFormatError, ModelValidationError, TemplateError
 from .fields import Field
 from .indexes import TABLE, Index
-from .model import FORMAT, MAX_GSIS, MAX_LSIS, VERSION, Model, ResolvedPattern
+from .model import FORMAT, MAX_GSIS, MAX_LSIS, VERSION, Model, ModelWarning, ResolvedPattern
 from .scope import ANY_TENANT, WRITE_KINDS, AccessScope, AccessScopeError, principal_tag
 from .templates import SEPARATOR, KeyTemplate, Placeholder
 
@@ -39,6 +39,7 @@ __all__ = [
     "ModelError",
     "ModelFormatError",
     "ModelValidationError",
+    "ModelWarning",
     "Placeholder",
     "ResolvedPattern",
     "TemplateError",

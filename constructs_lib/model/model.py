@@ -52,7 +52,7 @@ class ResolvedPattern:
 
 
 @dataclass(frozen=True)
-class Warning_:
+class ModelWarning:
     """A design smell worth a synth-time warning (not an error)."""
 
     code: str
@@ -426,9 +426,9 @@ class Model:
         )
 
     # Design warnings --------------------------------------------------------------------------
-    def warnings(self) -> list[Warning_]:
+    def warnings(self) -> list[ModelWarning]:
         """Design smells that are legal but risky, e.g. low-cardinality partition keys."""
-        out: list[Warning_] = []
+        out: list[ModelWarning] = []
         for entity in self.entities.values():
             candidates = [("table pk", entity.pk_template)]
             for index_name in entity.indexes:  # type: ignore[union-attr]
@@ -438,7 +438,7 @@ class Model:
             for part, template in candidates:
                 where = f"entity {entity.name!r} {part}"
                 if template.is_constant:
-                    out.append(Warning_(
+                    out.append(ModelWarning(
                         "ConstantPartitionKey", where,
                         f"{where} template {template.source!r} is a constant: every item shares one partition "
                         "(1,000 WCU / 3,000 RCU). Acceptable only for a small sparse index; otherwise add a "
@@ -448,7 +448,7 @@ class Model:
                 low = [p for p in template.placeholders if self._low_cardinality(entity, p.field, p.bucket)]
                 if len(low) == len(template.placeholders):
                     names = ", ".join(str(p) for p in low)
-                    out.append(Warning_(
+                    out.append(ModelWarning(
                         "LowCardinalityPartitionKey", where,
                         f"{where} template {template.source!r} is built only from low-cardinality input(s) "
                         f"{names} (a status/enum/flag/date): a few partitions take all the traffic and will "

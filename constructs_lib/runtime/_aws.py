@@ -10,9 +10,9 @@ from __future__ import annotations
 import contextvars
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from .exceptions import (
     BatchIncompleteError,
@@ -29,6 +29,12 @@ if TYPE_CHECKING:
 #: The declared access pattern the current request serves (set by ``TableClient.query`` around its
 #: calls; read by whatever observes the calls at this seam, e.g. the traffic recorder).
 ACCESS_PATTERN: contextvars.ContextVar[str | None] = contextvars.ContextVar("constructs_lib_access_pattern", default=None)
+
+#: A hook at this seam, e.g. the traffic recorder's: ``hook(send, operation, params)`` makes the
+#: call with ``send(**params)`` and returns the response the caller gets — what ``send`` returned,
+#: unchanged in meaning (a hook may add a request option it then removes from the response). A
+#: hook sees the boto3 ``ClientError`` of a failed call and re-raises it.
+CallHook = Callable[[Callable[..., dict[str, Any]], str, dict[str, Any]], dict[str, Any]]
 
 _serializer = None
 _deserializer = None
@@ -66,25 +72,37 @@ def make_client(
     return boto3.client(service, region_name=region_name, endpoint_url=endpoint_url, config=config)
 
 
+class ConnectionOptions(TypedDict, total=False):
+    """The keywords every runtime client (``TableClient``, ``CounterClient``, ``AuditClient``) takes
+    for the boto3 client it builds when given none: :func:`make_client`'s ``retry_mode``
+    (default ``"adaptive"``), ``max_attempts`` (10), ``region_name`` and ``endpoint_url``."""
+
+    retry_mode: str
+    max_attempts: int
+    region_name: str | None
+    endpoint_url: str | None
+
+
 def bind(
-    client: BaseClient | None,
-    tables: Mapping[str, Any],
-    *,
-    retry_mode: str = "adaptive",
-    max_attempts: int = 10,
-    region_name: str | None = None,
-    endpoint_url: str | None = None,
+    client: BaseClient | None, tables: Mapping[str, Any], *, what: str = "client", **options: Unpack[ConnectionOptions]
 ) -> BaseClient:
     """The one binding of table names to a boto3 client, shared by every runtime client.
 
     ``tables`` maps each argument name (``"table_name"``) to the name given; each must be a
     non-empty string (else :class:`SettingsError` naming it). Returns ``client``, or a new one
-    from :func:`make_client` with the retry settings.
+    from :func:`make_client` with ``options`` (``TypeError`` naming ``what`` for a keyword that
+    is not one of :class:`ConnectionOptions`).
     """
     check_table_names(tables)
+    unknown = sorted(set(options) - set(ConnectionOptions.__annotations__))
+    if unknown:
+        raise TypeError(
+            f"{what}: unexpected keyword argument(s) {', '.join(map(repr, unknown))}; besides its own, it takes "
+            f"{', '.join(ConnectionOptions.__annotations__)}"
+        )
     if client is not None:
         return client
-    return make_client(retry_mode=retry_mode, max_attempts=max_attempts, region_name=region_name, endpoint_url=endpoint_url)
+    return make_client(**options)
 
 
 def check_table_names(tables: Mapping[str, Any]) -> None:
@@ -165,15 +183,26 @@ def deserialize_value(value: Mapping[str, Any]) -> Any:
     return deserialize({"v": value})["v"]
 
 
-def call(client: BaseClient, operation: str, **params: Any) -> dict[str, Any]:
-    """Call ``client.<operation>(**params)``, translating AWS errors into ours."""
+def call(client: BaseClient, operation: str, *, hooks: Sequence[CallHook] = (), **params: Any) -> dict[str, Any]:
+    """Call ``client.<operation>(**params)`` through ``hooks`` (the first outermost; none: a direct
+    call), translating AWS errors into ours."""
     from botocore.exceptions import ClientError
 
     method: Callable[..., dict[str, Any]] = getattr(client, operation)
     try:
+        if hooks:
+            return _through(hooks, method, operation, params)
         return method(**params)
     except ClientError as exc:
         raise translate(exc, operation) from exc
+
+
+def _through(
+    hooks: Sequence[CallHook], send: Callable[..., dict[str, Any]], operation: str, params: dict[str, Any]
+) -> dict[str, Any]:
+    if len(hooks) == 1:
+        return hooks[0](send, operation, params)
+    return hooks[0](lambda **inner: _through(hooks[1:], send, operation, inner), operation, params)
 
 
 def translate(exc: Any, operation: str) -> DynamoDBError:
@@ -201,6 +230,7 @@ def batch_get(
     *,
     consistent: bool = False,
     retries: int = 8,
+    hooks: Sequence[CallHook] = (),
 ) -> list[dict[str, Any]]:
     """Read ``keys`` (plain Python key dicts) with BatchGetItem, in chunks of 100.
 
@@ -213,7 +243,7 @@ def batch_get(
         chunk = [serialize(k) for k in keys[start:start + BATCH_GET_LIMIT]]
         request = {table_name: {"Keys": chunk, "ConsistentRead": consistent}}
         for attempt in range(retries + 1):
-            resp = call(client, "batch_get_item", RequestItems=request)
+            resp = call(client, "batch_get_item", hooks=hooks, RequestItems=request)
             found += [deserialize(raw) for raw in resp.get("Responses", {}).get(table_name, [])]
             request = resp.get("UnprocessedKeys") or {}
             if not request:
@@ -246,6 +276,7 @@ def batch_write_chunk(
     *,
     retries: int = 8,
     retry_codes: frozenset[str] = frozenset(),
+    hooks: Sequence[CallHook] = (),
 ) -> ChunkWrite:
     """Send up to 25 write requests with BatchWriteItem, resending unprocessed items (and calls
     refused with one of ``retry_codes``) with jittered exponential backoff, up to ``retries``
@@ -257,7 +288,7 @@ def batch_write_chunk(
         if attempt:
             sleep(backoff(attempt - 1))
         try:
-            resp = call(client, "batch_write_item", RequestItems={table_name: pending})
+            resp = call(client, "batch_write_item", hooks=hooks, RequestItems={table_name: pending})
         except DynamoDBError as exc:
             error = exc
             if exc.code not in retry_codes:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from . import _aws, buckets, contract, keys, requests
 from .contract import load_bundled_model
@@ -105,20 +105,14 @@ class TableClient:
         table_name: str,
         *,
         client: BaseClient | None = None,
-        retry_mode: str = "adaptive",
-        max_attempts: int = 10,
-        region_name: str | None = None,
-        endpoint_url: str | None = None,
         batch_retries: int = 8,
         traffic: TrafficRecorder | None = None,
         cursor_key: bytes | str | None = None,
         scope: AccessScope | None = None,
         codec: ItemCodec | None = None,
+        **connection: Unpack[_aws.ConnectionOptions],
     ) -> None:
-        self.client = _aws.bind(
-            client, {"table_name": table_name}, retry_mode=retry_mode, max_attempts=max_attempts,
-            region_name=region_name, endpoint_url=endpoint_url,
-        )
+        self.client = _aws.bind(client, {"table_name": table_name}, what="TableClient", **connection)
         secret = cursor_key if cursor_key is not None else os.environ.get(ENV_CURSOR_KEY) or None
         if isinstance(secret, str):
             secret = secret.encode("utf-8")
@@ -141,6 +135,8 @@ class TableClient:
             from .scope import ScopeGuard
 
             self.guard = ScopeGuard(model, scope)
+        #: The hooks this client's calls pass through at the AWS-call seam (the traffic recorder's).
+        self.hooks: tuple[_aws.CallHook, ...] = ()
         self.traffic = None
         if traffic is not None:
             self.record_traffic(recorder=traffic)
@@ -189,15 +185,15 @@ class TableClient:
         from .stats import TrafficRecorder
 
         recorder = recorder if recorder is not None else TrafficRecorder(sample_rate, seed=seed)
-        self.client = recorder.bind(self.model, self.table_name).wrap(self.client)
+        recorder.bind(self.model, self.table_name)
+        self.client = getattr(self.client, "unwrapped", self.client)  # a RecordingClient would sample twice
+        self.hooks = (recorder.hook,)
         self.traffic = recorder
         return recorder
 
     def stop_recording(self) -> TrafficRecorder | None:
-        """Stop sampling (the boto3 client is unwrapped); returns the recorder, or None."""
-        recorder, self.traffic = self.traffic, None
-        if recorder is not None:
-            self.client = getattr(self.client, "unwrapped", self.client)
+        """Stop sampling (the recorder's hook leaves the AWS-call seam); returns the recorder, or None."""
+        recorder, self.traffic, self.hooks = self.traffic, None, ()
         return recorder
 
     def with_codec(self, codec: ItemCodec) -> TableClient:
@@ -207,7 +203,7 @@ class TableClient:
             self.model, self.table_name, client=self.client, batch_retries=self.batch_retries,
             cursor_key=self._cursor_secret, codec=codec,
         )
-        scoped.traffic = self.traffic
+        scoped.traffic, scoped.hooks = self.traffic, self.hooks
         scoped.guard = self.guard
         return scoped
 
@@ -286,7 +282,7 @@ class TableClient:
         call — retried while concurrent writers move it. Returns the request that succeeded."""
         for _ in range(CONTINUE_VERSION_ATTEMPTS):
             try:
-                _aws.call(self.client, "put_item", **req.params, ReturnValuesOnConditionCheckFailure="ALL_OLD")
+                _aws.call(self.client, "put_item", hooks=self.hooks, **req.params, ReturnValuesOnConditionCheckFailure="ALL_OLD")
                 return req
             except ConditionFailedError as exc:
                 req = requests.continue_version(self.codec, entity, req, getattr(exc, "old_item", None))
@@ -305,7 +301,7 @@ class TableClient:
 
     def _get(self, ent: Entity, key_values: Mapping[str, Any], consistent: bool, raw: bool) -> dict[str, Any] | None:
         resp = _aws.call(
-            self.client, "get_item", TableName=self.table_name,
+            self.client, "get_item", hooks=self.hooks, TableName=self.table_name,
             Key=_aws.serialize(self.codec.key_values(ent, key_values, what="get key")), ConsistentRead=consistent,
         )
         item = resp.get("Item")
@@ -364,7 +360,7 @@ class TableClient:
         if "ConditionExpression" in params:
             params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
         try:
-            return _aws.call(self.client, operation, **params)
+            return _aws.call(self.client, operation, hooks=self.hooks, **params)
         except ConditionFailedError as exc:
             raise req.condition_error(exc, getattr(exc, "old_item", None)) from exc
 
@@ -457,7 +453,7 @@ class TableClient:
         while True:
             if limit is not None:
                 params["Limit"] = limit - len(items)
-            resp = _aws.call(self.client, "query", **params)
+            resp = _aws.call(self.client, "query", hooks=self.hooks, **params)
             decode = self.codec.decode_wire
             items += [decode(i, raw=raw) for i in resp.get("Items", [])]
             last = resp.get("LastEvaluatedKey")
@@ -532,7 +528,8 @@ class TableClient:
         unique = list({tuple(sorted(k.items())): k for k in keyed}.values())
         key_attrs = sorted(keyed[0]) if keyed else []
         found: dict[tuple[tuple[str, str], ...], dict[str, Any]] = {}
-        for item in _aws.batch_get(self.client, self.table_name, unique, consistent=consistent, retries=self.batch_retries):
+        for item in _aws.batch_get(self.client, self.table_name, unique, consistent=consistent, retries=self.batch_retries,
+                                   hooks=self.hooks):
             found[tuple((a, item[a]) for a in key_attrs)] = self.codec.decode(item)
         return [found.get(tuple(sorted(k.items()))) for k in keyed]
 
@@ -586,7 +583,8 @@ class TableClient:
         for start in range(0, len(requests_), BATCH_WRITE_LIMIT):
             later = requests_[start + BATCH_WRITE_LIMIT:]
             chunk = _aws.batch_write_chunk(
-                self.client, self.table_name, requests_[start:start + BATCH_WRITE_LIMIT], retries=self.batch_retries
+                self.client, self.table_name, requests_[start:start + BATCH_WRITE_LIMIT], retries=self.batch_retries,
+                hooks=self.hooks,
             )
             done += chunk.written
             if chunk.error is not None:  # DynamoDB refused the whole call: nothing of it was written
@@ -678,7 +676,7 @@ class Transaction:
             items.append({req.operation: params})
         extra = {"ClientRequestToken": self._token} if self._token else {}
         try:
-            _aws.call(self._table.client, "transact_write_items", TransactItems=items, **extra)
+            _aws.call(self._table.client, "transact_write_items", hooks=self._table.hooks, TransactItems=items, **extra)
         except TransactionCanceledError as exc:
             details = []
             for req, reason in zip(self._requests, exc.reasons):

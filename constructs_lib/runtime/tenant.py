@@ -10,18 +10,38 @@ any call reaches AWS. A missing tenant field is filled in for single-item calls 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .exceptions import TenantAccessError
 from .items import ItemCodec
 from .keys import check_tenant_id
-from .pages import QUERY_OPTIONS, follow_cursors
+from .pages import QUERY_OPTIONS, Page, follow_cursors
 
 if TYPE_CHECKING:
-    from ..model import Entity, Model
-    from .client import Page, TableClient
+    from ..model import Entity, Model, ResolvedPattern
 
-__all__ = ["TenantTableClient", "check_tenant_id"]
+__all__ = ["TenantScopable", "TenantTableClient", "check_tenant_id"]
+
+
+class TenantScopable(Protocol):
+    """What a tenant client needs of the :class:`~constructs_lib.runtime.client.TableClient` it
+    confines (declared here because ``client.py`` imports this module for ``for_tenant``)."""
+
+    model: Model
+    table_name: str
+
+    def with_codec(self, codec: ItemCodec) -> TenantScopable: ...
+    def pattern(self, name: str) -> ResolvedPattern: ...
+    def query(self, *args: Any, **kw: Any) -> Page: ...
+    def range_partitions(self, *args: Any, **kw: Any) -> list[Any] | None: ...
+    def put(self, *args: Any, **kw: Any) -> dict[str, Any]: ...
+    def get(self, *args: Any, **kw: Any) -> dict[str, Any] | None: ...
+    def update(self, *args: Any, **kw: Any) -> dict[str, Any]: ...
+    def delete(self, *args: Any, **kw: Any) -> dict[str, Any] | None: ...
+    def keys(self, *args: Any, **kw: Any) -> dict[str, str]: ...
+    def batch_get(self, *args: Any, **kw: Any) -> list[dict[str, Any] | None]: ...
+    def batch_write(self, *args: Any, **kw: Any) -> int: ...
+    def transaction(self, *args: Any, **kw: Any) -> Any: ...
 
 
 class _TenantCodec(ItemCodec):
@@ -48,7 +68,7 @@ class _TenantCodec(ItemCodec):
 class TenantTableClient:
     """A :class:`TableClient` confined to one tenant (see the module docstring)."""
 
-    def __init__(self, table: TableClient, tenant: str) -> None:
+    def __init__(self, table: TenantScopable, tenant: str) -> None:
         model = table.model
         if model.tenant_field is None:
             raise TenantAccessError(f"model {model.name!r} declares no tenant_field; for_tenant() needs one")

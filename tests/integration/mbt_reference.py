@@ -44,6 +44,7 @@ from constructs_lib.runtime import (
     ItemNotFoundError,
     ItemValidationError,
     KeyValueError,
+    SettingsError,
     UnknownAccessPatternError,
     UpdateRejectedError,
     VersionConflictError,
@@ -685,9 +686,9 @@ class Reference:
         if unknown:
             errors.add(KeyValueError, f"{name}: unknown argument(s) {unknown}")
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-            errors.add(KeyValueError, f"limit {limit!r}")
+            errors.add(SettingsError, f"limit {limit!r}")
         if consistent and p.index is not None:
-            errors.add(KeyValueError, "consistent read on a GSI")
+            errors.add(SettingsError, "consistent read on a GSI")
         needed = template_fields(p.pk_template) + ([p.field] if p.field else [])
         if p.get:
             needed = list(ent.key_fields)

@@ -91,7 +91,7 @@ def test_skewed_workload_yields_exactly_the_expected_findings(
 ) -> None:
     # GIVEN the synthesized shop table recording at `rate`, and a second copy not recording
     recorder = shop_table.record_traffic(sample_rate=rate, seed=seed)
-    assert isinstance(shop_table.client, RecordingClient)
+    assert shop_table.hooks == (recorder.hook,) and not isinstance(shop_table.client, RecordingClient)
     other = next(n for n in shop_deployment.tables.values() if n != shop_table.table_name)
     unrecorded, unrecorded_other = fresh_shop("shop-off-")
     # WHEN the same skewed workload runs on both (raw calls through the recorder's wrapper)
@@ -138,8 +138,9 @@ def test_recording_off_leaves_the_request_path_alone(
     stopped, _ = fresh_shop("shop-stopped-")
     recorder = stopped.record_traffic(sample_rate=1.0)
     stopped.stop_recording()
-    # THEN both use the boto3 client itself: no wrapper in the request path
+    # THEN both use the boto3 client itself, with no hook at the AWS-call seam
     assert table.client is dynamodb_client and stopped.client is dynamodb_client and table.traffic is None
+    assert table.hooks == stopped.hooks == ()
     # WHEN reads and writes run with tracemalloc watching
     tracemalloc.start()
     try:

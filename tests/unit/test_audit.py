@@ -25,6 +25,7 @@ from constructs_lib.runtime import (
     ImageOmittedError,
     KeyValueError,
     RedactionError,
+    SettingsError,
     _aws,
 )
 from constructs_lib.runtime.handlers import audit as audit_handler
@@ -461,12 +462,12 @@ def test_spec_json_round_trip() -> None:
 )
 def test_spec_from_json_refuses_other_documents(text: str) -> None:
     # GIVEN another format, version or no JSON / THEN refused naming the expected format
-    with pytest.raises(KeyValueError, match="constructs_lib.audit version 1"):
+    with pytest.raises(SettingsError, match="constructs_lib.audit version 1"):
         AuditSpec.from_json(text)
 
 
 def test_spec_from_json_refuses_unknown_fields() -> None:
-    with pytest.raises(KeyValueError, match="unknown or missing fields"):
+    with pytest.raises(SettingsError, match="unknown or missing fields"):
         AuditSpec.from_json('{"format": "constructs_lib.audit", "version": 1, "shards": 3}')
 
 
@@ -491,7 +492,7 @@ def test_spec_from_json_refuses_unknown_fields() -> None:
 )
 def test_spec_validation_names_value_and_rule(kwargs: dict[str, Any], message: str) -> None:
     # GIVEN a bad spec field / WHEN constructed / THEN a typed error names the value and the rule
-    with pytest.raises(KeyValueError, match=message):
+    with pytest.raises(SettingsError, match=message):
         AuditSpec(**kwargs)
 
 

@@ -5,6 +5,7 @@ answers each call; everything else about these paths runs on DynamoDB Local in
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -12,7 +13,16 @@ import pytest
 from botocore.exceptions import ClientError
 
 from constructs_lib.model import Entity, Model
-from constructs_lib.runtime import BatchIncompleteError, TableClient, VersionConflictError
+from constructs_lib.runtime import (
+    AuditClient,
+    AuditSpec,
+    BatchIncompleteError,
+    CounterClient,
+    CounterSpec,
+    TableClient,
+    VersionConflictError,
+    _aws,
+)
 
 MODEL = Model(
     "edges",
@@ -118,3 +128,28 @@ def test_a_plain_put_gives_up_under_endless_contention() -> None:
     with pytest.raises(VersionConflictError, match=r"stored version changed on each of 10 attempts"):
         table.put("Doc", {"doc_id": "d"})
     assert len(client.calls) == 10
+
+
+# The boto3 client binding -------------------------------------------------------------------------
+def test_the_connection_keywords_are_declared_once_and_checked() -> None:
+    declared = set(_aws.ConnectionOptions.__annotations__)
+    assert declared == {"retry_mode", "max_attempts", "region_name", "endpoint_url"}
+    # GIVEN the three runtime clients THEN none repeats the keywords: each takes them as **connection
+    for client in (TableClient, CounterClient, AuditClient):
+        parameters = inspect.signature(client.__init__).parameters
+        assert not declared & set(parameters) and parameters["connection"].kind is inspect.Parameter.VAR_KEYWORD
+    # WHEN a keyword is misspelt THEN Python's error for it names the client, the keyword and the options
+    with pytest.raises(TypeError, match=r"TableClient: unexpected keyword argument\(s\) 'retrymode'.*retry_mode"):
+        TableClient(MODEL, "t", retrymode="standard")  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"CounterClient: unexpected keyword argument\(s\) 'region'"):
+        CounterClient(CounterSpec(family="views", shards=2), "t", region="eu-west-1")  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"AuditClient: unexpected keyword argument\(s\) 'endpoint'"):
+        AuditClient(AuditSpec(), "audit", "source", endpoint="http://x")  # type: ignore[call-arg]
+    # AND the documented keywords still build a client with those settings
+    built = TableClient(MODEL, "t", retry_mode="standard", max_attempts=3, region_name="eu-west-1",
+                        endpoint_url="http://127.0.0.1:1")
+    config = built.client.meta.config
+    # (botocore keeps max_attempts as total_max_attempts: the first attempt plus 3 retries)
+    assert (config.retries["mode"], config.retries["total_max_attempts"], built.client.meta.region_name) == (
+        "standard", 4, "eu-west-1")
+    assert built.client.meta.endpoint_url == "http://127.0.0.1:1"

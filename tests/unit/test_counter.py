@@ -78,7 +78,7 @@ def test_derivation_explains_itself() -> None:
 )
 def test_derivation_rejects_bad_input(rate: object, kwargs: dict[str, object], message: str) -> None:
     # GIVEN a bad rate / size / headroom WHEN derived THEN a typed error names the value and the rule
-    with pytest.raises(KeyValueError, match=message):
+    with pytest.raises(SettingsError, match=message):
         derive_shards(rate, **kwargs)  # type: ignore[arg-type]
 
 
@@ -134,7 +134,7 @@ def test_non_shard_keys_are_refused(pk: str) -> None:
 def test_spec_rejects_bad_values(kwargs: dict[str, object], message: str) -> None:
     # GIVEN a bad family name, shard count or idempotency setting WHEN the spec is built THEN it fails
     args = {"family": "views", "shards": 4, **kwargs}
-    with pytest.raises(KeyValueError, match=message):
+    with pytest.raises(SettingsError, match=message):
         CounterSpec(**args)  # type: ignore[arg-type]
 
 
@@ -149,9 +149,9 @@ def test_spec_json_round_trips_and_refuses_other_documents() -> None:
     # GIVEN a spec WHEN serialized and read back THEN it is equal
     assert CounterSpec.from_json(SPEC.to_json()) == SPEC
     # AND a document of another format or version is refused
-    with pytest.raises(KeyValueError, match="is not a constructs_lib.counter version 1 document"):
+    with pytest.raises(SettingsError, match="is not a constructs_lib.counter version 1 document"):
         CounterSpec.from_json(SPEC.to_json().replace('"version":1', '"version":2'))
-    with pytest.raises(KeyValueError, match="is not a constructs_lib.counter"):
+    with pytest.raises(SettingsError, match="is not a constructs_lib.counter"):
         CounterSpec.from_json("{}")
 
 

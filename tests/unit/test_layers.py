@@ -2,9 +2,9 @@
 
 Layers, bottom to top: ``model`` imports nothing else of the package; ``runtime`` imports only
 ``model``; ``docgen`` only ``model`` and ``runtime``; ``constructs`` anything but ``testing``;
-``testing`` anything. Every ``import`` counts for the layers, wherever it sits: module level,
-inside functions, under ``TYPE_CHECKING``. No module may reach itself through the imports that
-run (all but those under ``TYPE_CHECKING``, which only name types for annotations).
+``testing`` anything. Every ``import`` counts, wherever it sits: module level, inside
+functions, under ``TYPE_CHECKING``; and no module may reach itself through them (a type named
+across a cycle is declared in the lower module, e.g. as a ``Protocol``).
 """
 
 from __future__ import annotations
@@ -40,22 +40,9 @@ def modules(root: Path, package: str = PACKAGE) -> dict[str, tuple[Path, bool]]:
     return found
 
 
-def _type_only(tree: ast.AST) -> set[int]:
-    """ids of the import statements inside ``if TYPE_CHECKING:`` blocks."""
-    found: set[int] = set()
-    for node in ast.walk(tree):
-        test = getattr(node, "test", None)
-        if isinstance(node, ast.If) and (
-            (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
-            or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-        ):
-            found |= {id(inner) for stmt in node.body for inner in ast.walk(stmt)}
-    return found
-
-
-def import_graph(root: Path, package: str = PACKAGE, *, type_only: bool = True) -> dict[str, set[str]]:
-    """Module -> the modules of ``package`` it imports (resolved to the deepest existing module);
-    without the imports under ``TYPE_CHECKING`` when ``type_only`` is False."""
+def import_graph(root: Path, package: str = PACKAGE) -> dict[str, set[str]]:
+    """Module -> the modules of ``package`` it imports (resolved to the deepest existing module),
+    wherever the import sits."""
     found = modules(root, package)
 
     def existing(name: str) -> str:
@@ -67,10 +54,7 @@ def import_graph(root: Path, package: str = PACKAGE, *, type_only: bool = True) 
     for name, (path, is_package) in found.items():
         targets: set[str] = set()
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        skip = set() if type_only else _type_only(tree)
         for node in ast.walk(tree):
-            if id(node) in skip:
-                continue
             if isinstance(node, ast.Import):
                 targets |= {existing(a.name) for a in node.names if a.name.split(".")[0] == package}
             elif isinstance(node, ast.ImportFrom):
@@ -149,9 +133,9 @@ def test_every_import_respects_the_layers() -> None:
 
 
 def test_there_is_no_import_cycle() -> None:
-    # GIVEN the imports of the package that run WHEN looking for modules that reach themselves
-    # THEN there are none
-    assert cycles(import_graph(ROOT, type_only=False)) == []
+    # GIVEN every import of the package, type-only and function-level ones included
+    # WHEN looking for modules that reach themselves THEN there are none
+    assert cycles(import_graph(ROOT)) == []
 
 
 # The checks can fail -----------------------------------------------------------------------------
@@ -168,11 +152,14 @@ BAD_PACKAGE = {
     # the bottom layer reaching up, inside a function
     "constructs_lib/model/entity.py": "def f():\n    from ..runtime import client\n",
     "constructs_lib/runtime/__init__.py": "",
-    # a cycle through a type-only import
+    # a type-only import reaching up, beside an import of a sibling...
     "constructs_lib/runtime/client.py": (
         "from typing import TYPE_CHECKING\nfrom . import tenant\nif TYPE_CHECKING:\n    from ..docgen.describe import x\n"
     ),
-    "constructs_lib/runtime/tenant.py": "from constructs_lib.runtime.client import TableClient\n",
+    # ... closing a cycle through a type-only import
+    "constructs_lib/runtime/tenant.py": (
+        "import typing\nif typing.TYPE_CHECKING:\n    from constructs_lib.runtime.client import TableClient\n"
+    ),
     "constructs_lib/docgen/__init__.py": "",
     "constructs_lib/docgen/describe.py": "from ..model import Entity\n",
     "constructs_lib/constructs/__init__.py": "",
@@ -194,23 +181,29 @@ def test_a_bad_package_is_caught(tmp_path: Path) -> None:
         "constructs_lib.model.entity -> constructs_lib.runtime.client (layer model may not import layer runtime)",
         "constructs_lib.runtime.client -> constructs_lib.docgen.describe (layer runtime may not import layer docgen)",
     ]
-    # AND both cycles are found
-    assert cycles(import_graph(tmp_path, type_only=False)) == [
+    # AND both cycles are found, the one closed by a type-only import too
+    assert cycles(import_graph(tmp_path)) == [
         ["constructs_lib.constructs.table", "constructs_lib.testing.plugin"],
         ["constructs_lib.runtime.client", "constructs_lib.runtime.tenant"],
     ]
 
 
-def test_a_cycle_through_type_only_imports_is_not_an_import_cycle(tmp_path: Path) -> None:
-    # GIVEN two modules naming each other's types, one under TYPE_CHECKING
+def test_a_cycle_through_type_only_or_function_level_imports_is_a_cycle(tmp_path: Path) -> None:
+    # GIVEN modules that name each other's types under TYPE_CHECKING, or import each other inside
+    # a function (the ways a cycle is usually hidden rather than broken)
     _write(tmp_path, {
         "constructs_lib/__init__.py": "",
         "constructs_lib/a.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .b import B\n",
         "constructs_lib/b.py": "from .a import A\n",
+        "constructs_lib/c.py": "def f():\n    from . import d\n",
+        "constructs_lib/d.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .c import C\n",
+        "constructs_lib/e.py": "from .a import A\n",
     })
-    # WHEN looking for cycles among the imports that run THEN there is none; with all imports, one
-    assert cycles(import_graph(tmp_path, type_only=False)) == []
-    assert cycles(import_graph(tmp_path)) == [["constructs_lib.a", "constructs_lib.b"]]
+    # WHEN looking for cycles THEN both are found, and the module that only imports one side is not in them
+    assert cycles(import_graph(tmp_path)) == [
+        ["constructs_lib.a", "constructs_lib.b"],
+        ["constructs_lib.c", "constructs_lib.d"],
+    ]
 
 
 @pytest.mark.parametrize(

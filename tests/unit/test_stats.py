@@ -19,10 +19,10 @@ import pytest
 
 from constructs_lib.model import AccessPattern, Entity, Index, IndexKey, Model
 from constructs_lib.runtime import (
-    RecordingClient,
     TableClient,
     TrafficInsightError,
     TrafficRecorder,
+    _aws,
 )
 from constructs_lib.runtime.stats import (
     FILTER_HEAVY,
@@ -418,21 +418,26 @@ class _Unused:
     """Stands in for a boto3 client in tests that never make a call."""
 
 
-def test_recording_is_off_by_default_and_wraps_only_when_on() -> None:
+def test_recording_is_off_by_default_and_hooks_in_at_the_seam_only_when_on() -> None:
     # GIVEN a client without recording
     raw = _Unused()
     table = TableClient(MODEL, TABLE_NAME, client=raw)  # type: ignore[arg-type]
-    # THEN nothing is wrapped: the request path uses the given client as is
-    assert table.traffic is None and table.client is raw
+    # THEN no hook sits at the AWS-call seam, and the request path uses the given client as is
+    assert table.traffic is None and table.hooks == () and table.client is raw
     # WHEN recording starts
     rec = table.record_traffic(sample_rate=0.5, seed=3)
-    # THEN the client is wrapped once, bound to the table; recording again re-wraps, never nests
-    assert isinstance(table.client, RecordingClient) and table.client.unwrapped is raw
+    # THEN the recorder's hook is the one hook of the client's calls, bound to the table; the boto3
+    # client is untouched; recording again replaces the hook, never adds a second
+    assert table.hooks == (rec.hook,) and table.client is raw
     assert (rec.table_name, rec.model, rec.sample_rate) == (TABLE_NAME, MODEL, 0.5)
     again = table.record_traffic(recorder=rec)
-    assert again is rec and table.client.unwrapped is raw
-    # AND stopping restores the original client
-    assert table.stop_recording() is rec and table.client is raw and table.traffic is None
+    assert again is rec and table.hooks == (rec.hook,)
+    # AND a client handed in already wrapped is unwrapped, so no call is sampled twice
+    wrapped = TableClient(MODEL, TABLE_NAME, client=rec.wrap(raw))  # type: ignore[arg-type]
+    wrapped.record_traffic(recorder=rec)
+    assert wrapped.client is raw and wrapped.hooks == (rec.hook,)
+    # AND stopping removes the hook
+    assert table.stop_recording() is rec and table.hooks == () and table.client is raw and table.traffic is None
     assert table.stop_recording() is None
 
 
@@ -445,8 +450,38 @@ def test_traffic_argument_and_tenant_clients_share_the_recorder() -> None:
     table = TableClient(tenants, "docs", client=_Unused(), traffic=rec)  # type: ignore[arg-type]
     # WHEN a tenant client is made
     tenant = table.for_tenant("acme")
-    # THEN it records into the same recorder through the same wrapped client
-    assert table.traffic is rec and tenant._table.traffic is rec and tenant._table.client is table.client
+    # THEN it records into the same recorder through the same hook and client
+    assert table.traffic is rec and tenant._table.traffic is rec
+    assert tenant._table.hooks == table.hooks == (rec.hook,) and tenant._table.client is table.client
+
+
+class _Answering:
+    """A boto3 client stand-in answering get_item and describe_table, keeping what it was sent."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, dict[str, Any]]] = []
+
+    def get_item(self, **params: Any) -> dict[str, Any]:
+        self.sent.append(("get_item", params))
+        return {"Item": {"PK": {"S": "USER#u1"}}, "ConsumedCapacity": {"TableName": TABLE_NAME, "CapacityUnits": 0.5}}
+
+    def describe_table(self, **params: Any) -> dict[str, Any]:
+        self.sent.append(("describe_table", params))
+        return {"Table": {}}
+
+
+def test_the_seam_hook_samples_data_plane_calls_and_returns_their_responses() -> None:
+    # GIVEN a recorder bound to the table, hooked at the seam of calls to a client stand-in
+    rec = recorder(1.0)
+    client = _Answering()
+    # WHEN a data-plane call and a control-plane call pass the seam
+    got = _aws.call(client, "get_item", hooks=(rec.hook,), TableName=TABLE_NAME, Key={"PK": {"S": "USER#u1"}})
+    described = _aws.call(client, "describe_table", hooks=(rec.hook,), TableName=TABLE_NAME)
+    # THEN the get was sampled, asking for capacity it then removed from the response
+    assert [r.operation for r in rec.records()] == ["GetItem"]
+    assert client.sent[0][1]["ReturnConsumedCapacity"] == "INDEXES" and "ConsumedCapacity" not in got
+    # AND the describe was made as it was, unrecorded
+    assert described == {"Table": {}} and client.sent[1] == ("describe_table", {"TableName": TABLE_NAME})
 
 
 def test_the_recording_client_passes_other_attributes_through() -> None:

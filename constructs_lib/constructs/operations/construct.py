@@ -5,20 +5,35 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import aws_cdk as cdk
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cw_actions
-from constructs import Construct
+from constructs import Construct, Node
 
+from ...model import Model
 from .. import defaults
 from ..exceptions import ConstructPropsError
 from .consumers import MonitoredConsumer
 from .props import FIVE_MINUTES, NAMESPACE, OPERATIONS, Operations
 
-if TYPE_CHECKING:
-    from ..bound_table import ModelBoundTable
+
+class MonitoredTable(Protocol):
+    """What an operations view reads of its table (a ``ModelBoundTable``: ``SingleTable`` or an
+    imported one)."""
+
+    model: Model
+    provisioned: bool
+
+    @property
+    def node(self) -> Node: ...
+
+    @property
+    def what(self) -> str: ...
+
+    @property
+    def table_name(self) -> str: ...
 
 
 # The dashboard and alarms --------------------------------------------------------------------------
@@ -39,7 +54,7 @@ class TableOperations(Construct):
         registered pattern constructs (keys in the module docstring).
     """
 
-    def __init__(self, scope: Construct, id: str, *, table: ModelBoundTable, settings: Operations) -> None:
+    def __init__(self, scope: Construct, id: str, *, table: MonitoredTable, settings: Operations) -> None:
         super().__init__(scope, id)
         if not isinstance(settings, Operations):
             raise ConstructPropsError(

@@ -13,7 +13,7 @@ table's data. See docs/adr/0027-traffic-recording-off-by-default.md.
 
 from __future__ import annotations
 
-from ._parse import OPERATIONS, READ, TABLE, WRITE
+from ._parse import OPERATION_LABELS, READ, TABLE, WRITE
 from .recorder import PATTERN, RecordingClient, TrafficRecorder
 from .report import (
     FILTER_HEAVY,
@@ -35,7 +35,7 @@ __all__ = [
     "HOT_PARTITION",
     "KINDS",
     "LOW_CARDINALITY",
-    "OPERATIONS",
+    "OPERATION_LABELS",
     "PARTITION_RCU",
     "PATTERN",
     "READ",

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 TABLE = "table"
 READ, WRITE = "read", "write"
 #: boto3 method name → operation label in records and reports.
-OPERATIONS: dict[str, str] = {
+OPERATION_LABELS: dict[str, str] = {
     "get_item": "GetItem", "put_item": "PutItem", "update_item": "UpdateItem", "delete_item": "DeleteItem",
     "query": "Query", "scan": "Scan", "batch_get_item": "BatchGet", "batch_write_item": "BatchWrite",
     "transact_write_items": "TransactWrite", "transact_get_items": "TransactGet",

@@ -14,7 +14,16 @@ from typing import TYPE_CHECKING, Any
 from .._aws import ACCESS_PATTERN
 from ..exceptions import TrafficInsightError
 from ..limits import THROTTLING_CODES
-from ._parse import OPERATIONS, READ, READS, TABLE, WRITE, Layout, breakdown, is_for
+from ._parse import (
+    OPERATION_LABELS,
+    READ,
+    READS,
+    TABLE,
+    WRITE,
+    Layout,
+    breakdown,
+    is_for,
+)
 from .sketch import KeyCount, SpaceSaving
 from .snapshot import QueryShape, Snapshot, TrafficRecord, check, is_int, is_number
 
@@ -153,7 +162,7 @@ class TrafficRecorder:
         Parameters
         ----------
         operation
-            A boto3 method name (``"query"``) or its label (``"Query"``); see ``OPERATIONS``.
+            A boto3 method name (``"query"``) or its label (``"Query"``); see ``OPERATION_LABELS``.
         params, response
             Request and response in DynamoDB's typed JSON. ``response`` None for a failed call.
         pattern
@@ -166,14 +175,22 @@ class TrafficRecorder:
         bool
             True if the request was sampled (False also for requests to other tables).
         """
-        label = OPERATIONS.get(operation, operation)
-        check("operation", operation, f"one of {', '.join(OPERATIONS)} or a label of them", label in OPERATIONS.values())
+        label = OPERATION_LABELS.get(operation, operation)
+        check("operation", operation, f"one of {', '.join(OPERATION_LABELS)} or a label of them", label in OPERATION_LABELS.values())
         if self._layout is None:
             raise TrafficInsightError("this recorder is not bound to a table: pass model= and table_name=")
         if not is_for(self.table_name, params) or not self._draw():  # type: ignore[arg-type]
             return False
         self._record(label, params, response, pattern, error_code)
         return True
+
+    def hook(self, send: Callable[..., dict[str, Any]], operation: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The recorder at the AWS-call seam (``_aws.CallHook``; ``TableClient.record_traffic`` adds
+        it): data-plane calls to the table are sampled as :meth:`call` does, others made as they are."""
+        label = OPERATION_LABELS.get(operation)
+        if label is None:
+            return send(**params)
+        return self.call(send, label, params)
 
     def call(self, method: Callable[..., dict[str, Any]], label: str, params: dict[str, Any]) -> dict[str, Any]:
         """Make one call, sampling it: a sampled call asks for ``ReturnConsumedCapacity="INDEXES"``
@@ -289,7 +306,7 @@ class TrafficRecorder:
 
 
 class RecordingClient:
-    """A boto3 DynamoDB client whose data-plane calls (``OPERATIONS``) are sampled into
+    """A boto3 DynamoDB client whose data-plane calls (``OPERATION_LABELS``) are sampled into
     ``recorder``; every other attribute (``meta``, ``describe_table``…) is the wrapped client's.
     ``unwrapped`` is the original client."""
 
@@ -315,5 +332,5 @@ def _recording(method: str, label: str) -> Callable[..., dict[str, Any]]:
     return call
 
 
-for _method, _label in OPERATIONS.items():
+for _method, _label in OPERATION_LABELS.items():
     setattr(RecordingClient, _method, _recording(_method, _label))

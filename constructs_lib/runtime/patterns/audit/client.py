@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from ... import _aws, codec, contract
 from ...exceptions import ImageOmittedError, KeyValueError, SettingsError
@@ -125,11 +125,8 @@ class AuditClient:
         client: BaseClient | None = None,
         salt: str | None = None,
         writer: bool = False,
-        retry_mode: str = "adaptive",
-        max_attempts: int = 10,
-        region_name: str | None = None,
-        endpoint_url: str | None = None,
         batch_retries: int = 8,
+        **connection: Unpack[_aws.ConnectionOptions],
     ) -> None:
         if not isinstance(spec, AuditSpec):
             raise TypeError(f"spec {spec!r} must be an AuditSpec")
@@ -137,10 +134,7 @@ class AuditClient:
         _aws.check_table_names(tables)
         if writer:
             check_salt(spec, salt)
-        self.client = _aws.bind(
-            client, tables, retry_mode=retry_mode, max_attempts=max_attempts, region_name=region_name,
-            endpoint_url=endpoint_url,
-        )
+        self.client = _aws.bind(client, tables, what="AuditClient", **connection)
         self.spec, self.audit_table_name, self.source_table_name = spec, audit_table_name, source_table_name
         self.salt, self.batch_retries = salt, batch_retries
 

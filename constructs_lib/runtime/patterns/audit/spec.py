@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from ...exceptions import KeyValueError, RedactionError
+from ...exceptions import RedactionError, SettingsError
 
 # The contract with the construct ---------------------------------------------------------------
 FORMAT, VERSION = "constructs_lib.audit", 1
@@ -83,34 +83,34 @@ class AuditSpec:
             if getattr(self, name) is not None:
                 _check_name(name, getattr(self, name))
         if self.source_sk_attribute == self.source_pk_attribute:
-            raise KeyValueError(f"source_sk_attribute {self.source_sk_attribute!r} must differ from source_pk_attribute")
+            raise SettingsError(f"source_sk_attribute {self.source_sk_attribute!r} must differ from source_pk_attribute")
         if isinstance(self.redact, str) or not isinstance(self.redact, (tuple, list)):
-            raise KeyValueError(f"redact {self.redact!r} must be a sequence of attribute names (a str is not one)")
+            raise SettingsError(f"redact {self.redact!r} must be a sequence of attribute names (a str is not one)")
         object.__setattr__(self, "redact", tuple(self.redact))
         for name in self.redact:
             _check_name("redact entry", name)
             if name in self.key_attributes:
-                raise KeyValueError(
+                raise SettingsError(
                     f"redact names {name!r}, a key attribute of the source table: key attributes identify "
                     "the item and cannot be redacted"
                 )
             if name == self.entity_attribute:
-                raise KeyValueError(
+                raise SettingsError(
                     f"redact names {name!r}, the entity attribute: audit records are filtered by entity, "
                     "so it cannot be redacted"
                 )
         if len(set(self.redact)) != len(self.redact):
-            raise KeyValueError(f"redact {list(self.redact)!r} names an attribute twice")
+            raise SettingsError(f"redact {list(self.redact)!r} names an attribute twice")
         if self.redaction not in ("hash", "drop"):
-            raise KeyValueError(f"redaction {self.redaction!r} must be 'hash' or 'drop'")
+            raise SettingsError(f"redaction {self.redaction!r} must be 'hash' or 'drop'")
         shards = self.day_shards
         if isinstance(shards, bool) or not isinstance(shards, int) or not 1 <= shards <= 100:
-            raise KeyValueError(f"day_shards {shards!r} must be an int from 1 to 100")
+            raise SettingsError(f"day_shards {shards!r} must be an int from 1 to 100")
         ttl = self.retention_seconds
         if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int) or ttl < 86_400):
-            raise KeyValueError(f"retention_seconds {ttl!r} must be an int >= 86400 (one day) or None")
+            raise SettingsError(f"retention_seconds {ttl!r} must be an int >= 86400 (one day) or None")
         if self.audit_ttl_attribute in AUDIT_ATTRIBUTES:
-            raise KeyValueError(
+            raise SettingsError(
                 f"audit_ttl_attribute {self.audit_ttl_attribute!r} is an attribute of every audit record; choose another name"
             )
 
@@ -128,23 +128,23 @@ class AuditSpec:
 
     @classmethod
     def from_json(cls, text: str) -> AuditSpec:
-        """Parse :meth:`to_json`; KeyValueError for another format or version, or bad values."""
+        """Parse :meth:`to_json`; SettingsError for another format or version, or bad values."""
         try:
             data = json.loads(text)
             valid = isinstance(data, dict) and data.pop("format", None) == FORMAT and data.pop("version", None) == VERSION
         except (ValueError, TypeError):
             valid = False
         if not valid:
-            raise KeyValueError(f"audit spec {str(text)[:80]!r} is not a {FORMAT} version {VERSION} document")
+            raise SettingsError(f"audit spec {str(text)[:80]!r} is not a {FORMAT} version {VERSION} document")
         try:
             return cls(**data)
         except TypeError as exc:
-            raise KeyValueError(f"audit spec {str(text)[:80]!r} has unknown or missing fields: {exc}") from exc
+            raise SettingsError(f"audit spec {str(text)[:80]!r} has unknown or missing fields: {exc}") from exc
 
 
 def _check_name(what: str, value: Any) -> None:
     if not isinstance(value, str) or not value or len(value.encode("utf-8", "surrogatepass")) > 255:
-        raise KeyValueError(f"{what} {value!r} must be a non-empty attribute name of at most 255 bytes")
+        raise SettingsError(f"{what} {value!r} must be a non-empty attribute name of at most 255 bytes")
 
 
 def check_salt(spec: AuditSpec, salt: str | None) -> None:

@@ -11,7 +11,7 @@ import random
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from ... import _aws, contract
 from ...exceptions import (
@@ -102,22 +102,16 @@ class CounterClient:
         table_name: str,
         *,
         client: BaseClient | None = None,
-        retry_mode: str = "adaptive",
-        max_attempts: int = 10,
-        region_name: str | None = None,
-        endpoint_url: str | None = None,
         batch_retries: int = 8,
         rng: random.Random | None = None,
         clock: Callable[[], datetime] | None = None,
+        **connection: Unpack[_aws.ConnectionOptions],
     ) -> None:
         if not isinstance(spec, CounterSpec):
             raise TypeError(f"spec {spec!r} must be a CounterSpec")
         self.spec = spec
         self.table_name = table_name
-        self.client = _aws.bind(
-            client, {"table_name": table_name}, retry_mode=retry_mode, max_attempts=max_attempts,
-            region_name=region_name, endpoint_url=endpoint_url,
-        )
+        self.client = _aws.bind(client, {"table_name": table_name}, what="CounterClient", **connection)
         self.batch_retries = batch_retries
         self._rng = rng or random.Random()
         self._clock = clock or (lambda: datetime.now(timezone.utc))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ...exceptions import KeyValueError
+from ...exceptions import SettingsError
 from ...limits import PARTITION_WCU, WCU_BYTES
 
 #: Largest shard count a family may use (exact reads then take 10 BatchGetItem calls).
@@ -67,21 +67,21 @@ def derive_shards(
 
     Raises
     ------
-    KeyValueError
+    SettingsError
         If a value is out of range or the result exceeds :data:`MAX_SHARDS`.
     """
     rate = expected_writes_per_second
     if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not math.isfinite(rate) or rate <= 0:
-        raise KeyValueError(f"expected_writes_per_second {rate!r} must be a positive number")
+        raise SettingsError(f"expected_writes_per_second {rate!r} must be a positive number")
     if isinstance(item_size_bytes, bool) or not isinstance(item_size_bytes, int) or not 1 <= item_size_bytes <= 409_600:
-        raise KeyValueError(f"item_size_bytes {item_size_bytes!r} must be an int from 1 to 409,600 (400 KB)")
+        raise SettingsError(f"item_size_bytes {item_size_bytes!r} must be an int from 1 to 409,600 (400 KB)")
     if isinstance(headroom, bool) or not isinstance(headroom, (int, float)) or not 1 <= headroom <= 10:
-        raise KeyValueError(f"headroom {headroom!r} must be a number from 1 to 10")
+        raise SettingsError(f"headroom {headroom!r} must be a number from 1 to 10")
     wcu = math.ceil(item_size_bytes / WCU_BYTES)
     required = rate * wcu * (2 if transactional else 1) * headroom
     shards = max(1, math.ceil(round(required / PARTITION_WCU, 9)))
     if shards > MAX_SHARDS:
-        raise KeyValueError(
+        raise SettingsError(
             f"expected_writes_per_second {rate:g} needs {shards} shards ({required:g} WCU / {PARTITION_WCU}); "
             f"the limit is {MAX_SHARDS} per counter family — reduce the rate per counter or the item size"
         )

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ... import codec
-from ...exceptions import KeyValueError
+from ...exceptions import KeyValueError, SettingsError
 from .sizing import MAX_SHARDS
 
 # Layout -----------------------------------------------------------------------------------------------
@@ -78,17 +78,17 @@ class CounterSpec:
 
     def __post_init__(self) -> None:
         if not isinstance(self.family, str) or not _FAMILY_RE.fullmatch(self.family):
-            raise KeyValueError(
+            raise SettingsError(
                 f"counter family {self.family!r} must match [a-z][a-z0-9_]{{0,47}} (lowercase, starts with a letter)"
             )
         if isinstance(self.shards, bool) or not isinstance(self.shards, int) or not 1 <= self.shards <= MAX_SHARDS:
-            raise KeyValueError(f"counter family {self.family!r}: shards {self.shards!r} must be an int from 1 to {MAX_SHARDS}")
+            raise SettingsError(f"counter family {self.family!r}: shards {self.shards!r} must be an int from 1 to {MAX_SHARDS}")
         if self.idempotency_ttl_seconds is not None:
             ttl = self.idempotency_ttl_seconds
             if isinstance(ttl, bool) or not isinstance(ttl, int) or ttl < 60:
-                raise KeyValueError(f"counter family {self.family!r}: idempotency_ttl_seconds {ttl!r} must be an int >= 60")
+                raise SettingsError(f"counter family {self.family!r}: idempotency_ttl_seconds {ttl!r} must be an int >= 60")
             if not self.ttl_attribute:
-                raise KeyValueError(
+                raise SettingsError(
                     f"counter family {self.family!r}: idempotent increments need the table's TTL attribute "
                     "(dedup markers must expire); the model declares none"
                 )
@@ -117,7 +117,7 @@ class CounterSpec:
                 raise ValueError
             return cls(**data)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise KeyValueError(
+            raise SettingsError(
                 f"counter spec {text[:80]!r} is not a {FORMAT} version {VERSION} document"
             ) from exc
 
