@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
 import aws_cdk as cdk
+import pytest
 from aws_cdk.assertions import Template
 
 from constructs_lib import SingleTable
