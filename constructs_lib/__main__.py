@@ -3,7 +3,7 @@
 ``python -m constructs_lib describe TARGET [--output FILE]``: Markdown + Mermaid of every model.
 ``python -m constructs_lib export --format workbench TARGET [--output FILE]``: NoSQL Workbench JSON.
 ``python -m constructs_lib fingerprint TARGET``: one ``<fingerprint>  <model>`` line per model.
-``lock`` / ``diff`` / ``backfill TARGET``: model evolution (:mod:`constructs_lib.cli_evolution`).
+``lock`` / ``diff`` / ``backfill TARGET``: model evolution (:mod:`constructs_lib.evolution.cli`).
 TARGET is a module (``examples.shop.model``) or a Python file, optionally ``:attribute``. A model
 module is searched for ``Model`` instances without importing the AWS CDK; an app (``build_app()``
 or a ``cdk.App``) is built without synthesizing and its ``SingleTable`` constructs described.
@@ -248,7 +248,7 @@ def _fingerprint(args: argparse.Namespace) -> str:
 
 
 def _evolution(args: argparse.Namespace) -> str:
-    from .cli_evolution import run
+    from .evolution.cli import run
 
     return run(args)
 
@@ -275,7 +275,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("target", metavar="TARGET",
                          help="module (examples.shop.model), file (app.py) or either with :attribute")
         sub.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
-    from .cli_evolution import add_commands
+    from .evolution.cli import add_commands
 
     add_commands(commands, _evolution, load_models=load_models, target_error=TargetError)
     describe.set_defaults(run=_describe)

@@ -33,9 +33,8 @@ __all__ = ["BUNDLED_PACKAGES", "MODEL_FILE", "Bundle", "bundle"]
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 #: Sub-packages shipped in every generated Lambda.
 BUNDLED_PACKAGES = ("model", "runtime")
-#: Modules of those packages only synthesis and the command line use (model evolution): not shipped.
-SYNTH_ONLY = frozenset({"model/diff.py", "model/lock.py", "model/preflight.py"})
-#: Modules only the generated backfill function runs: shipped with its handler alone.
+#: The backfill job's modules: shipped with the backfill function's handler alone, so every other
+#: function's runtime part stays within its size budget.
 BACKFILL_ONLY = ("runtime/patterns/backfill/", "runtime/handlers/backfill.py")
 BACKFILL_HANDLER = "constructs_lib.runtime.handlers.backfill.handler"
 MODEL_FILE = "model.json"
@@ -66,8 +65,6 @@ class Bundle:
 
 def shipped(rel: str, handler: str | None) -> bool:
     """Whether the package module ``rel`` (``"runtime/client.py"``) ships with ``handler``."""
-    if rel in SYNTH_ONLY:
-        return False
     return handler == BACKFILL_HANDLER or not rel.startswith(BACKFILL_ONLY)
 
 

@@ -18,9 +18,9 @@ import jsii
 from constructs import Construct, IValidation
 
 from ..model import Index, Model
-from ..model.diff import BreakingChangeError, ModelDiff, synthesized_gsis
-from ..model.lock import LOCK_FILE, ModelLock, TableLock
-from ..model.preflight import key_length_findings
+from ..evolution.diff import BreakingChangeError, ModelDiff, synthesized_gsis
+from ..evolution.lock import LOCK_FILE, ModelLock, TableLock
+from ..evolution.preflight import key_length_findings
 from . import defaults
 from .exceptions import ConstructPropsError
 

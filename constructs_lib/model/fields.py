@@ -34,7 +34,7 @@ class Field:
     max_length
         For string fields: the longest value in characters (writes of longer values are
         refused). Lets synth bound every key built from the field (key-length pre-flight,
-        :mod:`constructs_lib.model.preflight`). Default None (unbounded).
+        :mod:`constructs_lib.evolution.preflight`). Default None (unbounded).
     """
 
     kind: FieldKind = "string"

@@ -138,7 +138,7 @@ LOCK = Path(__file__).resolve().parent / "constructs_lib.lock.json"
 
 def run(cdk_out: Path, server: DynamoDBLocal, out: Callable[[str], None] = print, items: int = 1000) -> dict[str, Any]:
     """The evolution demo on tables created from ``cdk_out``'s ``StoreStack`` template."""
-    from constructs_lib.model.lock import ModelLock
+    from constructs_lib.evolution.lock import ModelLock
     from constructs_lib.runtime import TableClient
     from constructs_lib.testing import asset_dir, deploy_assembly_stack
     from constructs_lib.testing.handlers import LocalFunction

@@ -22,7 +22,7 @@ import pytest
 from aws_cdk.assertions import Template
 
 from constructs_lib import SingleTable
-from constructs_lib.model.lock import ModelLock, TableLock
+from constructs_lib.evolution.lock import ModelLock, TableLock
 from constructs_lib.runtime import TableClient
 from constructs_lib.runtime.patterns.backfill import (
     Backfill,

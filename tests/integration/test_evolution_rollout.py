@@ -7,7 +7,7 @@ import pytest
 from aws_cdk.assertions import Template
 
 from constructs_lib import SingleTable
-from constructs_lib.model.lock import ModelLock, TableLock
+from constructs_lib.evolution.lock import ModelLock, TableLock
 from constructs_lib.runtime import IndexNotReadyError, TableClient
 from constructs_lib.testing import LocalDeployError
 from constructs_lib.testing.local_update import update_template

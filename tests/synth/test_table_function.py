@@ -154,8 +154,8 @@ def test_asset_contains_exactly_runtime_model_json_and_handler(shop) -> None:
     # WHEN listing its files
     files = asset_files(shop.asset_dir)
     sources = {f for f in files if not f.endswith(".pyc")}
-    # THEN it holds the package stub, every model and runtime module but the synth-only ones (model
-    # evolution) and the backfill job's, model.json and the handler
+    # THEN it holds the package stub, every model and runtime module but the backfill job's (shipped
+    # with the backfill function only), model.json and the handler
     expected = (
         {"constructs_lib/__init__.py", "model.json", "orders_api.py"}
         | {f"constructs_lib/{p.relative_to(PACKAGE).as_posix()}"
@@ -163,10 +163,10 @@ def test_asset_contains_exactly_runtime_model_json_and_handler(shop) -> None:
            if "__pycache__" not in p.parts and bundling.shipped(p.relative_to(PACKAGE).as_posix(), "orders_api.handler")}
     )
     assert sources == expected
-    assert bundling.SYNTH_ONLY == {"model/diff.py", "model/lock.py", "model/preflight.py"}
     assert not [f for f in sources if "backfill" in f]
-    # AND nothing of the documentation writers or the constructs came along
-    assert not [f for f in files if f.startswith(("constructs_lib/docgen/", "constructs_lib/constructs/"))]
+    # AND nothing of the documentation writers, model evolution or the constructs came along
+    assert not [f for f in files if f.startswith(("constructs_lib/docgen/", "constructs_lib/evolution/",
+                                                  "constructs_lib/constructs/"))]
     # AND the compiled files are exactly the Python 3.13 bytecode of the modules importing the
     # handler loads (when a 3.13 interpreter exists here), next to their sources
     compiler = bytecode.compiler_for("3.13")

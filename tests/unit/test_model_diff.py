@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from constructs_lib.model import AccessPattern, Entity, Field, Index, IndexKey, Model
-from constructs_lib.model.diff import (
+from constructs_lib.evolution.diff import (
     BACKFILL,
     BREAKING,
     SAFE,
@@ -20,8 +20,8 @@ from constructs_lib.model.diff import (
     synthesized_gsis,
 )
 from constructs_lib.model.exceptions import ModelFormatError, ModelValidationError
-from constructs_lib.model.lock import ModelLock, TableLock
-from constructs_lib.model.preflight import key_length_findings, key_lengths
+from constructs_lib.evolution.lock import ModelLock, TableLock
+from constructs_lib.evolution.preflight import key_length_findings, key_lengths
 from examples.evolution.model import model_v1, model_v2
 
 

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from constructs_lib.model import AccessPattern, Entity, Index, IndexKey, Model
-from constructs_lib.model.diff import (
+from constructs_lib.evolution.diff import (
     BACKFILL,
     BREAKING,
     SAFE,

@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .model.exceptions import ModelError
-from .model.lock import LOCK_FILE, ModelLock, TableLock
-from .model.model import Model
+from ..model.exceptions import ModelError
+from .lock import LOCK_FILE, ModelLock, TableLock
+from ..model.model import Model
 
 CONTEXT_LOCK = "constructs_lib:lock"
 CONTEXT_ACKNOWLEDGE = "constructs_lib:acknowledge"
@@ -199,7 +199,7 @@ def _lock(args: argparse.Namespace) -> str:
 
 
 def _diff(args: argparse.Namespace) -> str:
-    from .model.preflight import key_length_findings
+    from .preflight import key_length_findings
 
     path = lock_path(args)
     current = load_tables(args)
@@ -228,8 +228,8 @@ def _diff(args: argparse.Namespace) -> str:
 
 
 def _backfill(args: argparse.Namespace) -> str:
-    from .runtime import _aws
-    from .runtime.patterns.backfill import BackfillSpec, progress, run_job
+    from ..runtime import _aws
+    from ..runtime.patterns.backfill import BackfillSpec, progress, run_job
 
     current = load_tables(args)
     if args.model:

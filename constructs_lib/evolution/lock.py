@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from .diff import ModelDiff, apply_step, diff_models
-from .exceptions import ModelFormatError
-from .indexes import Index
-from .model import Model
+from ..model.exceptions import ModelFormatError
+from ..model.indexes import Index
+from ..model.model import Model
 
 LOCK_FORMAT = "constructs_lib.lock"
 LOCK_VERSION = 1

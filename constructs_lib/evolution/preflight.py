@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from .entity import Entity
-from .model import Model
-from .templates import SEPARATOR, KeyTemplate
+from ..model.entity import Entity
+from ..model.model import Model
+from ..model.templates import SEPARATOR, KeyTemplate
 
 MAX_PARTITION_KEY_BYTES = 2048
 MAX_SORT_KEY_BYTES = 1024

@@ -12,11 +12,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, cast
 
-from .entity import Entity, IndexKey
-from .exceptions import ModelError
-from .fields import Field
-from .indexes import TABLE, Index
-from .model import Model
+from ..model.entity import Entity, IndexKey
+from ..model.exceptions import ModelError
+from ..model.fields import Field
+from ..model.indexes import TABLE, Index
+from ..model.model import Model
 
 Level = Literal["safe", "backfill", "breaking"]
 #: ``emit(level, rule, subject, message, entity=..., index=...)`` records one change.
