@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ..model.exceptions import ModelError
-from .lock import LOCK_FILE, ModelLock, TableLock
 from ..model.model import Model
+from .lock import LOCK_FILE, ModelLock, TableLock
 
 CONTEXT_LOCK = "constructs_lib:lock"
 CONTEXT_ACKNOWLEDGE = "constructs_lib:acknowledge"

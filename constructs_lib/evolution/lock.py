@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .diff import ModelDiff, apply_step, diff_models
 from ..model.exceptions import ModelFormatError
 from ..model.indexes import Index
 from ..model.model import Model
+from .diff import ModelDiff, apply_step, diff_models
 
 LOCK_FORMAT = "constructs_lib.lock"
 LOCK_VERSION = 1
