@@ -22,7 +22,7 @@ from constructs import Construct
 from ..model.indexes import TABLE
 from . import perms
 from .exceptions import ConstructPropsError
-from .grants import combined_grant
+from .grants import combined_grant, leading_keys_condition
 from .operations.construct import TableOperations
 from .operations.consumers import MonitoredConsumer
 from .operations.props import Operations
@@ -203,10 +203,7 @@ class ModelBoundTable(Construct):
         grant = self._grant(
             grantee, wanted, resources=resources,
             kms=perms.KMS_ENCRYPT_DECRYPT if actions != "read" else perms.KMS_DECRYPT,
-            conditions={
-                "ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{prefix}{tenant}", f"{prefix}{tenant}#*"]},
-                "Null": {f"aws:PrincipalTag/{tenant_tag}": "false", "dynamodb:LeadingKeys": "false"},
-            },
+            conditions=leading_keys_condition([f"{prefix}{tenant}", f"{prefix}{tenant}#*"], principal_tag=tenant_tag),
         )
         unsafe = [i.name for i in model.gsis if i.name not in model.tenant_safe_gsis]
         if read and unsafe:
@@ -236,12 +233,7 @@ class ModelBoundTable(Construct):
         # The key's permissions once (with the first statement): decrypt, and encrypt too if any write.
         kms = perms.KMS_ENCRYPT_DECRYPT if any(s.writes for s in statements) else perms.KMS_DECRYPT
         for n, statement in enumerate(statements):
-            conditions: dict[str, Any] = {
-                "ForAllValues:StringLike": {"dynamodb:LeadingKeys": list(statement.leading_keys)},
-                "Null": {"dynamodb:LeadingKeys": "false"},
-            }
-            if scope.tenant_tag is not None:
-                conditions["Null"][f"aws:PrincipalTag/{scope.tenant_tag}"] = "false"
+            conditions = leading_keys_condition(statement.leading_keys, principal_tag=scope.tenant_tag)
             if statement.transaction_only:
                 conditions["StringEquals"] = {"dynamodb:EnclosingOperation": TRANSACT_WRITE}
             arn = self.table_arn if statement.index is None else self.index_arn(statement.index)
@@ -271,8 +263,7 @@ class ModelBoundTable(Construct):
             raise ConstructPropsError(f"leading_key_prefix {leading_key_prefix!r} must be a non-empty literal prefix")
         return self._grant(
             grantee, actions, kms=perms.KMS_ENCRYPT_DECRYPT if write else perms.KMS_DECRYPT,
-            conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{leading_key_prefix}*"]},
-                        "Null": {"dynamodb:LeadingKeys": "false"}},
+            conditions=leading_keys_condition([f"{leading_key_prefix}*"]),
         )
 
     def _grant(

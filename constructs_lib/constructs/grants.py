@@ -30,4 +30,14 @@ def combined_grant(
     return grant
 
 
-__all__ = ["combined_grant"]
+def leading_keys_condition(shapes: Sequence[str], *, principal_tag: str | None = None) -> dict[str, Any]:
+    """Partition keys limited to ``shapes`` (``ForAllValues:StringLike dynamodb:LeadingKeys``) and
+    required to be present (``ForAllValues`` alone passes a request without one); with
+    ``principal_tag``, the principal must carry that tag too."""
+    present = {"dynamodb:LeadingKeys": "false"}
+    if principal_tag is not None:
+        present[f"aws:PrincipalTag/{principal_tag}"] = "false"
+    return {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": list(shapes)}, "Null": present}
+
+
+__all__ = ["combined_grant", "leading_keys_condition"]

@@ -158,6 +158,7 @@ class TableFunction(Construct):
         require_bound_table(f"TableFunction {id!r}", "table", table)
         #: The declared access scope (``patterns``/``writes``/``batch_gets``/``tenant``), or None.
         self.scope: AccessScope | None = None
+        scope_json: str | None = None
         if patterns or writes or batch_gets or tenant is not None:
             if access is not _UNSET:
                 raise ConstructPropsError(
@@ -171,9 +172,10 @@ class TableFunction(Construct):
                 derive_statements(table.model, self.scope)  # a scope IAM cannot confine fails before bundling
             except AccessScopeError as exc:
                 raise ConstructPropsError(f"TableFunction {id!r}: {exc}") from exc
-            if len(self.scope.to_json()) > MAX_SCOPE_JSON:
+            scope_json = self.scope.to_json()
+            if len(scope_json) > MAX_SCOPE_JSON:
                 raise ConstructPropsError(
-                    f"TableFunction {id!r}: the declared scope is {len(self.scope.to_json())} characters of JSON; "
+                    f"TableFunction {id!r}: the declared scope is {len(scope_json)} characters of JSON; "
                     f"at most {MAX_SCOPE_JSON} fit in the function's environment (Lambda allows 4 KB in all)"
                 )
             access = None
@@ -223,7 +225,7 @@ class TableFunction(Construct):
             bundle=self.bundle,
             environment={
                 ENV_TABLE_NAME: table.table_name, **table.runtime_environment,
-                **({ENV_ACCESS_SCOPE: self.scope.to_json()} if self.scope is not None else {}), **env,
+                **({ENV_ACCESS_SCOPE: scope_json} if scope_json is not None else {}), **env,
             },
             memory_size=memory_size,
             timeout=timeout,
