@@ -41,6 +41,7 @@ __all__ = [
     "ENV_DIR",
     "JAR_NAME",
     "LOCAL_CREDENTIALS",
+    "TEST_JVM_ARGS",
     "DynamoDBLocal",
     "find_dynamodb_local_dir",
 ]
@@ -55,6 +56,10 @@ LOCAL_CREDENTIALS: dict[str, str] = {
     "region_name": "us-east-1",
 }
 HOST = "127.0.0.1"
+#: JVM options for a server that lives as long as a test session: the serial collector and
+#: the client (C1) JIT compiler only. They cut the server's CPU time for a test workload by
+#: more than half (docs/adr/0033-test-suite-speed.md); the pytest plugin's server uses them.
+TEST_JVM_ARGS: tuple[str, ...] = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
 _OUTPUT_TAIL_CHARS = 4000
 
 
@@ -115,7 +120,8 @@ class DynamoDBLocal:
         Java executable (17 or later). Default ``None``: ``$JAVA_HOME/bin/java`` if it exists,
         else ``java`` on ``PATH``.
     jvm_args : Sequence[str], optional
-        Extra JVM options placed before ``-jar`` (e.g. ``["-Xmx256m"]``). Default ``()``.
+        Extra JVM options placed before ``-jar`` (e.g. ``["-Xmx256m"]``). Default ``()``;
+        :data:`TEST_JVM_ARGS` suits a server that lives as long as a test session.
 
     Notes
     -----

@@ -101,14 +101,15 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 @pytest.fixture(scope="session")
 def dynamodb_local(pytestconfig: pytest.Config) -> Iterator[DynamoDBLocal]:
-    """One DynamoDB Local server for the session (stopped at session end).
+    """One DynamoDB Local server for the session (stopped at session end), started with
+    ``TEST_JVM_ARGS`` (serial GC, C1 JIT only: less CPU for a short-lived server).
 
     Fails (does not skip) the requesting tests when DynamoDB Local cannot start.
     """
-    from constructs_lib.testing.dynamodb_local import DynamoDBLocal
+    from constructs_lib.testing.dynamodb_local import TEST_JVM_ARGS, DynamoDBLocal
     from constructs_lib.testing.exceptions import DynamoDBLocalError
 
-    server = DynamoDBLocal(jar_dir=pytestconfig.getoption(_OPTION))
+    server = DynamoDBLocal(jar_dir=pytestconfig.getoption(_OPTION), jvm_args=TEST_JVM_ARGS)
     try:
         server.start()
     except DynamoDBLocalError as exc:
