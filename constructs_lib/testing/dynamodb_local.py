@@ -302,9 +302,12 @@ class DynamoDBLocal:
         from botocore.exceptions import ClientError, ConnectionError, HTTPClientError
 
         assert self._process is not None and self._port is not None
+        # The endpoint from the port itself: ``self.endpoint`` refuses a process that has
+        # already exited, and this loop reports that exit with the server's output.
         probe = self._make_client(
             "dynamodb",
             Config(connect_timeout=0.5, read_timeout=2, retries={"max_attempts": 1, "mode": "standard"}),
+            endpoint_url=f"http://{HOST}:{self._port}",
         )
         deadline = time.monotonic() + self.startup_timeout
         last_error: BaseException | None = None
@@ -398,10 +401,13 @@ class DynamoDBLocal:
             ),
         }
 
-    def _make_client(self, service: str, config: Config | None = None) -> Any:
+    def _make_client(self, service: str, config: Config | None = None, endpoint_url: str | None = None) -> Any:
         import boto3
 
-        kwargs = self.client_kwargs()
+        if endpoint_url is None:
+            kwargs = self.client_kwargs()
+        else:
+            kwargs = {"endpoint_url": endpoint_url, **LOCAL_CREDENTIALS}
         if config is not None:
             kwargs["config"] = config
         # A private session: never picks up AWS_PROFILE, ~/.aws/config or the default session.

@@ -166,6 +166,18 @@ def test_server_that_dies_during_startup_reports_its_output():
     assert not server.running
 
 
+def test_a_server_that_exits_before_the_first_probe_is_reported_as_a_start_error():
+    # GIVEN a server whose process has already exited when the readiness loop begins (java
+    # dying right after launch, before the probe client is made: seen on a loaded machine)
+    server = DynamoDBLocal()
+    server._process = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+    server._process.wait()
+    server._port = 9
+    # WHEN it waits for readiness THEN the exit is reported as a start error with the exit code
+    with pytest.raises(DynamoDBLocalStartError, match="exited with code 3"):
+        server._wait_until_ready()
+
+
 # ---------------------------------------------------------------------------------------------
 # Locating the jar and java
 # ---------------------------------------------------------------------------------------------
