@@ -1,5 +1,5 @@
 """Fixtures of the synth-level tests: small models, stack factories and the showcase app
-synthesized once per session.
+(synthesized once per session by tests/conftest.py's ``shop_cdk_out``).
 
 jsii starts one Node process per Python process (~3 s); every extra stack costs 0.1-0.2 s.
 So stacks are shared through module- or session-scoped fixtures, and every stack lives in
@@ -143,19 +143,18 @@ def _asset_path_from_manifest(outdir: Path, s3_key: str) -> Path:
 
 
 @pytest.fixture(scope="session")
-def shop(tmp_path_factory: pytest.TempPathFactory) -> ShopSynth:
-    """``app.build_app(outdir).synth()``: the template and the orders API function's asset.
+def shop(shop_cdk_out: Path) -> ShopSynth:
+    """The template and the orders API function's asset of ``app.py``, from the one synthesis
+    per session that every layer shares (``shop_cdk_out`` in tests/conftest.py).
 
     The asset directory comes from the function's ``Metadata["aws:asset:path"]`` (enabled
     above); if another plugin started jsii first the metadata is missing and the cloud
     assembly's asset manifest (what ``cdk deploy`` publishes from) names it instead.
     """
-    from app import build_app
-
-    outdir = tmp_path_factory.mktemp("shop-cdk-out")
-    assembly = build_app(str(outdir)).synth()
-    artifact = assembly.get_stack_by_name(SHOP_STACK)
-    template = json.loads((outdir / artifact.template_file).read_text(encoding="utf-8"))
+    outdir = shop_cdk_out
+    manifest = json.loads((outdir / "manifest.json").read_text(encoding="utf-8"))
+    template_file = manifest["artifacts"][SHOP_STACK]["properties"]["templateFile"]
+    template = json.loads((outdir / template_file).read_text(encoding="utf-8"))
     functions = [
         lid for lid, r in template["Resources"].items()
         if r["Type"] == "AWS::Lambda::Function" and r["Properties"]["Handler"].startswith("orders_api.")
