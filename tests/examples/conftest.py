@@ -4,7 +4,8 @@ cdk-nag's ``AwsSolutionsChecks`` attached, and cfn-lint on the templates it wrot
 ``synth_example("examples.iot.app")`` imports the module, calls its ``build_app(outdir)`` (every
 example app and the root ``app`` module have one) with cdk-nag attached, synthesizes it and
 caches the result for the session. jsii costs ~3 s per process and each app a few more, so
-every test of an example shares that one cloud assembly.
+every test of an example shares that one cloud assembly. Each module runs on its own
+DynamoDB Local (tests/module_dynamodb_local.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from module_dynamodb_local import dynamodb_client, dynamodb_local, dynamodb_streams_client  # noqa: F401
 
 # Quiet the jsii/Node notices in test output (same settings as the Makefile).
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
