@@ -49,8 +49,11 @@ synth: setup
 demo: synth
 	$(PY) scripts/demo.py --cdk-out cdk.out
 
+# One pytest-xdist worker per core (each with its own DynamoDB Local and synthesized apps), a
+# module's tests on one worker: docs/testing.md, "What shares what". pytest's exit status is
+# passed through (5 = no tests collected).
 test: setup
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --dist loadfile
 
 unit: setup
 	$(PY) -m pytest tests/unit -q
