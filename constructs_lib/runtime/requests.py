@@ -7,15 +7,18 @@ exactly what a plain put does (derived keys, create-only, optimistic locking, TT
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from . import _aws, keys, ttl
+from .conditions import Attributes, Condition, Rendered, projection, render
 from .exceptions import (
     ConditionFailedError,
+    ConditionNotMetError,
+    InvalidConditionError,
     ItemExistsError,
     ItemNotFoundError,
     KeyValueError,
@@ -33,9 +36,7 @@ from .items import (
 from .limits import MAX_EXPRESSION_BYTES
 
 if TYPE_CHECKING:
-    from ..model import Entity, ResolvedPattern
-
-
+    from ..model import Entity, Model, ResolvedPattern
 
 
 class Expression:
@@ -88,11 +89,33 @@ class Request:
     create_missing: tuple[str, ...] = ()
     #: A put's item as Python values (what ``params["Item"]`` serializes), or None.
     item: dict[str, Any] | None = None
+    #: The caller's ``condition=`` (ANDed with the model's own), and its rendering.
+    condition: Condition | None = None
+    rendered: Rendered | None = None
+    #: The model's own condition, to tell whose failed: None, ("absent",), ("present",),
+    #: ("version", n) or ("unversioned",) — see :func:`own_condition_held`.
+    own: tuple[Any, ...] | None = None
+    version_attribute: str | None = None
 
-    def condition_error(self, error: ConditionFailedError, old_item: Mapping[str, Any] | None) -> ConditionFailedError:
-        """Turn a generic condition failure into the specific error this request implies."""
+    def user_condition_failed(self, old_item: Mapping[str, Any] | None) -> bool:
+        """Whether a failed condition was the caller's: the model's own held on ``old_item``."""
+        return self.condition is not None and own_condition_held(self.own, old_item, self.version_attribute)
+
+    def condition_error(
+        self, error: ConditionFailedError, old_item: Mapping[str, Any] | None,
+        decode: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,
+    ) -> ConditionFailedError:
+        """Turn a generic condition failure into the specific error this request implies
+        (``decode`` makes the stored item an application item for :class:`ConditionNotMetError`)."""
         text = f"{self.operation} {self.entity} {self.key!r}"
         common = {"key": self.key, "code": error.code, "operation": error.operation}
+        if self.user_condition_failed(old_item):
+            item = None if old_item is None else (decode(old_item) if decode else dict(old_item))
+            found = "no stored item" if item is None else "the stored item"
+            return ConditionNotMetError(
+                f"{text}: condition {self.condition!r} is not met by {found} (the model's own conditions held)",
+                item=item, condition=self.condition, **common,
+            )
         if self.kind == "create_only":
             return ItemExistsError(f"{text}: an item with this key already exists (create_only=True)", **common)
         if self.kind == "version" and old_item is not None:
@@ -109,6 +132,83 @@ class Request:
         if old_item is None and self.kind in ("must_exist", "version"):
             return ItemNotFoundError(f"{text}: no such item", **common)
         return error
+
+
+def own_condition_held(own: tuple[Any, ...] | None, old: Mapping[str, Any] | None, version_attribute: str | None) -> bool:
+    """Whether the model's own condition ``own`` (see :attr:`Request.own`) holds on the stored
+    item ``old`` (None: no item) — so a failure of the combined condition was the caller's."""
+    if own is None:
+        return True
+    if own[0] == "absent":
+        return old is None
+    if own[0] == "never":  # exists=False with an expected version: nothing satisfies both
+        return False
+    if old is None:
+        return False
+    if own[0] == "version":
+        return version_attribute is not None and old.get(version_attribute) == own[1]
+    if own[0] == "unversioned":
+        return version_attribute is not None and version_attribute not in old
+    return True  # "present"
+
+
+def add_condition(
+    params: dict[str, Any], model: Model, entity: Entity, condition: Condition | None,
+    rendered: Rendered | None = None,
+) -> Rendered | None:
+    """AND the caller's ``condition`` (placeholders ``#c``/``:c``) into ``params``'
+    ``ConditionExpression``, keeping the model's own. Returns its rendering (None: no condition)."""
+    if condition is None:
+        return None
+    if rendered is None:
+        rendered = render(condition, Attributes(model, [entity]), "c")
+    merge_expression(params, "ConditionExpression", rendered)
+    return rendered
+
+
+def merge_expression(params: dict[str, Any], clause: str, rendered: Rendered) -> dict[str, Any]:
+    """AND ``rendered`` into ``params[clause]`` (what is there stays), with its placeholders."""
+    existing = params.get(clause)
+    params[clause] = f"({existing}) AND ({rendered.text})" if existing else rendered.text
+    _add_placeholders(params, rendered)
+    _check_length(clause, params[clause])
+    return params
+
+
+def _add_placeholders(params: dict[str, Any], rendered: Rendered) -> None:
+    if rendered.names:
+        params["ExpressionAttributeNames"] = {**params.get("ExpressionAttributeNames", {}), **rendered.names}
+    if rendered.values:
+        params["ExpressionAttributeValues"] = {
+            **params.get("ExpressionAttributeValues", {}), **_aws.serialize(rendered.values),
+        }
+
+
+def _check_length(clause: str, text: str) -> None:
+    size = len(text.encode("utf-8"))
+    if size > MAX_EXPRESSION_BYTES:
+        raise InvalidConditionError(
+            f"{clause} is {size} bytes; DynamoDB expressions are limited to {MAX_EXPRESSION_BYTES} bytes (4 KB) — "
+            "simplify the condition"
+        )
+
+
+def add_projection(params: dict[str, Any], rendered: Rendered | None) -> dict[str, Any]:
+    """Set ``params``' ``ProjectionExpression`` (placeholders ``#p``); None leaves whole items."""
+    if rendered is not None:
+        params["ProjectionExpression"] = rendered.text
+        _add_placeholders(params, rendered)
+        _check_length("ProjectionExpression", rendered.text)
+    return params
+
+
+def item_projection(model: Model, entities: Sequence[Entity], attributes: Iterable[str] | None) -> Rendered | None:
+    """The projection of a GetItem/BatchGetItem: ``attributes`` plus the entity attribute and
+    the table key (what an item needs to parse back). None: whole items."""
+    if attributes is None:
+        return None
+    always = [model.entity_attribute, model.pk_attribute] + ([model.sk_attribute] if model.has_sort_key else [])
+    return projection(attributes, Attributes(model, entities), always)
 
 
 def key_params(codec_: ItemCodec, entity: Entity, key_values: Mapping[str, Any]) -> dict[str, Any]:
@@ -138,6 +238,7 @@ def put(
     expected_version: int | None = None,
     expires_in: timedelta | None = None,
     expires_at: datetime | None = None,
+    condition: Condition | None = None,
 ) -> Request:
     attrs = dict(attrs)
     if expected_version is not None:
@@ -159,6 +260,7 @@ def put(
     expr = Expression()
     params: dict[str, Any] = {"TableName": table}
     kind = "plain"
+    own: tuple[Any, ...] | None = None
     if version_attr:
         item[version_attr] = (expected_version + 1) if expected_version is not None else 1
     if create_only or (version_attr and expected_version is None):
@@ -166,13 +268,18 @@ def put(
         # stored sequence when the item exists (see continue_version), so versions never go back.
         params["ConditionExpression"] = f"attribute_not_exists({expr.name(codec_.model.pk_attribute)})"
         kind = "create_only" if create_only else "continue_version"
+        own = ("absent",)
     elif expected_version is not None:
         params["ConditionExpression"] = f"{expr.name(version_attr)} = {expr.value(_version(expected_version))}"  # type: ignore[arg-type]
         kind = "version"
+        own = ("version", expected_version)
     check_size(item, where=entity.name)
     params["Item"] = _aws.serialize(item)
     key = {a: item[a] for a in (codec_.model.pk_attribute, codec_.model.sk_attribute) if a in item}
-    return Request("Put", expr.apply(params), entity.name, key, kind, expected_version, item=item)
+    params = expr.apply(params)
+    rendered = add_condition(params, codec_.model, entity, condition)
+    return Request("Put", params, entity.name, key, kind, expected_version, item=item, condition=condition,
+                   rendered=rendered, own=own, version_attribute=version_attr)
 
 
 def continue_version(codec_: ItemCodec, entity: Entity, req: Request, stored: Mapping[str, Any] | None) -> Request:
@@ -190,12 +297,14 @@ def continue_version(codec_: ItemCodec, entity: Entity, req: Request, stored: Ma
     if stored is None:
         item[version_attr] = {"N": "1"}
         params["ConditionExpression"] = f"attribute_not_exists({expr.name(codec_.model.pk_attribute)})"
+        own: tuple[Any, ...] = ("absent",)
     else:
         current = stored.get(version_attr)
         if current is None:  # written before the entity declared its version attribute
             params["ConditionExpression"] = (
                 f"attribute_exists({expr.name(codec_.model.pk_attribute)}) AND attribute_not_exists({expr.name(version_attr)})"
             )
+            own = ("unversioned",)
             current = 0
         else:
             if isinstance(current, Decimal) and current == current.to_integral_value():
@@ -206,9 +315,13 @@ def continue_version(codec_: ItemCodec, entity: Entity, req: Request, stored: Ma
                     "version; the put cannot continue its sequence"
                 )
             params["ConditionExpression"] = f"{expr.name(version_attr)} = {expr.value(current)}"
+            own = ("version", current)
         item[version_attr] = {"N": str(current + 1)}
     params["Item"] = item
-    return Request("Put", expr.apply(params), req.entity, req.key, req.kind, req.expected_version)
+    params = expr.apply(params)
+    add_condition(params, codec_.model, entity, req.condition, req.rendered)
+    return Request("Put", params, req.entity, req.key, req.kind, req.expected_version, condition=req.condition,
+                   rendered=req.rendered, own=own, version_attribute=version_attr)
 
 
 def update(
@@ -225,6 +338,7 @@ def update(
     must_exist: bool = True,
     expires_in: timedelta | None = None,
     expires_at: datetime | None = None,
+    condition: Condition | None = None,
 ) -> Request:
     if isinstance(remove, (str, bytes)):
         raise UpdateRejectedError(
@@ -247,6 +361,7 @@ def update(
     sets = [f"{expr.name(k)} = {expr.value(v)}" for k, v in plan.set.items()]
     conditions: list[str] = []
     kind = "plain"
+    own: tuple[Any, ...] | None = None
     version_attr = entity.version_attribute
     if expected_version is not None and version_attr is None:
         raise UpdateRejectedError(f"{entity.name}: expected_version given, but the entity has no version_attribute")
@@ -258,11 +373,13 @@ def update(
         if expected_version is not None:
             conditions.append(f"{v} = {expr.value(_version(expected_version))}")
             kind = "version"
+            own = ("version", expected_version)
     if must_exist or plan.create_missing:
         # An upsert that lacks required attributes may only update an existing item.
         conditions.append(f"attribute_exists({expr.name(codec_.model.pk_attribute)})")
         if kind != "version":
             kind = "must_exist"
+            own = ("present",)
     clauses = []
     if sets:
         clauses.append("SET " + ", ".join(sets))
@@ -275,8 +392,11 @@ def update(
     params: dict[str, Any] = {"TableName": table, "Key": _aws.serialize(key), "UpdateExpression": " ".join(clauses)}
     if conditions:
         params["ConditionExpression"] = " AND ".join(conditions)
-    return Request("Update", expr.apply(params), entity.name, key, kind, expected_version,
-                   create_missing=tuple(plan.create_missing))
+    params = expr.apply(params)
+    rendered = add_condition(params, codec_.model, entity, condition)
+    return Request("Update", params, entity.name, key, kind, expected_version,
+                   create_missing=tuple(plan.create_missing), condition=condition, rendered=rendered, own=own,
+                   version_attribute=version_attr)
 
 
 def delete(
@@ -287,41 +407,52 @@ def delete(
     *,
     expected_version: int | None = None,
     must_exist: bool = False,
+    condition: Condition | None = None,
 ) -> Request:
     key = codec_.key_values(entity, key_values, what="delete key")
     expr = Expression()
     params: dict[str, Any] = {"TableName": table, "Key": _aws.serialize(key)}
     kind = "plain"
+    own: tuple[Any, ...] | None = None
     conditions = []
     if expected_version is not None:
         if entity.version_attribute is None:
             raise UpdateRejectedError(f"{entity.name}: expected_version given, but the entity has no version_attribute")
         conditions.append(f"{expr.name(entity.version_attribute)} = {expr.value(_version(expected_version))}")
         kind = "version"
+        own = ("version", expected_version)
     elif must_exist:
         conditions.append(f"attribute_exists({expr.name(codec_.model.pk_attribute)})")
         kind = "must_exist"
+        own = ("present",)
     if conditions:
         params["ConditionExpression"] = " AND ".join(conditions)
-    return Request("Delete", expr.apply(params), entity.name, key, kind, expected_version)
+    params = expr.apply(params)
+    rendered = add_condition(params, codec_.model, entity, condition)
+    return Request("Delete", params, entity.name, key, kind, expected_version, condition=condition,
+                   rendered=rendered, own=own, version_attribute=entity.version_attribute)
 
 
 def condition_check(
     codec_: ItemCodec, table: str, entity: Entity, key_values: Mapping[str, Any], *, exists: bool = True,
-    expected_version: int | None = None,
+    expected_version: int | None = None, condition: Condition | None = None,
 ) -> Request:
     key = codec_.key_values(entity, key_values, what="condition check key")
     expr = Expression()
     pk = expr.name(codec_.model.pk_attribute)
     conditions = [f"attribute_exists({pk})" if exists else f"attribute_not_exists({pk})"]
     kind = "must_exist" if exists else "create_only"
+    own: tuple[Any, ...] = ("present",) if exists else ("absent",)
     if expected_version is not None:
         if entity.version_attribute is None:
             raise UpdateRejectedError(f"{entity.name}: expected_version given, but the entity has no version_attribute")
         conditions.append(f"{expr.name(entity.version_attribute)} = {expr.value(_version(expected_version))}")
         kind = "version"
-    params = {"TableName": table, "Key": _aws.serialize(key), "ConditionExpression": " AND ".join(conditions)}
-    return Request("ConditionCheck", expr.apply(params), entity.name, key, kind, expected_version)
+        own = ("version", expected_version) if exists else ("never",)
+    params = expr.apply({"TableName": table, "Key": _aws.serialize(key), "ConditionExpression": " AND ".join(conditions)})
+    rendered = add_condition(params, codec_.model, entity, condition)
+    return Request("ConditionCheck", params, entity.name, key, kind, expected_version, condition=condition,
+                   rendered=rendered, own=own, version_attribute=entity.version_attribute)
 
 
 def _version(value: Any) -> int:
@@ -332,13 +463,15 @@ def _version(value: Any) -> int:
 
 # Queries ---------------------------------------------------------------------------------------
 def query_params(
-    codec: ItemCodec, table_name: str, resolved: ResolvedPattern, vals: Mapping[str, Any], partition_value: Any = None
+    codec: ItemCodec, table_name: str, resolved: ResolvedPattern, vals: Mapping[str, Any], partition_value: Any = None,
+    *, filter: Condition | None = None, attributes: Iterable[str] | None = None,  # noqa: A002 - the query option's name
 ) -> dict[str, Any]:
     """Query parameters (key condition, index, entity filter) of a declared access pattern.
 
     ``vals`` holds the pattern's key fields (a ``(low, high)`` pair on the last one for
     ``between``); ``partition_value`` replaces the range field when building a time-bucketed
-    partition key. Pure: builds the request, sends nothing.
+    partition key. ``filter`` and ``attributes`` add the caller's filter and projection (see
+    :func:`read_options`). Pure: builds the request, sends nothing.
     """
     p = resolved.pattern
     model = codec.model
@@ -367,7 +500,41 @@ def query_params(
         # Not bounded to the entity's own sort-key prefix: other entities may share the range.
         names = ", ".join(expr.value(e) for e in p.entities)
         params["FilterExpression"] = f"{expr.name(model.entity_attribute)} IN ({names})"
-    return expr.apply(params)
+    return read_options(expr.apply(params), codec.model, resolved, filter=filter, attributes=attributes)
+
+
+def read_options(
+    params: dict[str, Any], model: Model, resolved: ResolvedPattern, *,
+    filter: Condition | None = None, attributes: Iterable[str] | None = None,  # noqa: A002 - the query option's name
+) -> dict[str, Any]:
+    """Add the caller's ``filter`` (ANDed with the entity filter, placeholders ``#f``/``:f``) and
+    projection (``attributes`` plus what an item needs to parse back and to continue a page: the
+    entity attribute, the table key and the index key; placeholders ``#p``) to Query ``params``.
+
+    Names are checked against the pattern's entities and, on a GSI that does not project every
+    attribute, against what it projects (:class:`UnknownAttributeError`)."""
+    if filter is None and attributes is None:
+        return params
+    entities = [model.entities[e] for e in resolved.pattern.entities]
+    index = resolved.index
+    scope = Attributes(model, entities, index if index is not None and index.kind == "GSI" else None)
+    if filter is not None:
+        merge_expression(params, "FilterExpression", render(filter, scope, "f", what="filter"))
+    if attributes is not None:
+        always = [model.entity_attribute, model.pk_attribute] + ([model.sk_attribute] if model.has_sort_key else [])
+        if index is not None:
+            always += list(index.key_attributes)
+        add_projection(params, projection(attributes, scope, always))
+    return params
+
+
+def cursor_attributes(model: Model, resolved: ResolvedPattern) -> tuple[str, ...]:
+    """The attributes of an item that make up a Query's ``LastEvaluatedKey`` on this pattern's
+    table or index (table key, plus the index key)."""
+    out = [model.pk_attribute] + ([model.sk_attribute] if model.has_sort_key else [])
+    if resolved.index is not None:
+        out += [a for a in resolved.index.key_attributes if a not in out]
+    return tuple(out)
 
 def _sk_condition(
     entity: Entity, template: Any, attr: str, op: str, fields: tuple[str, ...], vals: Mapping[str, Any],
