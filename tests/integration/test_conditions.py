@@ -352,18 +352,23 @@ def test_filtered_reads_feed_the_traffic_recorder(table: TableClient) -> None:
     _things(table, box, [9 if n % 10 == 0 else 0 for n in range(60)])
     recorder = table.record_traffic(1.0)
     try:
-        # WHEN the filtered query runs
+        # WHEN the filtered query runs (and the same pattern without a filter)
         assert len(list(table.query_all("things in a box", box=box, filter=attr("score") == 9))) == 6
+        assert len(table.query("things in a box", box=box, limit=5)) == 5
     finally:
         table.stop_recording()
     # THEN the recorder saw what was read (ScannedCount) against what was returned (Count)
-    records = [r for r in recorder.records() if r.pattern == "things in a box"]
+    records = [r for r in recorder.records() if r.pattern == "things in a box" and r.count != 5]
     assert sum(r.scanned_count or 0 for r in records) == 60 and sum(r.count or 0 for r in records) == 6
-    (shape,) = [s for s in recorder.snapshot().shapes if s.pattern == "things in a box"]
+    # THEN the filtered reads are a shape of their own, apart from the unfiltered ones
+    shapes = {s.label: s for s in recorder.snapshot().shapes if s.pattern == "things in a box"}
+    assert set(shapes) == {"things in a box", "things in a box + filter score = :f0"}
+    shape = shapes["things in a box + filter score = :f0"]
     assert (shape.scanned, shape.returned) == (60, 6)
     # THEN the report flags the pattern as filter-heavy
     report = recorder.report(min_scanned=50, min_total_requests=1)
-    assert any(f.kind == "filter_heavy_query" and "things in a box" in f.subject for f in report.findings), report.findings
+    (finding,) = [f for f in report.findings if f.kind == "filter_heavy_query"]
+    assert finding.subject == "things in a box" and "is read with filter= (score = :f0)" in finding.recommendation
 
 
 # Projections -----------------------------------------------------------------------------------------------
