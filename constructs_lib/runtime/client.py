@@ -494,11 +494,11 @@ class TableClient:
             params["ExclusiveStartKey"] = self.cursors.decode(
                 cursor, query_id, partition=(pk_attr, params["ExpressionAttributeValues"][":v0"]),
             )
-        items, last = self._read_pages(params, limit, raw, requests.cursor_attributes(self.model, resolved))
+        items, last = self._read_pages(params, limit, raw, resolved)
         return Page(items, self.cursors.encode(last, query_id) if last else None)
 
     def _read_pages(
-        self, params: dict[str, Any], limit: int | None, raw: bool, cursor_attributes: Sequence[str],
+        self, params: dict[str, Any], limit: int | None, raw: bool, resolved: ResolvedPattern,
     ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
         """Query until ``limit`` items (or the end); returns them and the key to continue after
         the last one (None at the end).
@@ -506,7 +506,7 @@ class TableClient:
         With a filter DynamoDB applies ``Limit`` before filtering, so each request reads more
         (see :data:`FILTERED_READ_MAX`); when a response holds more matches than still wanted,
         the page ends at the last item taken and the cursor is built from that item's key
-        (``cursor_attributes``), so no unreturned match is skipped."""
+        (:func:`requests.cursor_attributes`), so no unreturned match is skipped."""
         filtered = "FilterExpression" in params
         items: list[dict[str, Any]] = []
         decode = self.codec.decode_wire
@@ -520,7 +520,7 @@ class TableClient:
             last = resp.get("LastEvaluatedKey")
             if limit is not None and len(found) > limit - len(items):
                 found = found[: limit - len(items)]
-                last = {a: found[-1][a] for a in cursor_attributes}
+                last = {a: found[-1][a] for a in requests.cursor_attributes(self.model, resolved)}
             items += [decode(i, raw=raw) for i in found]
             rounds += 1
             if not last or (limit is not None and len(items) >= limit):
