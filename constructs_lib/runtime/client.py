@@ -321,12 +321,11 @@ class TableClient:
         self, ent: Entity, key_values: Mapping[str, Any], consistent: bool, raw: bool,
         attributes: Sequence[str] | None = None,
     ) -> dict[str, Any] | None:
-        params = requests.add_projection(
-            {"TableName": self.table_name, "Key": _aws.serialize(self.codec.key_values(ent, key_values, what="get key")),
-             "ConsistentRead": consistent},
-            requests.item_projection(self.model, [ent], attributes),
+        resp = _aws.call(
+            self.client, "get_item", hooks=self.hooks, TableName=self.table_name,
+            Key=_aws.serialize(self.codec.key_values(ent, key_values, what="get key")), ConsistentRead=consistent,
+            **requests.item_projection(self.model, [ent], attributes),
         )
-        resp = _aws.call(self.client, "get_item", hooks=self.hooks, **params)
         item = resp.get("Item")
         return self.codec.decode_wire(item, raw=raw) if item else None
 
@@ -475,10 +474,7 @@ class TableClient:
             if cursor is not None:
                 raise KeyValueError(f"pattern {pattern!r} reads one item (GetItem); it has no pages, so no cursor")
             if filter is not None:
-                raise InvalidConditionError(
-                    f"pattern {pattern!r} reads one item (GetItem), which takes no filter; read it and test it, or "
-                    "guard a write with condition="
-                )
+                raise InvalidConditionError(f"pattern {pattern!r} reads one item (GetItem), which takes no filter")
             item = self._get(entity, vals, consistent, raw, attributes)
             return Page([item] if item else [], None)
         if consistent and resolved.index is not None and resolved.index.kind == "GSI":
@@ -593,12 +589,12 @@ class TableClient:
         if self.guard is not None:
             self.guard.batch_get(requests_)
         entities = [self.entity(e) for e in dict.fromkeys(e for e, _ in requests_)]
-        projection = requests.add_projection({}, requests.item_projection(self.model, entities, attributes))
+        projection = requests.item_projection(self.model, entities, attributes)
         unique = list({tuple(sorted(k.items())): k for k in keyed}.values())
         key_attrs = sorted(keyed[0]) if keyed else []
         found: dict[tuple[tuple[str, str], ...], dict[str, Any]] = {}
         for item in _aws.batch_get(self.client, self.table_name, unique, consistent=consistent, retries=self.batch_retries,
-                                   hooks=self.hooks, **({"projection": projection} if projection else {})):
+                                   hooks=self.hooks, projection=projection):
             found[tuple((a, item[a]) for a in key_attrs)] = self.codec.decode(item)
         return [found.get(tuple(sorted(k.items()))) for k in keyed]
 
@@ -766,8 +762,7 @@ class Transaction:
             old = _aws.deserialize(wire) if wire else None
             if req.user_condition_failed(old):
                 raise TransactionConditionNotMetError(
-                    f"{exc.args[0]}: action {number} ({req.operation} {req.entity} {req.key!r}): condition "
-                    f"{req.condition!r} is not met by {'the stored item' if old else 'no stored item'}",
+                    f"{exc.args[0]}: action {number}: condition {req.condition!r} not met",
                     action=number, item=self._table.codec.decode(old) if old else None, condition=req.condition,
                     key=req.key, reasons=exc.reasons, code=exc.code, operation=exc.operation,
                 ) from exc

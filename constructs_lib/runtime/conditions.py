@@ -29,33 +29,49 @@ MAX_IN_VALUES = 100
 
 _PART = re.compile(r"([^\[\]]+)((?:\[[0-9]+\])*)")
 _INDEX = re.compile(r"\[([0-9]+)\]")
-_NO_BOOL = (
-    "a condition has no truth value: combine conditions with &, | and ~ (not `and`, `or`, `not`), and "
-    "write a range as attr(name).between(low, high) (not low <= attr(name) <= high)"
-)
+_NO_BOOL = "a condition has no truth value: combine with &, |, ~ (not and/or/not); write ranges with .between()"
+
+
+_COMPARISONS = {"=": "==", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
 
 class Condition:
-    """A condition on one item; combine with ``&`` (and), ``|`` (or), ``~`` (not)."""
+    """A condition on one item; combine with ``&`` (and), ``|`` (or), ``~`` (not). ``op`` is a
+    comparison (``=``, ``<>``, ...), ``between``, ``is_in``, ``begins_with``, ``contains``,
+    ``exists``, ``not_exists``, ``AND``, ``OR`` or ``NOT``; ``args`` its operands."""
 
-    __slots__ = ()
+    __slots__ = ("args", "op")
+
+    def __init__(self, op: str, *args: Any) -> None:
+        self.op = op
+        self.args = args
 
     def __and__(self, other: Condition) -> Condition:
-        return And((self, _condition(other, "&")))
+        return Condition("AND", self, _condition(other, "&"))
 
     def __or__(self, other: Condition) -> Condition:
-        return Or((self, _condition(other, "|")))
+        return Condition("OR", self, _condition(other, "|"))
 
     def __invert__(self) -> Condition:
-        return Not(self)
+        return Condition("NOT", self)
 
     def __bool__(self) -> bool:
         raise InvalidConditionError(_NO_BOOL)
 
+    def __repr__(self) -> str:
+        op, args = self.op, self.args
+        if op in ("AND", "OR"):
+            return "(" + (" & " if op == "AND" else " | ").join(map(repr, args)) + ")"
+        if op == "NOT":
+            return f"~{args[0]!r}"
+        if op in _COMPARISONS:
+            return f"({args[0]!r} {_COMPARISONS[op]} {args[1]!r})"
+        return f"{args[0]!r}.{op}({', '.join(map(repr, args[1:]))})"
+
 
 def _condition(value: Any, op: str) -> Condition:
     if not isinstance(value, Condition):
-        raise InvalidConditionError(f"{op} combines conditions; {value!r:.60} is not one (build it with attr(...))")
+        raise InvalidConditionError(f"{op} combines conditions; {value!r:.60} is not one")
     return value
 
 
@@ -65,40 +81,35 @@ class _Operand:
     __slots__ = ()
     __hash__ = None  # type: ignore[assignment]  # == builds a condition, so no hashing
 
-    def __eq__(self, other: Any) -> Compare:  # type: ignore[override]
-        return Compare(self, "=", other)
+    def __eq__(self, other: Any) -> Condition:  # type: ignore[override]
+        return Condition("=", self, other)
 
-    def __ne__(self, other: Any) -> Compare:  # type: ignore[override]
-        return Compare(self, "<>", other)
+    def __ne__(self, other: Any) -> Condition:  # type: ignore[override]
+        return Condition("<>", self, other)
 
-    def __lt__(self, other: Any) -> Compare:
-        return Compare(self, "<", other)
+    def __lt__(self, other: Any) -> Condition:
+        return Condition("<", self, other)
 
-    def __le__(self, other: Any) -> Compare:
-        return Compare(self, "<=", other)
+    def __le__(self, other: Any) -> Condition:
+        return Condition("<=", self, other)
 
-    def __gt__(self, other: Any) -> Compare:
-        return Compare(self, ">", other)
+    def __gt__(self, other: Any) -> Condition:
+        return Condition(">", self, other)
 
-    def __ge__(self, other: Any) -> Compare:
-        return Compare(self, ">=", other)
+    def __ge__(self, other: Any) -> Condition:
+        return Condition(">=", self, other)
 
     def between(self, low: Any, high: Any) -> Condition:
         """``low <= self <= high`` (both inclusive)."""
-        return Between(self, low, high)
+        return Condition("between", self, low, high)
 
     def is_in(self, *values: Any) -> Condition:
-        """Equal to one of ``values`` (1 to 100; a single iterable is unpacked)."""
+        """Equal to one of ``values`` (1 to 100; a single list, tuple or set is unpacked)."""
         if len(values) == 1 and isinstance(values[0], (list, tuple, set, frozenset)):
             values = tuple(values[0])
         if not 1 <= len(values) <= MAX_IN_VALUES:
-            raise InvalidConditionError(
-                f"is_in() on {self} takes 1 to {MAX_IN_VALUES} values (DynamoDB's IN limit); got {len(values)}"
-            )
-        return In(self, tuple(values))
-
-    def __bool__(self) -> bool:
-        raise InvalidConditionError(_NO_BOOL)
+            raise InvalidConditionError(f"is_in() takes 1 to {MAX_IN_VALUES} values; got {len(values)}")
+        return Condition("is_in", self, *values)
 
 
 class Path(_Operand):
@@ -113,10 +124,7 @@ class Path(_Operand):
         for part in name.split("."):
             m = _PART.fullmatch(part)
             if m is None:
-                raise InvalidConditionError(
-                    f"attribute path {name!r}: segment {part!r} is not a name optionally followed by [n] list "
-                    "indexes (paths look like 'a', 'a.b' or 'a.b[0]')"
-                )
+                raise InvalidConditionError(f"attribute path {name!r}: bad segment {part!r} (write 'a', 'a.b[0]')")
             segments.append(check_attribute_name(m.group(1), where=f"attribute path {name!r}: name"))
             segments += [int(i) for i in _INDEX.findall(m.group(2))]
         self.segments: tuple[str | int, ...] = tuple(segments)
@@ -128,19 +136,19 @@ class Path(_Operand):
 
     def begins_with(self, prefix: str) -> Condition:
         """The attribute is text (or binary) starting with ``prefix``."""
-        return Function("begins_with", self, prefix)
+        return Condition("begins_with", self, prefix)
 
     def contains(self, value: Any) -> Condition:
         """The text holds the substring ``value``, or the set/list holds the element ``value``."""
-        return Function("contains", self, value)
+        return Condition("contains", self, value)
 
     def exists(self) -> Condition:
         """The item has this attribute (``attribute_exists``)."""
-        return Exists(self, True)
+        return Condition("exists", self)
 
     def not_exists(self) -> Condition:
         """The item lacks this attribute (``attribute_not_exists``)."""
-        return Exists(self, False)
+        return Condition("not_exists", self)
 
     def __repr__(self) -> str:
         return f"attr({self.text!r})"
@@ -172,78 +180,6 @@ def attr(name: str) -> Path:
 def size(path: Path | str) -> Size:
     """``size(attr("tags")) > 3``: the size of an attribute (see :class:`Size`)."""
     return Size(Path(path) if isinstance(path, str) else path)
-
-
-@dataclass(frozen=True, eq=False)
-class Compare(Condition):
-    left: _Operand
-    op: str
-    right: Any
-
-    def __repr__(self) -> str:
-        return f"({self.left!r} {'==' if self.op == '=' else '!=' if self.op == '<>' else self.op} {self.right!r})"
-
-
-@dataclass(frozen=True, eq=False)
-class Between(Condition):
-    operand: _Operand
-    low: Any
-    high: Any
-
-    def __repr__(self) -> str:
-        return f"{self.operand!r}.between({self.low!r}, {self.high!r})"
-
-
-@dataclass(frozen=True, eq=False)
-class In(Condition):
-    operand: _Operand
-    values: tuple[Any, ...]
-
-    def __repr__(self) -> str:
-        return f"{self.operand!r}.is_in({', '.join(map(repr, self.values))})"
-
-
-@dataclass(frozen=True, eq=False)
-class Function(Condition):
-    name: str
-    path: Path
-    value: Any
-
-    def __repr__(self) -> str:
-        return f"{self.path!r}.{self.name}({self.value!r})"
-
-
-@dataclass(frozen=True, eq=False)
-class Exists(Condition):
-    path: Path
-    present: bool
-
-    def __repr__(self) -> str:
-        return f"{self.path!r}.{'exists' if self.present else 'not_exists'}()"
-
-
-@dataclass(frozen=True, eq=False)
-class And(Condition):
-    parts: tuple[Condition, ...]
-
-    def __repr__(self) -> str:
-        return "(" + " & ".join(map(repr, self.parts)) + ")"
-
-
-@dataclass(frozen=True, eq=False)
-class Or(Condition):
-    parts: tuple[Condition, ...]
-
-    def __repr__(self) -> str:
-        return "(" + " | ".join(map(repr, self.parts)) + ")"
-
-
-@dataclass(frozen=True, eq=False)
-class Not(Condition):
-    part: Condition
-
-    def __repr__(self) -> str:
-        return f"~{self.part!r}"
 
 
 # Rendering ----------------------------------------------------------------------------------------
@@ -304,35 +240,20 @@ class Attributes:
         if index is not None and index.projection != "ALL":
             self.projected = frozenset(index.projection if isinstance(index.projection, tuple) else ())
 
-    def known(self) -> list[str]:
-        """Names the model declares for these entities (fields, required, version, TTL)."""
-        names: dict[str, None] = {}
-        for e in self.entities:
-            names.update(dict.fromkeys(e.fields))  # type: ignore[arg-type]
-            names.update(dict.fromkeys(e.required))
-            if e.version_attribute:
-                names[e.version_attribute] = None
-        if self.model.ttl_attribute:
-            names[self.model.ttl_attribute] = None
-        return list(names)
-
     def check(self, path: Path, what: str, *, key_fields_ok: bool = False) -> Path:
         root = path.root
         if root in self.managed:
             raise UnknownAttributeError(
-                f"{what} names {root!r}, an attribute the model manages on {self.label} items (key or entity "
-                f"attribute); name the entity's fields instead: {', '.join(self.known()) or 'none declared'}",
-                attribute=root, entity=self.label,
+                f"{what} names {root!r}, an attribute the model manages on {self.label} items; name "
+                f"fields instead: {', '.join(self.fields) or 'none declared'}", attribute=root, entity=self.label,
             )
         if self.projected is not None and root not in self.projected:
             if key_fields_ok and len(path.segments) == 1 and self._key_field(root):
                 return path
             assert self.index is not None
-            kept = sorted(self.projected) or ["only key attributes"]
             raise UnknownAttributeError(
-                f"{what} names {root!r}, which index {self.index.name!r} does not project "
-                f"({self.index.projection if isinstance(self.index.projection, str) else 'INCLUDE'}: {', '.join(kept)}); "
-                f"its {self.label} items carry no {root!r}, so it would match or return nothing",
+                f"{what} names {root!r}, which index {self.index.name!r} does not project (it has "
+                f"{sorted(self.projected) or 'keys only'}): nothing would match or come back",
                 attribute=root, entity=self.label,
             )
         return path
@@ -352,66 +273,50 @@ class Attributes:
         ISO text, numbers as int, choices checked), anything else as :func:`to_dynamo` makes it."""
         where = f"condition {path} {how}"
         if value is None:
-            raise InvalidConditionError(
-                f"{where}: None never matches (DynamoDB stores no nulls for absent values); use "
-                f"{path}.not_exists() or .exists()"
-            )
+            raise InvalidConditionError(f"{where}: None never matches; use {path}.not_exists() or .exists()")
         found = self.fields.get(path.root) if len(path.segments) == 1 else None
         if found is None:
             return to_dynamo(value, where=f"{where}: value")
         entity, spec = found
         if how in ("begins_with", "contains"):
             if spec.kind == "number" or not isinstance(value, str):
-                raise InvalidConditionError(
-                    f"{where}: {entity.name}.{path.root} is a {spec.kind} field; {how} takes text ({value!r:.60} given)"
-                )
+                raise InvalidConditionError(f"{where}: {entity.name}.{path.root} is a {spec.kind} field; {how} takes text")
             return value
         try:
             value = codec.normalize(value, spec.kind, width=spec.width, field=f"{entity.name}.{path.root}")
         except KeyValueError as exc:
             raise InvalidConditionError(f"{where}: {exc}") from None
         if spec.choices is not None and value not in spec.choices:
-            raise InvalidConditionError(
-                f"{where}: {value!r} is not one of the declared choices of {entity.name}.{path.root} "
-                f"{list(spec.choices)!r}, so no stored item carries it"
-            )
+            raise InvalidConditionError(f"{where}: {value!r} is not one of the declared choices {list(spec.choices)!r}")
         return value
 
 
 def render(condition: Condition, scope: Attributes, prefix: str, *, what: str = "condition") -> Rendered:
     """``condition`` as expression text for the items of ``scope``, with ``prefix`` placeholders."""
     if not isinstance(condition, Condition):
-        raise InvalidConditionError(
-            f"{what}={condition!r:.60} must be a condition built with attr(...) (e.g. attr('status') == 'PAID')"
-        )
+        raise InvalidConditionError(f"{what}={condition!r:.60} must be a condition built with attr(...)")
     ph = Placeholders(prefix)
     text = _render(condition, scope, ph, what)
     return Rendered(text, ph.names, ph.values)
 
 
 def _render(c: Condition, scope: Attributes, ph: Placeholders, what: str) -> str:
-    if isinstance(c, And):
-        return " AND ".join(f"({_render(p, scope, ph, what)})" for p in c.parts)
-    if isinstance(c, Or):
-        return " OR ".join(f"({_render(p, scope, ph, what)})" for p in c.parts)
-    if isinstance(c, Not):
-        return f"NOT ({_render(c.part, scope, ph, what)})"
-    if isinstance(c, Exists):
-        fn = "attribute_exists" if c.present else "attribute_not_exists"
-        return f"{fn}({ph.path(scope.check(c.path, what))})"
-    if isinstance(c, Function):
-        value = scope.value(c.path, c.value, c.name)
-        return f"{c.name}({ph.path(scope.check(c.path, what))}, {ph.value(value)})"
-    if isinstance(c, Compare):
-        return f"{_operand(c.left, scope, ph, what)} {c.op} {_right(c.left, c.right, c.op, scope, ph, what)}"
-    if isinstance(c, Between):
-        low = _right(c.operand, c.low, "between", scope, ph, what)
-        high = _right(c.operand, c.high, "between", scope, ph, what)
-        return f"{_operand(c.operand, scope, ph, what)} BETWEEN {low} AND {high}"
-    if isinstance(c, In):
-        values = ", ".join(_right(c.operand, v, "is_in", scope, ph, what) for v in c.values)
-        return f"{_operand(c.operand, scope, ph, what)} IN ({values})"
-    raise InvalidConditionError(f"{what}: {c!r:.60} is not a condition")  # pragma: no cover - closed set
+    op, args = c.op, c.args
+    if op in ("AND", "OR"):
+        return f" {op} ".join(f"({_render(p, scope, ph, what)})" for p in args)
+    if op == "NOT":
+        return f"NOT ({_render(args[0], scope, ph, what)})"
+    left = _operand(args[0], scope, ph, what)
+    if op in ("exists", "not_exists"):
+        return f"attribute_{op}({left})"
+    if op in ("begins_with", "contains"):
+        return f"{op}({left}, {ph.value(scope.value(args[0], args[1], op))})"
+    values = [_right(args[0], v, op, scope, ph, what) for v in args[1:]]
+    if op == "between":
+        return f"{left} BETWEEN {values[0]} AND {values[1]}"
+    if op == "is_in":
+        return f"{left} IN ({', '.join(values)})"
+    return f"{left} {op} {values[0]}"
 
 
 def _operand(operand: _Operand, scope: Attributes, ph: Placeholders, what: str) -> str:
@@ -428,7 +333,7 @@ def _right(left: _Operand, value: Any, how: str, scope: Attributes, ph: Placehol
         raise InvalidConditionError(f"{what}: {left} {how} {value!r:.60}: a condition is not a value")
     if isinstance(left, Size):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise InvalidConditionError(f"{what}: {left} {how} {value!r:.60}: a size compares to a non-negative int")
+            raise InvalidConditionError(f"{what}: {left} {how} {value!r:.60}: a size is a non-negative int")
         return ph.value(value)
     assert isinstance(left, Path)
     return ph.value(scope.value(left, value, how))
@@ -438,23 +343,15 @@ def projection(attributes: Iterable[str], scope: Attributes, always: Iterable[st
     """A ``ProjectionExpression`` of ``attributes`` (checked against ``scope``) plus the
     attributes ``always`` kept (entity attribute, keys), with ``#p`` placeholders."""
     if isinstance(attributes, (str, bytes)) or not isinstance(attributes, Iterable):
-        raise InvalidConditionError(
-            f"attributes={attributes!r:.60} must be a list of attribute names (a string would be read "
-            "one name per character)"
-        )
+        raise InvalidConditionError(f"attributes={attributes!r:.60} must be a list of attribute names")
     paths = [scope.check(Path(a), "attributes", key_fields_ok=True) for a in attributes]
     if not paths:
         raise InvalidConditionError("attributes=[] projects nothing; pass None to read whole items")
-    seen: list[tuple[str | int, ...]] = []
-    for path in paths:
-        for other in seen:
-            shorter, longer = sorted((other, path.segments), key=len)
+    for i, path in enumerate(paths):
+        for other in paths[:i]:
+            shorter, longer = sorted((other.segments, path.segments), key=len)
             if longer[: len(shorter)] == shorter:
-                raise InvalidConditionError(
-                    f"attributes: {_text(other)!r} and {path.text!r} overlap (one contains the other); "
-                    "name each value once"
-                )
-        seen.append(path.segments)
+                raise InvalidConditionError(f"attributes: {other.text!r} and {path.text!r} overlap; name each value once")
     ph = Placeholders("p")
     # On an index that does not project it, a key field comes back parsed from the keys (always read).
     parts = [ph.path(p) for p in paths if scope.projected is None or p.root in scope.projected]
@@ -462,9 +359,3 @@ def projection(attributes: Iterable[str], scope: Attributes, always: Iterable[st
     parts += [ph.name(a) for a in dict.fromkeys(always) if a not in roots]
     return Rendered(", ".join(parts), ph.names, {})
 
-
-def _text(segments: Sequence[str | int]) -> str:
-    out = ""
-    for s in segments:
-        out += f"[{s}]" if isinstance(s, int) else (("." if out else "") + s)
-    return out

@@ -14,11 +14,9 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from . import _aws, keys, ttl
-from .conditions import Attributes, Condition, Rendered, projection, render
 from .exceptions import (
     ConditionFailedError,
     ConditionNotMetError,
-    InvalidConditionError,
     ItemExistsError,
     ItemNotFoundError,
     KeyValueError,
@@ -37,6 +35,7 @@ from .limits import MAX_EXPRESSION_BYTES
 
 if TYPE_CHECKING:
     from ..model import Entity, Model, ResolvedPattern
+    from .conditions import Condition, Rendered
 
 
 class Expression:
@@ -59,6 +58,13 @@ class Expression:
         self.values[placeholder] = value
         return placeholder
 
+    def add(self, params: dict[str, Any], clause: str, rendered: Rendered) -> None:
+        """AND ``rendered`` (its own placeholders) into ``params[clause]``, keeping what is there."""
+        existing = params.get(clause)
+        params[clause] = f"({existing}) AND ({rendered.text})" if existing else rendered.text
+        self.names.update(rendered.names)
+        self.values.update(rendered.values)
+
     def apply(self, params: dict[str, Any]) -> dict[str, Any]:
         for clause in ("UpdateExpression", "ConditionExpression", "KeyConditionExpression", "FilterExpression",
                        "ProjectionExpression"):
@@ -66,7 +72,7 @@ class Expression:
             if text is not None and len(text.encode("utf-8")) > MAX_EXPRESSION_BYTES:
                 raise UpdateRejectedError(
                     f"{clause} is {len(text.encode('utf-8'))} bytes; DynamoDB expressions are limited to "
-                    f"{MAX_EXPRESSION_BYTES} bytes (4 KB) — split the change into several updates"
+                    f"{MAX_EXPRESSION_BYTES} bytes (4 KB) — split the change into several updates, or simplify it"
                 )
         if self.names:
             params["ExpressionAttributeNames"] = dict(self.names)
@@ -89,33 +95,28 @@ class Request:
     create_missing: tuple[str, ...] = ()
     #: A put's item as Python values (what ``params["Item"]`` serializes), or None.
     item: dict[str, Any] | None = None
-    #: The caller's ``condition=`` (ANDed with the model's own), and its rendering.
+    #: The caller's ``condition=`` (ANDed with the model's own).
     condition: Condition | None = None
-    rendered: Rendered | None = None
-    #: The model's own condition, to tell whose failed: None, ("absent",), ("present",),
-    #: ("version", n) or ("unversioned",) — see :func:`own_condition_held`.
+    #: The model's own condition, to tell whose failed: None, ("absent",), ("present",), ("never",),
+    #: ("version", attribute, n) or ("unversioned", attribute) — see :func:`own_condition_held`.
     own: tuple[Any, ...] | None = None
-    version_attribute: str | None = None
 
     def user_condition_failed(self, old_item: Mapping[str, Any] | None) -> bool:
         """Whether a failed condition was the caller's: the model's own held on ``old_item``."""
-        return self.condition is not None and own_condition_held(self.own, old_item, self.version_attribute)
+        return self.condition is not None and own_condition_held(self.own, old_item)
 
     def condition_error(
         self, error: ConditionFailedError, old_item: Mapping[str, Any] | None,
-        decode: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,
+        decode: Callable[[Mapping[str, Any]], dict[str, Any]] = dict,
     ) -> ConditionFailedError:
         """Turn a generic condition failure into the specific error this request implies
         (``decode`` makes the stored item an application item for :class:`ConditionNotMetError`)."""
         text = f"{self.operation} {self.entity} {self.key!r}"
         common = {"key": self.key, "code": error.code, "operation": error.operation}
         if self.user_condition_failed(old_item):
-            item = None if old_item is None else (decode(old_item) if decode else dict(old_item))
-            found = "no stored item" if item is None else "the stored item"
-            return ConditionNotMetError(
-                f"{text}: condition {self.condition!r} is not met by {found} (the model's own conditions held)",
-                item=item, condition=self.condition, **common,
-            )
+            item = None if old_item is None else decode(old_item)
+            return ConditionNotMetError(f"{text}: condition {self.condition!r} is not met (stored: {item!r:.200})",
+                                        item=item, condition=self.condition, **common)
         if self.kind == "create_only":
             return ItemExistsError(f"{text}: an item with this key already exists (create_only=True)", **common)
         if self.kind == "version" and old_item is not None:
@@ -134,7 +135,7 @@ class Request:
         return error
 
 
-def own_condition_held(own: tuple[Any, ...] | None, old: Mapping[str, Any] | None, version_attribute: str | None) -> bool:
+def own_condition_held(own: tuple[Any, ...] | None, old: Mapping[str, Any] | None) -> bool:
     """Whether the model's own condition ``own`` (see :attr:`Request.own`) holds on the stored
     item ``old`` (None: no item) — so a failure of the combined condition was the caller's."""
     if own is None:
@@ -146,73 +147,38 @@ def own_condition_held(own: tuple[Any, ...] | None, old: Mapping[str, Any] | Non
     if old is None:
         return False
     if own[0] == "version":
-        return version_attribute is not None and old.get(version_attribute) == own[1]
+        return old.get(own[1]) == own[2]
     if own[0] == "unversioned":
-        return version_attribute is not None and version_attribute not in old
+        return own[1] not in old
     return True  # "present"
 
 
 def add_condition(
-    params: dict[str, Any], model: Model, entity: Entity, condition: Condition | None,
-    rendered: Rendered | None = None,
-) -> Rendered | None:
+    params: dict[str, Any], expr: Expression, model: Model, entity: Entity, condition: Condition | None
+) -> None:
     """AND the caller's ``condition`` (placeholders ``#c``/``:c``) into ``params``'
-    ``ConditionExpression``, keeping the model's own. Returns its rendering (None: no condition)."""
-    if condition is None:
-        return None
-    if rendered is None:
-        rendered = render(condition, Attributes(model, [entity]), "c")
-    merge_expression(params, "ConditionExpression", rendered)
-    return rendered
+    ``ConditionExpression``, keeping the model's own."""
+    if condition is not None:
+        from .conditions import Attributes, render  # loaded by functions that use conditions only
+
+        expr.add(params, "ConditionExpression", render(condition, Attributes(model, [entity]), "c"))
 
 
-def merge_expression(params: dict[str, Any], clause: str, rendered: Rendered) -> dict[str, Any]:
-    """AND ``rendered`` into ``params[clause]`` (what is there stays), with its placeholders."""
-    existing = params.get(clause)
-    params[clause] = f"({existing}) AND ({rendered.text})" if existing else rendered.text
-    _add_placeholders(params, rendered)
-    _check_length(clause, params[clause])
-    return params
+def table_key(model: Model) -> list[str]:
+    return [model.pk_attribute] + ([model.sk_attribute] if model.has_sort_key else [])
 
 
-def _add_placeholders(params: dict[str, Any], rendered: Rendered) -> None:
-    if rendered.names:
-        params["ExpressionAttributeNames"] = {**params.get("ExpressionAttributeNames", {}), **rendered.names}
-    if rendered.values:
-        params["ExpressionAttributeValues"] = {
-            **params.get("ExpressionAttributeValues", {}), **_aws.serialize(rendered.values),
-        }
-
-
-def _check_length(clause: str, text: str) -> None:
-    size = len(text.encode("utf-8"))
-    if size > MAX_EXPRESSION_BYTES:
-        raise InvalidConditionError(
-            f"{clause} is {size} bytes; DynamoDB expressions are limited to {MAX_EXPRESSION_BYTES} bytes (4 KB) — "
-            "simplify the condition"
-        )
-
-
-def add_projection(params: dict[str, Any], rendered: Rendered | None) -> dict[str, Any]:
-    """Set ``params``' ``ProjectionExpression`` (placeholders ``#p``); None leaves whole items."""
-    if rendered is not None:
-        params["ProjectionExpression"] = rendered.text
-        _add_placeholders(params, rendered)
-        _check_length("ProjectionExpression", rendered.text)
-    return params
-
-
-def item_projection(model: Model, entities: Sequence[Entity], attributes: Iterable[str] | None) -> Rendered | None:
-    """The projection of a GetItem/BatchGetItem: ``attributes`` plus the entity attribute and
-    the table key (what an item needs to parse back). None: whole items."""
+def item_projection(model: Model, entities: Sequence[Entity], attributes: Iterable[str] | None) -> dict[str, Any]:
+    """``ProjectionExpression`` and its names for a GetItem/BatchGetItem of ``attributes`` plus
+    the entity attribute and the table key (what an item needs to parse back); {}: whole items."""
     if attributes is None:
-        return None
-    always = [model.entity_attribute, model.pk_attribute] + ([model.sk_attribute] if model.has_sort_key else [])
-    return projection(attributes, Attributes(model, entities), always)
+        return {}
+    from .conditions import Attributes, projection
 
-
-def key_params(codec_: ItemCodec, entity: Entity, key_values: Mapping[str, Any]) -> dict[str, Any]:
-    return codec_.table_key(entity, key_values)
+    expr, params = Expression(), {}
+    expr.add(params, "ProjectionExpression",
+             projection(attributes, Attributes(model, entities), [model.entity_attribute, *table_key(model)]))
+    return expr.apply(params)
 
 
 def ttl_value(
@@ -272,14 +238,13 @@ def put(
     elif expected_version is not None:
         params["ConditionExpression"] = f"{expr.name(version_attr)} = {expr.value(_version(expected_version))}"  # type: ignore[arg-type]
         kind = "version"
-        own = ("version", expected_version)
+        own = ("version", version_attr, expected_version)
     check_size(item, where=entity.name)
     params["Item"] = _aws.serialize(item)
     key = {a: item[a] for a in (codec_.model.pk_attribute, codec_.model.sk_attribute) if a in item}
-    params = expr.apply(params)
-    rendered = add_condition(params, codec_.model, entity, condition)
-    return Request("Put", params, entity.name, key, kind, expected_version, item=item, condition=condition,
-                   rendered=rendered, own=own, version_attribute=version_attr)
+    add_condition(params, expr, codec_.model, entity, condition)
+    return Request("Put", expr.apply(params), entity.name, key, kind, expected_version, item=item, condition=condition,
+                   own=own)
 
 
 def continue_version(codec_: ItemCodec, entity: Entity, req: Request, stored: Mapping[str, Any] | None) -> Request:
@@ -304,7 +269,7 @@ def continue_version(codec_: ItemCodec, entity: Entity, req: Request, stored: Ma
             params["ConditionExpression"] = (
                 f"attribute_exists({expr.name(codec_.model.pk_attribute)}) AND attribute_not_exists({expr.name(version_attr)})"
             )
-            own = ("unversioned",)
+            own = ("unversioned", version_attr)
             current = 0
         else:
             if isinstance(current, Decimal) and current == current.to_integral_value():
@@ -315,13 +280,12 @@ def continue_version(codec_: ItemCodec, entity: Entity, req: Request, stored: Ma
                     "version; the put cannot continue its sequence"
                 )
             params["ConditionExpression"] = f"{expr.name(version_attr)} = {expr.value(current)}"
-            own = ("version", current)
+            own = ("version", version_attr, current)
         item[version_attr] = {"N": str(current + 1)}
     params["Item"] = item
-    params = expr.apply(params)
-    add_condition(params, codec_.model, entity, req.condition, req.rendered)
-    return Request("Put", params, req.entity, req.key, req.kind, req.expected_version, condition=req.condition,
-                   rendered=req.rendered, own=own, version_attribute=version_attr)
+    add_condition(params, expr, codec_.model, entity, req.condition)
+    return Request("Put", expr.apply(params), req.entity, req.key, req.kind, req.expected_version,
+                   condition=req.condition, own=own)
 
 
 def update(
@@ -373,7 +337,7 @@ def update(
         if expected_version is not None:
             conditions.append(f"{v} = {expr.value(_version(expected_version))}")
             kind = "version"
-            own = ("version", expected_version)
+            own = ("version", version_attr, expected_version)
     if must_exist or plan.create_missing:
         # An upsert that lacks required attributes may only update an existing item.
         conditions.append(f"attribute_exists({expr.name(codec_.model.pk_attribute)})")
@@ -392,11 +356,9 @@ def update(
     params: dict[str, Any] = {"TableName": table, "Key": _aws.serialize(key), "UpdateExpression": " ".join(clauses)}
     if conditions:
         params["ConditionExpression"] = " AND ".join(conditions)
-    params = expr.apply(params)
-    rendered = add_condition(params, codec_.model, entity, condition)
-    return Request("Update", params, entity.name, key, kind, expected_version,
-                   create_missing=tuple(plan.create_missing), condition=condition, rendered=rendered, own=own,
-                   version_attribute=version_attr)
+    add_condition(params, expr, codec_.model, entity, condition)
+    return Request("Update", expr.apply(params), entity.name, key, kind, expected_version,
+                   create_missing=tuple(plan.create_missing), condition=condition, own=own)
 
 
 def delete(
@@ -420,17 +382,16 @@ def delete(
             raise UpdateRejectedError(f"{entity.name}: expected_version given, but the entity has no version_attribute")
         conditions.append(f"{expr.name(entity.version_attribute)} = {expr.value(_version(expected_version))}")
         kind = "version"
-        own = ("version", expected_version)
+        own = ("version", entity.version_attribute, expected_version)
     elif must_exist:
         conditions.append(f"attribute_exists({expr.name(codec_.model.pk_attribute)})")
         kind = "must_exist"
         own = ("present",)
     if conditions:
         params["ConditionExpression"] = " AND ".join(conditions)
-    params = expr.apply(params)
-    rendered = add_condition(params, codec_.model, entity, condition)
-    return Request("Delete", params, entity.name, key, kind, expected_version, condition=condition,
-                   rendered=rendered, own=own, version_attribute=entity.version_attribute)
+    add_condition(params, expr, codec_.model, entity, condition)
+    return Request("Delete", expr.apply(params), entity.name, key, kind, expected_version, condition=condition,
+                   own=own)
 
 
 def condition_check(
@@ -448,11 +409,11 @@ def condition_check(
             raise UpdateRejectedError(f"{entity.name}: expected_version given, but the entity has no version_attribute")
         conditions.append(f"{expr.name(entity.version_attribute)} = {expr.value(_version(expected_version))}")
         kind = "version"
-        own = ("version", expected_version) if exists else ("never",)
-    params = expr.apply({"TableName": table, "Key": _aws.serialize(key), "ConditionExpression": " AND ".join(conditions)})
-    rendered = add_condition(params, codec_.model, entity, condition)
-    return Request("ConditionCheck", params, entity.name, key, kind, expected_version, condition=condition,
-                   rendered=rendered, own=own, version_attribute=entity.version_attribute)
+        own = ("version", entity.version_attribute, expected_version) if exists else ("never",)
+    params = {"TableName": table, "Key": _aws.serialize(key), "ConditionExpression": " AND ".join(conditions)}
+    add_condition(params, expr, codec_.model, entity, condition)
+    return Request("ConditionCheck", expr.apply(params), entity.name, key, kind, expected_version,
+                   condition=condition, own=own)
 
 
 def _version(value: Any) -> int:
@@ -500,13 +461,14 @@ def query_params(
         # Not bounded to the entity's own sort-key prefix: other entities may share the range.
         names = ", ".join(expr.value(e) for e in p.entities)
         params["FilterExpression"] = f"{expr.name(model.entity_attribute)} IN ({names})"
-    return read_options(expr.apply(params), codec.model, resolved, filter=filter, attributes=attributes)
+    read_options(params, expr, codec.model, resolved, filter=filter, attributes=attributes)
+    return expr.apply(params)
 
 
 def read_options(
-    params: dict[str, Any], model: Model, resolved: ResolvedPattern, *,
+    params: dict[str, Any], expr: Expression, model: Model, resolved: ResolvedPattern, *,
     filter: Condition | None = None, attributes: Iterable[str] | None = None,  # noqa: A002 - the query option's name
-) -> dict[str, Any]:
+) -> None:
     """Add the caller's ``filter`` (ANDed with the entity filter, placeholders ``#f``/``:f``) and
     projection (``attributes`` plus what an item needs to parse back and to continue a page: the
     entity attribute, the table key and the index key; placeholders ``#p``) to Query ``params``.
@@ -514,27 +476,24 @@ def read_options(
     Names are checked against the pattern's entities and, on a GSI that does not project every
     attribute, against what it projects (:class:`UnknownAttributeError`)."""
     if filter is None and attributes is None:
-        return params
+        return
+    from .conditions import Attributes, projection, render
+
     entities = [model.entities[e] for e in resolved.pattern.entities]
     index = resolved.index
     scope = Attributes(model, entities, index if index is not None and index.kind == "GSI" else None)
     if filter is not None:
-        merge_expression(params, "FilterExpression", render(filter, scope, "f", what="filter"))
+        expr.add(params, "FilterExpression", render(filter, scope, "f", what="filter"))
     if attributes is not None:
-        always = [model.entity_attribute, model.pk_attribute] + ([model.sk_attribute] if model.has_sort_key else [])
-        if index is not None:
-            always += list(index.key_attributes)
-        add_projection(params, projection(attributes, scope, always))
-    return params
+        always = [model.entity_attribute, *cursor_attributes(model, resolved)]
+        expr.add(params, "ProjectionExpression", projection(attributes, scope, always))
 
 
-def cursor_attributes(model: Model, resolved: ResolvedPattern) -> tuple[str, ...]:
+def cursor_attributes(model: Model, resolved: ResolvedPattern) -> list[str]:
     """The attributes of an item that make up a Query's ``LastEvaluatedKey`` on this pattern's
     table or index (table key, plus the index key)."""
-    out = [model.pk_attribute] + ([model.sk_attribute] if model.has_sort_key else [])
-    if resolved.index is not None:
-        out += [a for a in resolved.index.key_attributes if a not in out]
-    return tuple(out)
+    out = table_key(model)
+    return out + [a for a in resolved.index.key_attributes if a not in out] if resolved.index else out
 
 def _sk_condition(
     entity: Entity, template: Any, attr: str, op: str, fields: tuple[str, ...], vals: Mapping[str, Any],

@@ -426,7 +426,7 @@ def _leaf() -> st.SearchStrategy[tuple[Any, Callable[[dict[str, Any]], bool]]]:
 
         def holds(item: dict[str, Any]) -> bool:
             if name not in item:  # a missing attribute differs from every value, and compares to none
-                return op == "!=" and not use_size
+                return op == "!="
             return ops[op](len(item[name]) if use_size else item[name], value)
         return cond, holds
 

@@ -123,7 +123,7 @@ def test_unknown_attribute_error_names_attribute_and_entity() -> None:
     with pytest.raises(UnknownAttributeError) as caught:
         render(attr("SK") > "a", SCOPE, "f", what="filter")
     assert (caught.value.attribute, caught.value.entity) == ("SK", "Order")
-    assert "status" in str(caught.value) and "version" in str(caught.value) and "filter names" in str(caught.value)
+    assert "status" in str(caught.value) and "created_at" in str(caught.value) and "filter names" in str(caught.value)
 
 
 def test_write_condition_is_anded_and_never_meets_the_requests_placeholders() -> None:
@@ -136,7 +136,7 @@ def test_write_condition_is_anded_and_never_meets_the_requests_placeholders() ->
     assert p["ConditionExpression"].startswith("(#n") and p["ConditionExpression"].endswith(") AND (#c0 < :c0)")
     used = placeholders(p["ConditionExpression"] + " " + p["UpdateExpression"])
     assert used == set(p["ExpressionAttributeNames"]) | set(p["ExpressionAttributeValues"])
-    assert p["ExpressionAttributeValues"][":c0"] == {"N": "5"} and req.own == ("version", 3)
+    assert p["ExpressionAttributeValues"][":c0"] == {"N": "5"} and req.own == ("version", "version", 3)
     # WHEN a plain delete carries a condition THEN it is the whole ConditionExpression
     plain = rq.delete(codec, "t", ORDER, {"user_id": "u", "order_id": "o", "created_at": datetime(2024, 1, 1, tzinfo=UTC)},
                       condition=attr("status") == "PAID")
@@ -159,7 +159,7 @@ def test_query_filter_and_projection_placeholders() -> None:
     idx = rq.query_params(codec, "t", MODEL.resolved_patterns["by status"], {"status": "PAID"}, attributes=["total"])
     kept = {idx["ExpressionAttributeNames"][n] for n in re.findall(r"#p[0-9]+", idx["ProjectionExpression"])}
     assert kept == {"total", "_type", "PK", "SK", "ByStatusPK", "ByStatusSK"}
-    assert rq.cursor_attributes(MODEL, MODEL.resolved_patterns["by status"]) == ("PK", "SK", "ByStatusPK", "ByStatusSK")
+    assert rq.cursor_attributes(MODEL, MODEL.resolved_patterns["by status"]) == ["PK", "SK", "ByStatusPK", "ByStatusSK"]
 
 
 def test_index_projection_limits_filters_and_projections() -> None:
@@ -195,8 +195,8 @@ def test_placeholders_by_prefix() -> None:
 
 def test_own_condition_precedence() -> None:
     held = rq.own_condition_held
-    assert held(None, None, None) and held(("absent",), None, None) and not held(("absent",), {"a": 1}, None)
-    assert held(("present",), {"a": 1}, None) and not held(("present",), None, None)
-    assert held(("version", 2), {"v": 2}, "v") and not held(("version", 2), {"v": 3}, "v")
-    assert not held(("version", 2), None, "v") and held(("unversioned",), {"a": 1}, "v")
-    assert not held(("unversioned",), {"v": 1}, "v") and not held(("never",), {"v": 1}, "v")
+    assert held(None, None) and held(("absent",), None) and not held(("absent",), {"a": 1})
+    assert held(("present",), {"a": 1}) and not held(("present",), None)
+    assert held(("version", "v", 2), {"v": 2}) and not held(("version", "v", 2), {"v": 3})
+    assert not held(("version", "v", 2), None) and held(("unversioned", "v"), {"a": 1})
+    assert not held(("unversioned", "v"), {"v": 1}) and not held(("never",), {"v": 1})

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import re
 import threading
 import time
 from collections import deque
@@ -32,8 +31,6 @@ if TYPE_CHECKING:
     from ...model import Model
     from .report import TrafficReport
 
-#: A ``filter=`` the caller added to a declared pattern (its placeholders, see runtime/conditions.py).
-_CALLER_FILTER = re.compile(r"[#:]f[0-9]")
 #: Query/Scan shapes kept; later new shapes are pooled under one "(other shapes)" row.
 MAX_SHAPES = 256
 
@@ -244,7 +241,10 @@ class TrafficRecorder:
                     sketch = self._sketches[(sketch_index, kind)] = SpaceSaving(self.max_keys)
                 sketch.add(key, 1, cu, throttled)
             if b.shape is not None:
-                ident = (label, b.index, _shape_name(pattern, params, b.shape))
+                name = pattern or b.shape  # a caller's filter= (its #f placeholders) sets the read apart
+                if pattern and "#f0" in (params.get("FilterExpression") or ""):
+                    name = f"{pattern} + filter {b.shape.split(' FILTER ', 1)[1]}"
+                ident = (label, b.index, name)
                 if ident not in self._shapes and len(self._shapes) >= MAX_SHAPES:
                     ident = (label, b.index, "(other shapes)")
                 shape = self._shapes.get(ident)
@@ -338,13 +338,3 @@ def _recording(method: str, label: str) -> Callable[..., dict[str, Any]]:
 for _method, _label in OPERATION_LABELS.items():
     setattr(RecordingClient, _method, _recording(_method, _label))
 
-
-def _shape_name(pattern: str | None, params: Mapping[str, Any], shape: str) -> str:
-    """What a Query/Scan shape is reported as: its access pattern — set apart when the caller
-    added a ``filter=`` (``#f``/``:f`` placeholders), so a filter-heavy use stands out — or,
-    for requests outside any pattern, the request's shape."""
-    if pattern is None:
-        return shape
-    if _CALLER_FILTER.search(params.get("FilterExpression") or "") and " FILTER " in shape:
-        return f"{pattern} + filter {shape.split(' FILTER ', 1)[1]}"
-    return pattern

@@ -6,7 +6,7 @@ Events (direct invocation)::
     {"op": "list_orders", "user_id": "u1", "limit": 10, "cursor": null}
     {"op": "get_order", "order_id": "01J..."}
     {"op": "mark_paid", "user_id": "u1", "created_at": "...", "order_id": "01J..."}
-    {"op": "mark_shipped", "user_id": "u1", "created_at": "...", "order_id": "01J..."}  (only if PAID)
+    {"op": "mark_shipped", ...the same key}   (only a PAID order)
     {"op": "view_product", "sku": "SKU-1", "request_id": "req-123"}   (request_id optional)
     {"op": "product_views", "sku": "SKU-1", "exact": false}
 """
@@ -70,11 +70,10 @@ def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
         return {"ok": True, "order": order}
     if op == "mark_shipped":
         key = {k: event[k] for k in ("user_id", "created_at", "order_id")}
-        try:  # a conditional write: only a PAID order ships (ANDed with the item-must-exist check)
+        try:  # a conditional write
             order = table.update("Order", key, set={"status": "SHIPPED"}, condition=attr("status") == "PAID")
         except ConditionNotMetError as exc:
-            stored = exc.item or {}
-            return {"ok": False, "error": "only a PAID order can be shipped", "status": stored.get("status")}
+            return {"ok": False, "error": "only a PAID order can be shipped", "status": (exc.item or {}).get("status")}
         return {"ok": True, "order": order}
     if op == "view_product":
         # A retried request (same request_id) is counted once.
