@@ -588,8 +588,8 @@ class TableClient:
         keyed = [self.codec.key_values(self.entity(e), v, what="batch_get key") for e, v in requests_]
         if self.guard is not None:
             self.guard.batch_get(requests_)
-        entities = [self.entity(e) for e in dict.fromkeys(e for e, _ in requests_)]
-        projection = requests.item_projection(self.model, entities, attributes)
+        projection = {} if attributes is None else requests.item_projection(
+            self.model, [self.entity(e) for e in dict.fromkeys(e for e, _ in requests_)], attributes)
         unique = list({tuple(sorted(k.items())): k for k in keyed}.values())
         key_attrs = sorted(keyed[0]) if keyed else []
         found: dict[tuple[tuple[str, str], ...], dict[str, Any]] = {}
