@@ -493,3 +493,20 @@ def test_random_conditions_match_an_independent_evaluator(
     got = [i["n"] for i in table.query_all("things in a box", box=box, filter=built)]
     # THEN it keeps exactly the items the reference evaluator keeps
     assert got == [n for n, item in enumerate(items) if holds(item)], repr(built)
+
+
+def test_a_cursor_continues_only_the_same_filter_and_projection(table: TableClient) -> None:
+    from constructs_lib.runtime import CursorError
+
+    # GIVEN a first page of a filtered, projected query
+    box = f"box{next(_boxes)}"
+    _things(table, box, [5] * 6)
+    page = table.query("things in a box", box=box, filter=attr("score") > 1, attributes=["score"], limit=2)
+    assert page.cursor is not None
+    # WHEN the cursor is passed with another filter value or another projection THEN it is refused
+    for other in ({"filter": attr("score") > 2, "attributes": ["score"]}, {"filter": attr("score") > 1}):
+        with pytest.raises(CursorError, match="different query"):
+            table.query("things in a box", box=box, limit=2, cursor=page.cursor, **other)
+    # AND with the same options it continues
+    rest = table.query("things in a box", box=box, filter=attr("score") > 1, attributes=["score"], cursor=page.cursor)
+    assert [i["n"] for i in rest] == [2, 3, 4, 5]
