@@ -510,3 +510,100 @@ def test_a_cursor_continues_only_the_same_filter_and_projection(table: TableClie
     # AND with the same options it continues
     rest = table.query("things in a box", box=box, filter=attr("score") > 1, attributes=["score"], cursor=page.cursor)
     assert [i["n"] for i in rest] == [2, 3, 4, 5]
+
+
+# Model-based: conditional writes against a reference ------------------------------------------------------
+_runs = itertools.count()
+ATTRS = st.fixed_dictionaries({}, optional={
+    "a": st.integers(0, 4), "b": st.sampled_from(WORDS), "tags": st.sets(st.sampled_from("xyz"), min_size=1),
+})
+CONDITIONS = st.none() | st.recursive(_leaf(), _combine, max_leaves=3)
+VERSIONS = st.none() | st.integers(0, 3)
+
+
+def test_conditional_writes_match_a_reference(table: TableClient) -> None:
+    from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+    class ConditionalWrites(RuleBasedStateMachine):
+        """Puts, updates and deletes of versioned accounts with random conditions, each compared with
+        a reference that applies the model's rules first (existence, version) and then the caller's."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.run = next(_runs)
+            self.stored: dict[str, dict[str, Any]] = {}  # account id -> attributes, version included
+
+        def key(self, n: int) -> str:
+            return f"mbt{self.run}-{n}"
+
+        def expect(self, call: Callable[[], Any], error: type[Exception] | None, item: dict[str, Any] | None) -> None:
+            if error is None:
+                call()
+                return
+            with pytest.raises(error) as caught:
+                call()
+            if error is ConditionNotMetError:  # the stored item comes back with the refusal
+                got = caught.value.item  # type: ignore[attr-defined]
+                assert (None if got is None else {k: v for k, v in got.items() if k not in ("_type", "account_id")}) == item
+
+        @rule(n=st.integers(0, 2), attrs=ATTRS, condition=CONDITIONS, mode=st.sampled_from(["plain", "create_only", "version"]),
+              version=st.integers(1, 3))
+        def put(self, n: int, attrs: dict[str, Any], condition: Any, mode: str, version: int) -> None:
+            key, old = self.key(n), self.stored.get(self.key(n))
+            options: dict[str, Any] = {"condition": None if condition is None else condition[0]}
+            if mode == "create_only":
+                options["create_only"] = True
+                error = ItemExistsError if old is not None else None
+            elif mode == "version":
+                options["expected_version"] = version
+                error = ItemNotFoundError if old is None else VersionConflictError if old["version"] != version else None
+            else:
+                error = None
+            if error is None and condition is not None and not condition[1](old or {}):
+                error = ConditionNotMetError
+            self.expect(lambda: table.put("Account", {"account_id": key, **attrs}, **options), error, old)
+            if error is None:
+                self.stored[key] = {**attrs, "version": (old or {"version": 0})["version"] + 1}
+
+        @rule(n=st.integers(0, 2), a=st.integers(0, 4), condition=CONDITIONS, version=VERSIONS)
+        def update(self, n: int, a: int, condition: Any, version: int | None) -> None:
+            key, old = self.key(n), self.stored.get(self.key(n))
+            error: type[Exception] | None = None
+            if old is None:
+                error = ItemNotFoundError
+            elif version is not None and old["version"] != version:
+                error = VersionConflictError
+            elif condition is not None and not condition[1](old):
+                error = ConditionNotMetError
+            self.expect(lambda: table.update("Account", {"account_id": key}, set={"a": a}, expected_version=version,
+                                             condition=None if condition is None else condition[0]), error, old)
+            if error is None:
+                assert old is not None
+                self.stored[key] = {**old, "a": a, "version": old["version"] + 1}
+
+        @rule(n=st.integers(0, 2), condition=CONDITIONS, version=VERSIONS)
+        def delete(self, n: int, condition: Any, version: int | None) -> None:
+            key, old = self.key(n), self.stored.get(self.key(n))
+            error: type[Exception] | None = None
+            if version is not None and old is None:
+                error = ItemNotFoundError
+            elif version is not None and old is not None and old["version"] != version:
+                error = VersionConflictError
+            elif condition is not None and not condition[1](old or {}):
+                error = ConditionNotMetError
+            self.expect(lambda: table.delete("Account", {"account_id": key}, expected_version=version,
+                                             condition=None if condition is None else condition[0]), error, old)
+            if error is None:
+                self.stored.pop(key, None)
+
+        @invariant()
+        def stored_items_match(self) -> None:
+            for n in range(3):
+                got = table.get("Account", account_id=self.key(n), consistent=True)
+                want = self.stored.get(self.key(n))
+                assert (None if got is None else {k: v for k, v in got.items() if k not in ("_type", "account_id")}) == want
+
+    from hypothesis.stateful import run_state_machine_as_test
+
+    run_state_machine_as_test(ConditionalWrites, settings=settings(
+        max_examples=25, stateful_step_count=12, deadline=None, suppress_health_check=list(HealthCheck)))
