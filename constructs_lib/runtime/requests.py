@@ -115,8 +115,9 @@ class Request:
         common = {"key": self.key, "code": error.code, "operation": error.operation}
         if self.user_condition_failed(old_item):
             item = None if old_item is None else decode(old_item)
-            return ConditionNotMetError(f"{text}: condition {self.condition!r} is not met (stored: {item!r:.200})",
-                                        item=item, condition=self.condition, **common)
+            return ConditionNotMetError(  # the stored item is in .item, not in the message (which may be logged)
+                f"{text}: condition {self.condition!r} is not met by {'no item' if item is None else 'the stored item'}",
+                item=item, condition=self.condition, **common)
         if self.kind == "create_only":
             return ItemExistsError(f"{text}: an item with this key already exists (create_only=True)", **common)
         if self.kind == "version" and old_item is not None:
