@@ -165,8 +165,14 @@ def bundle(
     handler = handler or (code.handler if code is not None else None)
     if handler:
         sources = {rel: _read(source) for part in (runtime, user) for rel, source in part.items() if rel.endswith(".py")}
-        # Only the package modules the function's code can import, ever (a smaller asset).
-        entries = [handler.rpartition(".")[0], *(_module_name(rel) for rel in user if rel.endswith(".py"))]
+        # Only the package modules the function's code can import, ever (a smaller asset): from the
+        # handler, every module of the user's code and every dependency module naming the package.
+        users = [rel for rel in user if rel.endswith(".py")]
+        for rel, source in deps.items():
+            if rel.endswith(".py") and b"constructs_lib" in (data := _read(source)):
+                sources[rel] = data
+                users.append(rel)
+        entries = [handler.rpartition(".")[0], *map(_module_name, users)]
         reachable = bytecode.import_closure(sources, entries)
         runtime = {rel: source for rel, source in runtime.items() if _kept(rel, reachable)}
         if compiler is not None:

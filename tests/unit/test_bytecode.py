@@ -126,6 +126,27 @@ def test_import_closure_also_follows_imports_made_at_call_time() -> None:
     assert "pkg/lazy.py" not in bytecode.import_path(sources, ["whole"])
 
 
+def test_a_bundle_ships_the_package_modules_its_code_and_dependencies_can_import(tmp_path: Path, monkeypatch) -> None:
+    # GIVEN a counter aggregator's bundle, once alone and once with a dependency that uses the audit client
+    monkeypatch.setenv(bytecode.ENV_DISABLE, "0")
+    model = Model("bc", entities=[Entity("Thing", pk="THING#{id}", fields=["id"])])
+    deps = tmp_path / "deps"
+    (deps / "shared").mkdir(parents=True)
+    (deps / "shared" / "__init__.py").write_text("def audit():\n    from constructs_lib.runtime import AuditClient\n")
+    (deps / "other.py").write_text("import json\n")
+    handler = "constructs_lib.runtime.handlers.counter.handler"
+    alone = bundle(model, handler=handler).runtime_files
+    with_dep = bundle(model, handler=handler, dependencies=deps)
+    # THEN alone it holds the aggregator's modules and not the table or audit clients
+    assert "constructs_lib/runtime/handlers/counter.py" in alone and "constructs_lib/model/model.py" in alone
+    assert not {"constructs_lib/runtime/client.py", "constructs_lib/runtime/patterns/audit/client.py"} & set(alone)
+    # AND with the dependency it also holds what the dependency can import, and the dependency itself
+    assert "constructs_lib/runtime/patterns/audit/client.py" in with_dep.runtime_files
+    assert {"shared/__init__.py", "other.py"} <= set(with_dep.dependency_files)
+    # AND without a handler nothing is pruned (every model and runtime module but the backfill job's)
+    assert "constructs_lib/runtime/client.py" in bundle(model).runtime_files
+
+
 def test_two_bundles_of_the_same_sources_are_byte_identical(tmp_path: Path, monkeypatch) -> None:
     # GIVEN a model and a generated handler's bundle, staged twice from scratch with fresh compilers
     model = Model("bc", entities=[Entity("Thing", pk="THING#{id}", fields=["id"])])
