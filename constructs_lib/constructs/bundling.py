@@ -146,7 +146,8 @@ def bundle(
         found. Default ``defaults.LAMBDA_PYTHON_VERSION``.
     handler
         The Lambda handler (``module.function``): bytecode ships for the modules importing it
-        loads (:func:`.bytecode.import_path`). Default: ``code``'s handler; without ``code``
+        loads (:func:`.bytecode.import_path`) and for the model package, which its first call
+        loads. Default: ``code``'s handler; without ``code``
         and ``handler``, no bytecode.
 
     Raises
@@ -176,7 +177,10 @@ def bundle(
         reachable = bytecode.import_closure(sources, entries)
         runtime = {rel: source for rel, source in runtime.items() if _kept(rel, reachable)}
         if compiler is not None:
-            for rel in sorted(bytecode.import_path(sources, [handler.rpartition(".")[0]])):
+            # What importing the handler loads and, if it ships, the model package: the first call
+            # loads it (``from_environment`` reads model.json) and would otherwise compile it then.
+            loaded = [handler.rpartition(".")[0]] + (["constructs_lib.model"] if MODEL_INIT in reachable else [])
+            for rel in sorted(bytecode.import_path(sources, loaded)):
                 pycs[bytecode.pyc_path(rel, compiler.tag)] = rel
     files: dict[str, bytes | Path] = {**deps, **user, **runtime}
     # Stage under a name derived from the content: re-synthesizing reuses the directory
@@ -211,6 +215,9 @@ def bundle(
     user_pycs = [pyc for pyc, rel in pycs.items() if rel in user]
     return Bundle(staging, tuple(sorted([*runtime, *runtime_pycs])), tuple(sorted([*user, *user_pycs])),
                   tuple(sorted(deps)))
+
+
+MODEL_INIT = "constructs_lib/model/__init__.py"
 
 
 def _module_name(rel: str) -> str:

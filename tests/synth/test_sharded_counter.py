@@ -242,12 +242,17 @@ def test_aggregator_asset_holds_the_runtime_and_no_cdk(viral: CounterStack) -> N
                                                   "constructs_lib/runtime/handlers/audit.py",
                                                   "constructs_lib/runtime/patterns/audit/",
                                                   "constructs_lib/runtime/stats/"))]
-    # AND zipped as shipped, sources and bytecode together, it stays under 100 KB
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
-        for f in files:
-            zf.write(asset / f, f)
-    assert len(buffer.getvalue()) <= 100 * 1024
+    # AND zipped as shipped, its sources stay under DESIGN.md's 100 KB, and with the bytecode (the
+    # import path and the model package, docs/adr/0018) under 125 KB
+    def zipped(names: list[str]) -> int:
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
+            for f in names:
+                zf.write(asset / f, f)
+        return len(buffer.getvalue())
+
+    assert zipped([f for f in files if not f.endswith(".pyc")]) <= 100 * 1024
+    assert zipped(files) <= 125 * 1024
 
 
 # Bad props -----------------------------------------------------------------------------------------------------

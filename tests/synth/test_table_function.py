@@ -170,15 +170,17 @@ def test_asset_contains_exactly_runtime_model_json_and_handler(shop) -> None:
     assert not [f for f in files if f.startswith(("constructs_lib/docgen/", "constructs_lib/evolution/",
                                                   "constructs_lib/constructs/"))]
     # AND the compiled files are exactly the Python 3.13 bytecode of the modules importing the
-    # handler loads (when a 3.13 interpreter exists here), next to their sources
+    # handler loads and of the model package its first call loads (when a 3.13 interpreter exists
+    # here), next to their sources
     compiler = bytecode.compiler_for("3.13")
     compiled = {f for f in files if f.endswith(".pyc")}
     if compiler is None:
         assert compiled == set()
     else:
         path = bytecode.import_path({f: (shop.asset_dir / f).read_bytes() for f in sources if f.endswith(".py")},
-                                    ["orders_api"])
-        assert {"orders_api.py", "constructs_lib/runtime/client.py", "constructs_lib/runtime/__init__.py"} <= path
+                                    ["orders_api", "constructs_lib.model"])
+        assert {"orders_api.py", "constructs_lib/runtime/client.py", "constructs_lib/runtime/__init__.py",
+                "constructs_lib/model/model.py"} <= path
         assert "constructs_lib/runtime/handlers/audit.py" not in path
         assert compiled == {bytecode.pyc_path(f, "cpython-313") for f in path}
 
@@ -240,8 +242,9 @@ def test_asset_zipped_size_within_budget(shop) -> None:
     assert 0 < runtime_size <= ASSET_BUDGET_ZIPPED
     # AND this single-module handler adds little to it
     assert 0 < user_size < 4 * 1024 and runtime_size + user_size <= ASSET_BUDGET_ZIPPED
-    # AND the bytecode (the import path only, see constructs_lib._bytecode) adds at most one budget more
-    assert bytecode_size <= ASSET_BUDGET_ZIPPED and size <= 2 * ASSET_BUDGET_ZIPPED
+    # AND the bytecode (the handler's import path and the model package its first call loads: about
+    # 12 ms less on that call for ~38 KiB, docs/adr/0018) adds at most one and a half budgets more
+    assert bytecode_size <= 1.5 * ASSET_BUDGET_ZIPPED and size <= 2.5 * ASSET_BUDGET_ZIPPED
 
 
 # Props errors -------------------------------------------------------------------------------------
