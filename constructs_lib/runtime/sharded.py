@@ -15,8 +15,7 @@ import heapq
 import threading
 from collections import deque
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..model.entity import SHARD
 from . import _aws, requests
@@ -24,8 +23,24 @@ from .exceptions import CursorError
 from .pages import Page, fingerprint
 
 if TYPE_CHECKING:
-    from ..model import ResolvedPattern
-    from .client import TableClient
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ..model import Model, ResolvedPattern
+    from .items import ItemCodec
+    from .pages import CursorCodec
+
+
+class TableClient(Protocol):
+    """What a merged read needs of the table client (``TableClient`` is one)."""
+
+    client: Any
+    hooks: tuple[_aws.CallHook, ...]
+    model: Model
+    codec: ItemCodec
+    table_name: str
+
+    @property
+    def cursors(self) -> CursorCodec: ...
 
 #: Most shard queries in flight at once, across the process (boto3 clients are thread-safe).
 MAX_PARALLEL = 8
@@ -38,6 +53,8 @@ def _executor() -> ThreadPoolExecutor:
     global _pool
     with _pool_lock:
         if _pool is None:
+            from concurrent.futures import ThreadPoolExecutor  # loaded on the first merged read only
+
             _pool = ThreadPoolExecutor(max_workers=MAX_PARALLEL, thread_name_prefix="constructs_lib-shard")
         return _pool
 

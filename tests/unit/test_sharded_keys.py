@@ -181,3 +181,13 @@ def test_index_shards_reuses_the_counter_arithmetic() -> None:
         index_shards(100_000)
     with pytest.raises(SettingsError, match="positive number"):
         index_shards(0)
+
+
+def test_model_diff_asks_a_backfill_when_the_shard_count_changes() -> None:
+    from constructs_lib.evolution.diff import diff_models
+
+    before = model()
+    after = model(IndexKey(pk="STATUS#{status}#{shard}", sk="{created_at}#{order_id}", shards=8, shard_by="order_id"))
+    diff = diff_models(before, after)
+    assert [c.rule for c in diff.changes if c.index == "ByStatus"] == ["index-shards-changed"]
+    assert ("Order", "ByStatus") in diff.backfill
