@@ -191,3 +191,14 @@ def test_model_diff_asks_a_backfill_when_the_shard_count_changes() -> None:
     diff = diff_models(before, after)
     assert [c.rule for c in diff.changes if c.index == "ByStatus"] == ["index-shards-changed"]
     assert ("Order", "ByStatus") in diff.backfill
+
+
+def test_describe_explains_the_shards_and_the_read_cost() -> None:
+    from constructs_lib.docgen.describe import describe
+
+    text = describe(model())
+    assert "| 4 Queries, merged |" in text
+    assert '"STATUS#NEW#00" (shard 00; likewise for shards 01..03, merged by ByStatusSK)' in text
+    assert "one page = 4 Queries, one per shard partition" in text
+    assert "sha256(order_id) mod 4" in text
+    assert "`shard` is present" not in text and "order_id, status are present" not in text
