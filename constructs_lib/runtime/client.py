@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Unpack
 
-from . import _aws, buckets, contract, keys, requests, sharded
+from . import _aws, buckets, contract, keys, requests
 from .contract import load_bundled_model
 from .exceptions import (
     BatchIncompleteError,
@@ -442,6 +442,8 @@ class TableClient:
             raise SettingsError(f"pattern {pattern!r} reads GSI {resolved.index.name!r}; GSIs do not support consistent reads")
         forward = not (resolved.pattern.descending if descending is None else descending)
         if resolved.shards:  # a write-sharded index: every shard read, merged in sort-key order
+            from . import sharded  # loaded by functions that read a sharded index only
+
             return sharded.query(self, pattern, resolved, vals, partition_value, limit=limit, cursor=cursor,
                                  forward=forward, raw=raw)
         params = requests.query_params(self.codec, self.table_name, resolved, vals, partition_value)
