@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from ..model.entity import SHARD
 from . import _aws, codec, keys, sharding, ttl
+from .sharding import SHARD
 from .exceptions import (
     ItemValidationError,
     KeyValueError,

@@ -17,10 +17,10 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..model.entity import SHARD
 from . import _aws, requests
 from .exceptions import CursorError
 from .pages import Page, fingerprint
+from .sharding import SHARD
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor

@@ -18,6 +18,9 @@ from .exceptions import KeyValueError, SettingsError
 if TYPE_CHECKING:
     from ..model import Entity, IndexKey
 
+#: The placeholder holding the shard (``constructs_lib.model.SHARD``; the model package is not
+#: imported here: functions load it only when they read their model).
+SHARD = "shard"
 #: Bounds of a sharded index key's shard count (as the model checks them).
 MIN_INDEX_SHARDS, MAX_INDEX_SHARDS = 2, 100
 

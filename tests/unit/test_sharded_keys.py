@@ -202,3 +202,11 @@ def test_describe_explains_the_shards_and_the_read_cost() -> None:
     assert "one page = 4 Queries, one per shard partition" in text
     assert "sha256(order_id) mod 4" in text
     assert "`shard` is present" not in text and "order_id, status are present" not in text
+
+
+def test_runtime_and_model_agree_on_the_shard_placeholder_and_bounds() -> None:
+    from constructs_lib.model import SHARD
+    from constructs_lib.model.entity import MAX_SHARDS, MIN_SHARDS
+    from constructs_lib.runtime import sharding
+
+    assert (sharding.SHARD, sharding.MIN_INDEX_SHARDS, sharding.MAX_INDEX_SHARDS) == (SHARD, MIN_SHARDS, MAX_SHARDS)
