@@ -453,8 +453,8 @@ def _patterns_section(model: Model, codec: ItemCodec) -> list[str]:
             out.append(
                 f"- {_cell(r.name)}: one page = {r.shards} Queries, one per shard partition, run in parallel (at "
                 f"most 8 at once) and merged in sort-key order; each costs at least 0.5 RCU even when empty, and "
-                f"with `limit=n` each shard may read up to n items, of which n in all are returned — up to "
-                f"{r.shards}× the RCU of one partition holding the same items. The cursor resumes every shard."
+                f"with `limit=n` each shard first reads ceil(1.5 × n / {r.shards}) + 2 items (more if it runs "
+                f"dry), so a page reads about 1.5× the items it returns. The cursor resumes every shard."
             )
     return out + [""]
 

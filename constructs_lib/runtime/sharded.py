@@ -3,9 +3,10 @@
 Shards are read in parallel on a small shared thread pool (at most :data:`MAX_PARALLEL` calls
 at once), each call through the ``_aws.call`` seam in a copy of the caller's context (so hooks
 see the access pattern). Results are merged k-way by the index sort key (ties: lower shard
-first); ``limit`` counts merged items. The cursor holds, per shard, the key of the last item
-returned from it (or "exhausted"), signed like every cursor: the next page resumes each shard
-exactly there. Rationale: docs/adr/0030-write-sharded-index-keys.md.
+first); ``limit`` counts merged items (:func:`first_read_limit` bounds the over-read). The
+cursor holds, per shard, the key of the last item returned from it (or "exhausted"), signed
+like every cursor: the next page resumes each shard exactly there. Rationale:
+docs/adr/0030-write-sharded-index-keys.md.
 """
 
 from __future__ import annotations
@@ -154,7 +155,8 @@ def query(
     sk_attr = index.sk_attribute
     pending = [s for s in shards if s.more]
     if pending:
-        run_parallel([lambda s=s: s.fetch(table, limit) for s in pending])  # type: ignore[misc]
+        first = None if limit is None else first_read_limit(limit, len(pending))
+        run_parallel([lambda s=s: s.fetch(table, first) for s in pending])  # type: ignore[misc]
 
     def entry(shard: _Shard, seq: int) -> tuple[Any, int, int]:
         head = shard.buffer[0]
@@ -182,6 +184,14 @@ def query(
         for s in shards if s.exhausted or s.resume is not None
     }
     return Page(out, table.cursors.encode(state, query_id))
+
+
+def first_read_limit(limit: int, shards: int) -> int:
+    """``Limit`` of each shard's first read for a page of ``limit``: the shard's expected share
+    with margin, ``ceil(1.5 × limit / shards) + 2``, at most ``limit``. Items hash evenly over
+    shards, so a shard rarely runs dry before the page is full (it is then read again, with the
+    rest of the page as ``Limit``), and a page reads far fewer than ``shards × limit`` items."""
+    return min(limit, -(-3 * limit // (2 * shards)) + 2)
 
 
 def _decode_cursor(
