@@ -35,7 +35,7 @@ shop_model = Model(
             indexes={"GSI1": IndexKey(pk="EMAIL#{email}", sk="USER")},
             required=("email",),
             version_attribute="version",
-            description="A customer account; email is unique per user and looked up via GSI1.",
+            description="A customer account, looked up by email via GSI1.",
         ),
         Entity(
             "Order",
@@ -58,8 +58,7 @@ shop_model = Model(
                 ),
             },
             required=("status",),
-            description="An order, stored in its user's collection; pending orders are in sparse GSI2, every "
-            "order by status in GSI3 (write-sharded).",
+            description="An order, in its user's collection.",
         ),
         Entity(
             "OrderItem",
@@ -82,7 +81,7 @@ shop_model = Model(
             sk="SESSION",
             fields={"session_id": "string"},
             required=("user_id",),
-            description="A login session; expires through the table's TTL attribute.",
+            description="A login session, expired by TTL.",
         ),
     ],
     indexes=[Index("GSI1"), Index("GSI2", projection="KEYS_ONLY"), Index("GSI3")],
