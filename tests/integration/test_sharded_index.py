@@ -4,7 +4,9 @@ independently sorted single-partition reference."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import json
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -31,6 +33,16 @@ ORDERS = Model(
             indexes={
                 "ByStatus": IndexKey(pk="STORE#{store}#STATUS#{status}#{shard}", sk="{placed}",
                                      shards=SHARDS, shard_by="order_id"),
+            },
+        ),
+        Entity(  # shares the sharded partitions: the pattern's entity filter drops refunds after Limit
+            "Refund",
+            pk="REFUND#{refund_id}",
+            sk="REFUND",
+            fields={"refund_id": "string", "store": "string", "status": Field.enum("NEW", "PAID"), "placed": "number:4"},
+            indexes={
+                "ByStatus": IndexKey(pk="STORE#{store}#STATUS#{status}#{shard}", sk="{placed}",
+                                     shards=SHARDS, shard_by="refund_id"),
             },
         ),
     ],
@@ -115,18 +127,24 @@ def test_update_moves_the_item_to_the_new_status_in_the_same_shard(orders: Table
 ROWS = st.lists(
     st.tuples(st.sampled_from(["NEW", "PAID"]), st.integers(min_value=0, max_value=30)), max_size=40,
 )
+REFUNDS = st.lists(st.tuples(st.just("PAID"), st.integers(min_value=0, max_value=30)), max_size=15)
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(rows=ROWS, limits=st.lists(st.integers(min_value=1, max_value=12), min_size=1, max_size=4),
+@given(rows=ROWS, refunds=REFUNDS, limits=st.lists(st.integers(min_value=1, max_value=12), min_size=1, max_size=4),
        descending=st.booleans(), between=st.none() | st.tuples(st.integers(0, 30), st.integers(0, 30)))
 def test_merged_pages_equal_a_sorted_single_partition_reference(
-    orders: TableClient, rows: list[tuple[str, int]], limits: list[int], descending: bool, between: Any
+    orders: TableClient, rows: list[tuple[str, int]], refunds: list[tuple[str, int]], limits: list[int],
+    descending: bool, between: Any,
 ) -> None:
-    # GIVEN random orders of one store (random statuses, sort keys with ties)
+    # GIVEN random orders of one store (random statuses, sort keys with ties), and refunds in the
+    # same sharded partitions, which the pattern (orders only) must filter out
     store = uuid.uuid4().hex[:8]
     data = [(f"id{n:03d}", status, placed) for n, (status, placed) in enumerate(rows)]
     put_orders(orders, store, data)
+    if between is None:  # (a BETWEEN on a sort key without a literal prefix would read refunds too)
+        orders.batch_write(puts=[("Refund", {"refund_id": f"r{n:03d}", "store": store, "status": s, "placed": p})
+                                 for n, (s, p) in enumerate(refunds)])
     pattern, extra = "orders by status", {}
     if between is not None:
         low, high = sorted(between)
@@ -186,3 +204,38 @@ def test_a_cursor_is_bound_to_its_query_and_its_shards(orders: TableClient) -> N
     # AND passed back unchanged it continues after the third item
     rest = list(orders.query_all("orders by status", store=store, status="NEW", cursor=page.cursor))
     assert [o["placed"] for o in page.items + rest] == list(range(10))
+    # AND a validly signed cursor whose shard position lies outside that shard's partition is refused
+    body = page.cursor.split(".")[0]
+    query_id = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))["q"]
+    other = {"PK": {"S": "ORDER#c1"}, "SK": {"S": "ORDER"}, "ByStatusPK": {"S": f"STORE#{store}#STATUS#PAID#00"},
+             "ByStatusSK": {"S": "0001"}}
+    forged = orders.cursors.encode({"0": {"M": other}}, query_id)
+    with pytest.raises(CursorError, match="outside the partition of shard 0"):
+        orders.query("orders by status", store=store, status="NEW", cursor=forged)
+    with pytest.raises(CursorError, match="names shard '7'"):
+        orders.query("orders by status", store=store, status="NEW", cursor=orders.cursors.encode({"7": {"NULL": True}}, query_id))
+
+
+def test_a_shard_page_emptied_by_the_entity_filter_does_not_end_the_shard(orders: TableClient) -> None:
+    # GIVEN refunds sorting before every order in each shard partition (the pattern reads orders only,
+    # and DynamoDB applies Limit before the filter)
+    store = uuid.uuid4().hex[:8]
+    orders.batch_write(puts=[("Refund", {"refund_id": f"r{n}", "store": store, "status": "PAID", "placed": 0})
+                             for n in range(12)])
+    put_orders(orders, store, [(f"e{n}", "PAID", 5 + n) for n in range(8)])
+    replies: list[tuple[int, bool]] = []
+
+    def hook(send: Any, operation: str, params: dict[str, Any]) -> dict[str, Any]:
+        resp = send(**params)
+        replies.append((len(resp.get("Items", [])), "LastEvaluatedKey" in resp))
+        return resp
+
+    orders.hooks = (hook,)
+    try:
+        # WHEN the orders are read one per page
+        pages = read_pages(orders, "orders by status", [1], store=store, status="PAID")
+    finally:
+        orders.hooks = ()
+    # THEN shard reads came back empty but not finished, and still every order came, in order, once
+    assert (0, True) in replies
+    assert [o["order_id"] for page in pages for o in page] == [f"e{n}" for n in range(8)]
