@@ -218,3 +218,22 @@ def test_first_read_limit_is_the_share_with_margin_never_above_the_page() -> Non
     assert first_read_limit(100, 4) == 40  # ceil(150 / 4) + 2
     assert first_read_limit(100, 16) == 12  # ceil(150 / 16) + 2
     assert first_read_limit(1, 4) == 1 and first_read_limit(3, 2) == 3  # never more than the page
+
+
+def test_traffic_report_judges_the_shards_of_a_key_together() -> None:
+    from constructs_lib.runtime.stats.report import _group_shards, _shard_layouts
+    from constructs_lib.runtime.stats.sketch import KeyCount
+
+    # GIVEN the sharded index's layout and sampled keys: 4 shards of PAID, one of NEW, a key of another shape
+    layouts = _shard_layouts(model())
+    assert layouts == {"ByStatus": [(3, 2, 4)]}
+    top = [KeyCount(f"STATUS#PAID#{n:02d}", 10 + n, 1, 2.0, 0, 10.0 + n) for n in range(4)]
+    top += [KeyCount("STATUS#NEW#03", 5, 0, 1.0, 1, 5.0), KeyCount("OTHER#x", 7, 0, 0.0, 0, 7.0)]
+    # WHEN grouped
+    grouped = _group_shards(top, layouts["ByStatus"])
+    # THEN each logical key sums its shards, knows their number and keys; others stay as they are
+    assert [(kc.key, kc.count, kc.error, shards, members) for kc, shards, members in grouped] == [
+        ("STATUS#PAID#{shard}", 46, 4, 4, tuple(f"STATUS#PAID#{n:02d}" for n in range(4))),
+        ("OTHER#x", 7, 0, 1, ()),
+        ("STATUS#NEW#{shard}", 5, 0, 4, ("STATUS#NEW#03",)),
+    ]
