@@ -365,17 +365,15 @@ class ItemCodec:
         held: dict[str, Any] = {}  # key attributes: dropped from the result, parsed if a field is missing
         key_attributes = () if raw else self._key_attribute_set
         for name, value in item.items():
-            if len(value) == 1:
-                ((kind, data),) = value.items()
-                if kind == "S":
-                    converted = data
+            if len(value) == 1 and "S" in value:
+                converted = value["S"]
+            else:
+                data = value.get("N") if len(value) == 1 else None
                 # Plain integers (nearly every number) as int directly; the rest as boto3 makes them.
-                elif kind == "N" and len(data) < 19 and data.isascii() and data.isdigit():
+                if data is not None and len(data) < 19 and data.isascii() and data.isdigit():
                     converted = int(data)
                 else:
                     converted = from_dynamo(_aws.deserialize_value(value))
-            else:
-                converted = from_dynamo(_aws.deserialize_value(value))
             if name in key_attributes:
                 held[name] = converted
             else:

@@ -156,16 +156,18 @@ def test_asset_contains_exactly_runtime_model_json_and_handler(shop) -> None:
     # WHEN listing its files
     files = asset_files(shop.asset_dir)
     sources = {f for f in files if not f.endswith(".pyc")}
-    # THEN it holds the package stub, every model and runtime module but the backfill job's (shipped
-    # with the backfill function only), model.json and the handler
-    expected = (
-        {"constructs_lib/__init__.py", "model.json", "orders_api.py"}
-        | {f"constructs_lib/{p.relative_to(PACKAGE).as_posix()}"
-           for sub in ("model", "runtime") for p in (PACKAGE / sub).rglob("*.py")
-           if "__pycache__" not in p.parts and bundling.shipped(p.relative_to(PACKAGE).as_posix(), "orders_api.handler")}
-    )
-    assert sources == expected
-    assert not [f for f in sources if "backfill" in f]
+    # THEN it holds the package stub, model.json, the handler and exactly the model and runtime modules
+    # the handler can import, at cold start or in a later call (imports inside functions included)
+    package = {f"constructs_lib/{p.relative_to(PACKAGE).as_posix()}": p.read_bytes()
+               for sub in ("model", "runtime") for p in (PACKAGE / sub).rglob("*.py") if "__pycache__" not in p.parts}
+    closure = bytecode.import_closure({**package, "constructs_lib/__init__.py": b"", "orders_api.py": HANDLER.read_bytes()},
+                                      ["orders_api"])
+    assert sources == {"constructs_lib/__init__.py", "model.json", "orders_api.py"} | closure
+    # (the client, its lazily imported traffic recorder, the counter client the handler uses; not the
+    # stream handlers, the audit writer or the backfill job, which nothing it imports reaches)
+    assert {"constructs_lib/runtime/client.py", "constructs_lib/runtime/stats/recorder.py",
+            "constructs_lib/runtime/patterns/counter/client.py", "constructs_lib/model/model.py"} <= sources
+    assert not [f for f in sources if "backfill" in f or "handlers/" in f or "patterns/audit" in f]
     # AND nothing of the documentation writers, model evolution or the constructs came along
     assert not [f for f in files if f.startswith(("constructs_lib/docgen/", "constructs_lib/evolution/",
                                                   "constructs_lib/constructs/"))]
