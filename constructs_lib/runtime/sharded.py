@@ -158,25 +158,24 @@ def query(
         first = None if limit is None else first_read_limit(limit, len(pending))
         run_parallel([lambda s=s: s.fetch(table, first) for s in pending])  # type: ignore[misc]
 
-    def entry(shard: _Shard, seq: int) -> tuple[Any, int, int]:
+    def entry(shard: _Shard) -> tuple[Any, int]:
+        """The heap entry of a shard's head: its sort key, then the shard (one entry per shard)."""
         head = shard.buffer[0]
         value = head[sk_attr].get("S", "") if sk_attr and sk_attr in head else ""
-        return (value if forward else _Desc(value), shard.number, seq)
+        return (value if forward else _Desc(value), shard.number)
 
-    heap = [entry(s, 0) for s in shards if s.buffer]
+    heap = [entry(s) for s in shards if s.buffer]
     heapq.heapify(heap)
     out: list[dict[str, Any]] = []
     decode = table.codec.decode_wire
-    seq = 0
     while heap and (limit is None or len(out) < limit):
-        _, number, _ = heapq.heappop(heap)
+        _, number = heapq.heappop(heap)
         shard = shards[number]
         out.append(decode(shard.take(key_attributes), raw=raw))
         if not shard.buffer and shard.more and (limit is None or len(out) < limit):
             shard.fetch(table, None if limit is None else limit - len(out))
         if shard.buffer:
-            seq += 1
-            heapq.heappush(heap, entry(shard, seq))
+            heapq.heappush(heap, entry(shard))
     if all(s.exhausted for s in shards):
         return Page(out, None)
     state = {
