@@ -446,8 +446,14 @@ class TableClient:
             return Page([item] if item else [], None)
         if consistent and resolved.index is not None and resolved.index.kind == "GSI":
             raise SettingsError(f"pattern {pattern!r} reads GSI {resolved.index.name!r}; GSIs do not support consistent reads")
+        forward = not (resolved.pattern.descending if descending is None else descending)
+        if resolved.shards:  # a write-sharded index: every shard read, merged in sort-key order
+            from . import sharded  # loaded by functions that read a sharded index only
+
+            return sharded.query(self, pattern, resolved, vals, partition_value, limit=limit, cursor=cursor,
+                                 forward=forward, raw=raw)
         params = requests.query_params(self.codec, self.table_name, resolved, vals, partition_value)
-        params["ScanIndexForward"] = not (resolved.pattern.descending if descending is None else descending)
+        params["ScanIndexForward"] = forward
         params["ConsistentRead"] = consistent
         query_id = fingerprint(pattern, params)
         if cursor is not None:

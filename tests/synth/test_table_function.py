@@ -92,9 +92,10 @@ def test_role_policy_is_the_declared_scope(shop, shop_model: Model) -> None:
     # AND every other statement carries a LeadingKeys condition (no table-wide grant)
     assert [s for s in statements if s not in logs and "Condition" not in s] == []
     # AND the scope's statements are exactly: Query on the table (USER#, ORDER#) and on GSI1 (ORDER#),
-    # UpdateItem on USER#, PutItem only inside TransactWriteItems — no Scan, no GSI2, no DescribeTable
+    # UpdateItem on USER#, PutItem only inside TransactWriteItems, Query on GSI3 — no Scan, no GSI2, no DescribeTable
     table_arn = {"Fn::GetAtt": [table_id, "Arn"]}
     gsi1 = {"Fn::Join": ["", [table_arn, "/index/GSI1"]]}
+    gsi3 = {"Fn::Join": ["", [table_arn, "/index/GSI3"]]}
     scoped = {
         (tuple(s["Action"]) if isinstance(s["Action"], list) else (s["Action"],), repr(s["Resource"]),
          tuple(s["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]),
@@ -107,6 +108,7 @@ def test_role_policy_is_the_declared_scope(shop, shop_model: Model) -> None:
         (("dynamodb:UpdateItem",), repr(table_arn), ("USER#*",), None),
         (("dynamodb:PutItem",), repr(table_arn), ("ORDER#*", "USER#*"), "TransactWriteItems"),
         (("dynamodb:Query",), repr(gsi1), ("ORDER#*",), None),
+        (("dynamodb:Query",), repr(gsi3), ("STATUS#*#*",), None),  # every shard of the write-sharded GSI3
     }
 
 
