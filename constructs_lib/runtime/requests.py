@@ -243,7 +243,8 @@ def put(
     check_size(item, where=entity.name)
     params["Item"] = _aws.serialize(item)
     key = {a: item[a] for a in (codec_.model.pk_attribute, codec_.model.sk_attribute) if a in item}
-    add_condition(params, expr, codec_.model, entity, condition)
+    if condition is not None:
+        add_condition(params, expr, codec_.model, entity, condition)
     return Request("Put", expr.apply(params), entity.name, key, kind, expected_version, item=item, condition=condition,
                    own=own)
 
@@ -284,7 +285,8 @@ def continue_version(codec_: ItemCodec, entity: Entity, req: Request, stored: Ma
             own = ("version", version_attr, current)
         item[version_attr] = {"N": str(current + 1)}
     params["Item"] = item
-    add_condition(params, expr, codec_.model, entity, req.condition)
+    if req.condition is not None:
+        add_condition(params, expr, codec_.model, entity, req.condition)
     return Request("Put", expr.apply(params), req.entity, req.key, req.kind, req.expected_version,
                    condition=req.condition, own=own)
 
@@ -357,7 +359,8 @@ def update(
     params: dict[str, Any] = {"TableName": table, "Key": _aws.serialize(key), "UpdateExpression": " ".join(clauses)}
     if conditions:
         params["ConditionExpression"] = " AND ".join(conditions)
-    add_condition(params, expr, codec_.model, entity, condition)
+    if condition is not None:
+        add_condition(params, expr, codec_.model, entity, condition)
     return Request("Update", expr.apply(params), entity.name, key, kind, expected_version,
                    create_missing=tuple(plan.create_missing), condition=condition, own=own)
 
@@ -390,7 +393,8 @@ def delete(
         own = ("present",)
     if conditions:
         params["ConditionExpression"] = " AND ".join(conditions)
-    add_condition(params, expr, codec_.model, entity, condition)
+    if condition is not None:
+        add_condition(params, expr, codec_.model, entity, condition)
     return Request("Delete", expr.apply(params), entity.name, key, kind, expected_version, condition=condition,
                    own=own)
 
@@ -412,7 +416,8 @@ def condition_check(
         kind = "version"
         own = ("version", entity.version_attribute, expected_version) if exists else ("never",)
     params = {"TableName": table, "Key": _aws.serialize(key), "ConditionExpression": " AND ".join(conditions)}
-    add_condition(params, expr, codec_.model, entity, condition)
+    if condition is not None:
+        add_condition(params, expr, codec_.model, entity, condition)
     return Request("ConditionCheck", expr.apply(params), entity.name, key, kind, expected_version,
                    condition=condition, own=own)
 
@@ -462,7 +467,8 @@ def query_params(
         # Not bounded to the entity's own sort-key prefix: other entities may share the range.
         names = ", ".join(expr.value(e) for e in p.entities)
         params["FilterExpression"] = f"{expr.name(model.entity_attribute)} IN ({names})"
-    read_options(params, expr, codec.model, resolved, filter=filter, attributes=attributes)
+    if filter is not None or attributes is not None:
+        read_options(params, expr, codec.model, resolved, filter=filter, attributes=attributes)
     return expr.apply(params)
 
 
