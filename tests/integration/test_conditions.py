@@ -28,7 +28,6 @@ from constructs_lib.runtime import (
     attr,
     size,
 )
-from constructs_lib.testing import LocalDeployment
 
 pytestmark = pytest.mark.integration
 
