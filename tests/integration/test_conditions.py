@@ -408,7 +408,7 @@ def test_projections(table: TableClient) -> None:
     assert [i["n"] for i in table.query("thing keys", box="kbox", attributes=["n"])] == [0, 1]
 
 
-def test_tenantless_helpers_keep_options(table: TableClient) -> None:
+def test_a_timestamp_condition_matches_the_same_instant_in_any_zone(table: TableClient) -> None:
     # GIVEN a condition with a timestamp value WHEN rendered for a write THEN it is encoded like on write
     item = table.put("Order", order(placed=PLACED + timedelta(hours=1)))
     key = {"user_id": item["user_id"], "order_id": item["order_id"]}
