@@ -11,12 +11,14 @@ from __future__ import annotations
 import json
 import random
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import botocore.endpoint
 import pytest
 from botocore.awsrequest import AWSResponse
 from botocore.config import Config
@@ -36,6 +38,23 @@ _THROTTLE_BODY = json.dumps({
     "__type": "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
     "message": "injected by the test: the request rate for the table exceeds its throughput",
 }).encode()
+
+
+#: botocore's backoff before a throttled call's retry, scaled down: the retry path is botocore's
+#: own (standard mode, jittered exponential delays), only shorter, so ~340 injected throttles
+#: cost ~1 s of sleeping instead of ~20 s per writer thread.
+BACKOFF_SCALE = 0.05
+
+
+class _ScaledSleep:
+    """Stands in for the ``time`` module inside ``botocore.endpoint``, whose only use of it is
+    ``time.sleep(delay)`` before a retry."""
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds * BACKOFF_SCALE)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
 
 
 class _Body:
@@ -112,8 +131,11 @@ def test_mapping_settings_come_from_the_template(runner_for: Any) -> None:
 
 def test_concurrent_throttled_increments_aggregate_to_exact_totals(
     dynamodb_local: Any, dynamodb_client: Any, env: dict[str, str], aggregator: LocalFunction, runner_for: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # GIVEN 8 writers x 2,000 increments over 5 counters, with throttling injected into their clients
+    # (botocore's retry backoff scaled by BACKOFF_SCALE)
+    monkeypatch.setattr(botocore.endpoint, "time", _ScaledSleep())
     injected: Counter[str] = Counter()
 
     def write(seed: int) -> Counter[str]:
