@@ -28,6 +28,7 @@ shop_model = Model(
             fields={"user_id": "string", "email": "string"},
             indexes={"GSI1": IndexKey(pk="EMAIL#{email}", sk="USER")},
             required=("email",),
+            attributes={"name": "string", "updated_by": "string"},
             version_attribute="version",
             description="A customer account; email is unique per user and looked up via GSI1.",
         ),
@@ -48,6 +49,7 @@ shop_model = Model(
                 ),
             },
             required=("status",),
+            attributes={"line_count": "integer"},
             description="An order, stored in its user's collection; pending orders are in sparse GSI2.",
         ),
         Entity(
@@ -56,6 +58,7 @@ shop_model = Model(
             sk="ITEM#{line}",
             fields={"order_id": "string", "line": Field.number(width=4)},
             required=("sku", "quantity"),
+            attributes={"sku": "string", "quantity": "integer"},
             description="One line of an order.",
         ),
         Entity(
@@ -64,6 +67,7 @@ shop_model = Model(
             sk="PRODUCT",
             fields={"sku": "string"},
             required=("name", "price_cents"),
+            attributes={"name": "string", "price_cents": "integer"},
         ),
         Entity(
             "Session",
@@ -71,6 +75,7 @@ shop_model = Model(
             sk="SESSION",
             fields={"session_id": "string"},
             required=("user_id",),
+            attributes={"user_id": "string"},
             description="A login session; expires through the table's TTL attribute.",
         ),
     ],
