@@ -2,14 +2,14 @@
 
 ``python -m constructs_lib describe TARGET [--output FILE]``: Markdown + Mermaid of every model.
 ``python -m constructs_lib export --format workbench TARGET [--output FILE]``: NoSQL Workbench JSON.
-``python -m constructs_lib fingerprint TARGET``: one ``<fingerprint>  <model>`` line per model.
-``lock`` / ``diff`` / ``backfill TARGET``: model evolution (:mod:`constructs_lib.evolution.cli`).
-``python -m constructs_lib codegen TARGET -o FILE [--check]``: typed module (:mod:`constructs_lib.codegen`).
+``fingerprint TARGET``: one ``<fingerprint>  <model>`` line per model; ``codegen TARGET -o FILE
+[--check]``: a typed module (:mod:`constructs_lib.codegen`); ``lock`` / ``diff`` / ``backfill TARGET``:
+model evolution (:mod:`constructs_lib.evolution.cli`).
 TARGET is a module (``examples.shop.model``) or a Python file, optionally ``:attribute``. A model
 module is searched for ``Model`` instances without importing the AWS CDK; an app (``build_app()``
 or a ``cdk.App``) is built without synthesizing and its ``SingleTable`` constructs described.
 Exit status: 0 on success, 2 when the target cannot be found or holds no model (and on usage
-errors), 1 when the target raises a model error or the output cannot be written.
+errors), 1 when the target raises a model error, the output cannot be written or `codegen --check` fails.
 """
 
 from __future__ import annotations

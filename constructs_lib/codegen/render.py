@@ -99,12 +99,12 @@ def _signature(name: str, params: Sequence[str], returns: str, *, keyword_from: 
     return [f"{INDENT}def {name}(", *[f"{INDENT * 2}{p}," for p in parts], f"{INDENT}) -> {returns}:"]
 
 
-def _call(head: str, args: Sequence[str], indent: str) -> list[str]:
-    """``head(args)`` on one line, or one argument per line."""
-    one = f"{indent}{head}({', '.join(args)})"
+def _call(head: str, args: Sequence[str], indent: str, tail: str = "") -> list[str]:
+    """``head(args)`` + ``tail`` on one line, or one argument per line."""
+    one = f"{indent}{head}({', '.join(args)}){tail}"
     if len(one) <= LINE_LENGTH:
         return [one]
-    return [f"{indent}{head}(", *[f"{indent}{INDENT}{a}," for a in args], f"{indent})"]
+    return [f"{indent}{head}(", *[f"{indent}{INDENT}{a}," for a in args], f"{indent}){tail}"]
 
 
 @dataclass(frozen=True)
@@ -321,8 +321,7 @@ class _Generator:
         one = f"{INDENT * 2}return _cast({_quote(cast)}, {inner})"
         if len(one) <= LINE_LENGTH:
             return out + [one]
-        wrapped = _call(f"self.client.{call}", args, INDENT * 3)
-        wrapped[-1] += ","
+        wrapped = _call(f"self.client.{call}", args, INDENT * 3, ",")
         return out + [f"{INDENT * 2}return _cast(", f"{INDENT * 3}{_quote(cast)},", *wrapped, f"{INDENT * 2})"]
 
     def _key_params(self, entity: Entity, fields: Sequence[str], where: str) -> list[tuple[str, str]]:
@@ -391,10 +390,10 @@ class _Generator:
         p = resolved.pattern
         entity = self.model.entities[p.entities[0]]
         where = f"method {method} of access pattern {name!r}"
-        keys = self._key_params(entity, resolved.pk_fields + resolved.sk_fields, where)
+        # A time-bucketed partition key takes the range field too: it is one parameter.
+        keys = self._key_params(entity, list(dict.fromkeys(resolved.pk_fields + resolved.sk_fields)), where)
         if p.sk == "between" and resolved.sk_fields:
-            last, annotation = keys[-1]
-            keys[-1] = (last, f"tuple[{annotation}, {annotation}]")
+            keys = [(k, f"tuple[{a}, {a}]" if k == resolved.sk_fields[-1] else a) for k, a in keys]
         item = " | ".join(self.entities[e].item for e in p.entities)
         where_read = "the table" if resolved.index is None else f"index {resolved.index.name}"
         doc = f"Access pattern {_quote(name)}: {resolved.operation} on {where_read}"

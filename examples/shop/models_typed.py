@@ -803,7 +803,12 @@ class ShopTable:
         """Every item of access pattern "pending orders by date", following cursors (``query_all``)."""
         return _cast(
             "Iterator[OrderItem]",
-            self.client.query_all("pending orders by date", status=status, created_at=created_at, descending=descending),
+            self.client.query_all(
+                "pending orders by date",
+                status=status,
+                created_at=created_at,
+                descending=descending,
+            ),
         )
 
     def product_by_sku(self, *, sku: str, consistent: bool = False) -> Page[ProductItem]:

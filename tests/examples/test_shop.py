@@ -66,5 +66,6 @@ def test_scenario_runs_end_to_end(shop: Any, dynamodb_local: Any, capsys: pytest
     out = capsys.readouterr().out
     # THEN every pattern was served and the counter and audit steps reported exact results
     assert "10 access patterns served" in out
+    assert "typed: get_user -> version 1; users_orders_newest_first(limit=1) -> ['" in out  # the typed module
     assert "0 dead-lettered" in out
     assert "emails in clear anywhere in the 16 audit items: 0" in out
