@@ -1,10 +1,9 @@
 """Command line: see a data model.
 
-``python -m constructs_lib describe TARGET [--output FILE]``: Markdown + Mermaid of every model.
-``python -m constructs_lib export --format workbench TARGET [--output FILE]``: NoSQL Workbench JSON.
-``fingerprint TARGET``: one ``<fingerprint>  <model>`` line per model; ``codegen TARGET -o FILE
-[--check]``: a typed module (:mod:`constructs_lib.codegen`); ``lock`` / ``diff`` / ``backfill TARGET``:
-model evolution (:mod:`constructs_lib.evolution.cli`).
+``python -m constructs_lib describe TARGET [-o FILE]``: Markdown + Mermaid of every model; ``export
+--format workbench TARGET``: NoSQL Workbench JSON; ``fingerprint TARGET``: ``<fingerprint>  <model>``
+lines; ``codegen TARGET -o FILE [--check]``: a typed module (:mod:`constructs_lib.codegen`);
+``lock`` / ``diff`` / ``backfill TARGET``: model evolution (:mod:`constructs_lib.evolution.cli`).
 TARGET is a module (``examples.shop.model``) or a Python file, optionally ``:attribute``. A model
 module is searched for ``Model`` instances without importing the AWS CDK; an app (``build_app()``
 or a ``cdk.App``) is built without synthesizing and its ``SingleTable`` constructs described.
