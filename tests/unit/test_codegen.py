@@ -8,6 +8,8 @@ import inspect
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from constructs_lib.__main__ import main
 from constructs_lib.codegen import CodegenError, generate
@@ -242,3 +244,28 @@ def test_codegen_of_a_target_with_several_models_asks_for_one(tmp_path: Path, ca
     assert "holds 2 data models" in capsys.readouterr().err
     assert main(["codegen", f"{target}:b", "-o", str(tmp_path / "b.py")]) == 0
     assert "class BItem(TypedDict)" in (tmp_path / "b.py").read_text(encoding="utf-8")
+
+
+# Names, as a property ------------------------------------------------------------------------------------
+
+_PATTERN_NAMES = st.lists(
+    st.text(alphabet=st.sampled_from("ab _-'é2A"), min_size=1, max_size=8).filter(str.strip),
+    min_size=1, max_size=8, unique=True,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_PATTERN_NAMES)
+def test_any_pattern_names_give_distinct_identifiers_naming_their_pattern(names: list[str]) -> None:
+    # GIVEN patterns with arbitrary (colliding) names WHEN generated THEN every method is a distinct
+    # identifier, compiled, and each pattern's query method quotes exactly its own name
+    model = _model(*(AccessPattern(n, entity="Event", sk="begins_with") for n in names))
+    text = generate(model)
+    compile(text, "typed.py", "exec")
+    methods = _methods(text)
+    quoted = {m: doc for m, fn in methods.items() if (doc := ast.get_docstring(fn) or "").startswith("Access pattern ")}
+    assert len(quoted) == len(names)
+    for name in names:
+        owners = [m for m, doc in quoted.items() if ast.literal_eval(doc.split(": ")[0][len("Access pattern "):]) == name]
+        assert len(owners) == 1 and f"{owners[0]}_all" in methods
+    assert generate(model) == text
