@@ -44,6 +44,7 @@ class Option:
     """One keyword option: ``name: annotation = default`` in the generated signature."""
 
     name: str
+    #: ``{attributes}`` stands for the ``Literal`` of the method's entity's attribute names.
     annotation: str
     default: str
     #: Names the annotation uses, as ``(module, name)`` imports of the generated module.

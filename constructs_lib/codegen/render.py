@@ -8,7 +8,7 @@ stamps). Lines stay within :data:`LINE_LENGTH`; the module imports the standard 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..model import Entity, Field, Model, ResolvedPattern
 from ..runtime.contract import fingerprint, model_digest
@@ -112,6 +112,7 @@ class _EntityNames:
     item: str
     patch: str
     attribute: str
+    removable: str
     method: str
 
 
@@ -128,7 +129,7 @@ class _Generator:
         for entity in model.entities.values():
             method = entity_namer.claim(snake(entity.name))
             self.entities[entity.name] = _EntityNames(
-                f"{entity.name}Item", f"{entity.name}Patch", f"{entity.name}Attribute", method
+                f"{entity.name}Item", f"{entity.name}Patch", f"{entity.name}Attribute", f"{entity.name}Removable", method
             )
         # Entity methods are put_/get_/update_/delete_ + the name: claim those too, then the patterns.
         self.namer = Namer({
@@ -247,12 +248,14 @@ class _Generator:
             f"Attributes of {_quote(entity.name)} an update may set (None removes one); also its add/delete amounts.",
             total=False,
         )
-        out += ["", "", f"#: Attributes of {_quote(entity.name)} an update may remove."]
+        out += ["", "", f"#: Every attribute name of {_quote(entity.name)} (e.g. to read only some)."]
+        out += self._assignment(names.attribute, [k for k, _, _ in keys])
+        out.append(f"#: Attributes of {_quote(entity.name)} an update may remove.")
         if removable:
-            out += self._assignment(names.attribute, [k for k, _ in removable])
+            out += self._assignment(names.removable, [k for k, _ in removable])
         else:
             self.imports.add(("typing", "Never"))
-            out.append(f"{names.attribute} = Never")
+            out.append(f"{names.removable} = Never")
         return out
 
     def _typed_dict(self, name: str, keys: list[tuple[str, str]], doc: str, *, total: bool) -> list[str]:
@@ -304,11 +307,14 @@ class _Generator:
             out += self.pattern_methods(name, resolved)
         return out
 
-    def _options(self, method: str, resolved: ResolvedPattern | None = None) -> list[Option]:
+    def _options(self, method: str, entities: Sequence[str], resolved: ResolvedPattern | None = None) -> list[Option]:
+        """The options of ``method`` that apply, their ``{attributes}`` placeholder filled in with
+        the attribute names of ``entities``."""
+        names = " | ".join(self.entities[e].attribute for e in entities)
         chosen = [o for o in OPTIONS[method] if o.applies(resolved, self.model)]
         for option in chosen:
             self.imports.add(*option.imports)
-        return chosen
+        return [replace(o, annotation=o.annotation.replace("{attributes}", names)) for o in chosen]
 
     def _method(
         self, name: str, params: list[str], returns: str, doc: str, call: str, args: list[str], *,
@@ -334,7 +340,7 @@ class _Generator:
         key_fields = entity.table_key_fields
         out: list[str] = []
 
-        put = self._options("put")
+        put = self._options("put", [entity.name])
         out += self._method(
             f"put_{n.method}", [f"item: {n.item}", "/", *(f"{o.name}: {o.annotation} = {o.default}" for o in put)],
             n.item, f"``TableClient.put({ent}, item, ...)``: write a whole item; returns it as stored.",
@@ -351,7 +357,7 @@ class _Generator:
                 continue
             where = f"{op}_{n.method} of entity {entity.name!r}"
             keys = self._key_params(entity, key_fields, where)
-            options = self._options(op)
+            options = self._options(op, [entity.name])
             check_unique([k for k, _ in keys] + [o.name for o in options] + (["entity"] if op == "get" else []), where=where)
             params = [f"{k}: {a}" for k, a in keys] + [f"{o.name}: {o.annotation} = {o.default}" for o in options]
             if op == "get":
@@ -367,11 +373,11 @@ class _Generator:
         key_fields = entity.table_key_fields
         where = f"update_{n.method} of entity {entity.name!r}"
         keys = self._key_params(entity, key_fields, where)
-        options = self._options("update")
+        options = self._options("update", [entity.name])
         self.imports.add(("collections.abc", "Sequence"))
         changes = [
             (f"set: {n.patch} | None = None", "set=set"),
-            (f"remove: Sequence[{n.attribute}] = ()", "remove=remove"),
+            (f"remove: Sequence[{n.removable}] = ()", "remove=remove"),
             (f"add: {n.patch} | None = None", "add=add"),
             (f"delete: {n.patch} | None = None", "delete=delete"),
         ]
@@ -411,7 +417,7 @@ class _Generator:
                 if resolved.operation != "Query":
                     continue
                 self.imports.add(("collections.abc", "Iterator"))
-            options = self._options(call, resolved)
+            options = self._options(call, p.entities, resolved)
             check_unique([k for k, _ in keys] + [o.name for o in options], where=where)
             params = [f"{k}: {a}" for k, a in keys] + [f"{o.name}: {o.annotation} = {o.default}" for o in options]
             args = [_quote(name), *(f"{k}={k}" for k, _ in keys), *(f"{o.name}={o.name}" for o in options)]

@@ -64,8 +64,10 @@ class UserPatch(TypedDict, total=False):
     expires_at: int | None
 
 
+#: Every attribute name of "User" (e.g. to read only some).
+UserAttribute = Literal["user_id", "email", "name", "updated_by", "version", "expires_at", "_type"]
 #: Attributes of "User" an update may remove.
-UserAttribute = Literal["email", "name", "updated_by", "expires_at"]
+UserRemovable = Literal["email", "name", "updated_by", "expires_at"]
 
 
 class OrderItem(TypedDict):
@@ -91,8 +93,10 @@ class OrderPatch(TypedDict, total=False):
     expires_at: int | None
 
 
+#: Every attribute name of "Order" (e.g. to read only some).
+OrderAttribute = Literal["user_id", "created_at", "order_id", "status", "line_count", "expires_at", "_type"]
 #: Attributes of "Order" an update may remove.
-OrderAttribute = Literal["status", "line_count", "expires_at"]
+OrderRemovable = Literal["status", "line_count", "expires_at"]
 
 
 class OrderItemItem(TypedDict):
@@ -117,8 +121,10 @@ class OrderItemPatch(TypedDict, total=False):
     expires_at: int | None
 
 
+#: Every attribute name of "OrderItem" (e.g. to read only some).
+OrderItemAttribute = Literal["order_id", "line", "sku", "quantity", "expires_at", "_type"]
 #: Attributes of "OrderItem" an update may remove.
-OrderItemAttribute = Literal["sku", "quantity", "expires_at"]
+OrderItemRemovable = Literal["sku", "quantity", "expires_at"]
 
 
 class ProductItem(TypedDict):
@@ -139,8 +145,10 @@ class ProductPatch(TypedDict, total=False):
     expires_at: int | None
 
 
+#: Every attribute name of "Product" (e.g. to read only some).
+ProductAttribute = Literal["sku", "name", "price_cents", "expires_at", "_type"]
 #: Attributes of "Product" an update may remove.
-ProductAttribute = Literal["name", "price_cents", "expires_at"]
+ProductRemovable = Literal["name", "price_cents", "expires_at"]
 
 
 class SessionItem(TypedDict):
@@ -162,8 +170,10 @@ class SessionPatch(TypedDict, total=False):
     expires_at: int | None
 
 
+#: Every attribute name of "Session" (e.g. to read only some).
+SessionAttribute = Literal["session_id", "user_id", "expires_at", "_type"]
 #: Attributes of "Session" an update may remove.
-SessionAttribute = Literal["user_id", "expires_at"]
+SessionRemovable = Literal["user_id", "expires_at"]
 
 
 class ShopTable:
@@ -222,7 +232,7 @@ class ShopTable:
         *,
         user_id: str,
         set: UserPatch | None = None,
-        remove: Sequence[UserAttribute] = (),
+        remove: Sequence[UserRemovable] = (),
         add: UserPatch | None = None,
         delete: UserPatch | None = None,
         expected_version: int | None = None,
@@ -304,7 +314,7 @@ class ShopTable:
         created_at: datetime | str,
         order_id: str,
         set: OrderPatch | None = None,
-        remove: Sequence[OrderAttribute] = (),
+        remove: Sequence[OrderRemovable] = (),
         add: OrderPatch | None = None,
         delete: OrderPatch | None = None,
         expected_version: int | None = None,
@@ -385,7 +395,7 @@ class ShopTable:
         order_id: str,
         line: int,
         set: OrderItemPatch | None = None,
-        remove: Sequence[OrderItemAttribute] = (),
+        remove: Sequence[OrderItemRemovable] = (),
         add: OrderItemPatch | None = None,
         delete: OrderItemPatch | None = None,
         expected_version: int | None = None,
@@ -461,7 +471,7 @@ class ShopTable:
         *,
         sku: str,
         set: ProductPatch | None = None,
-        remove: Sequence[ProductAttribute] = (),
+        remove: Sequence[ProductRemovable] = (),
         add: ProductPatch | None = None,
         delete: ProductPatch | None = None,
         expected_version: int | None = None,
@@ -531,7 +541,7 @@ class ShopTable:
         *,
         session_id: str,
         set: SessionPatch | None = None,
-        remove: Sequence[SessionAttribute] = (),
+        remove: Sequence[SessionRemovable] = (),
         add: SessionPatch | None = None,
         delete: SessionPatch | None = None,
         expected_version: int | None = None,
