@@ -1,15 +1,17 @@
 """The one list of ``TableClient`` keyword options the typed methods expose, and those they omit.
 
 A new option of ``TableClient.put``/``get``/``update``/``delete``/``query``/``query_all`` is added
-here (name, annotation in the generated module, default, the imports it needs, where it
-applies); ``tests/unit/test_codegen.py`` compares this list with ``TableClient``'s signatures, so
-an option added there and not here (or with another default) fails the unit tests.
+here (name, annotation in the generated module, default, imports, where it applies); an option
+the installed ``TableClient`` lacks is left out of the generated signatures. A unit test compares
+this list with ``TableClient``'s signatures: an option added there and not here fails it.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 
 from ..model import Model, ResolvedPattern
 from ..model.templates import Placeholder
@@ -53,12 +55,30 @@ class Option:
     applies: Callable[[ResolvedPattern | None, Model], bool] = field(default=_always, compare=False)
 
 
+@cache
+def accepted(method: str) -> frozenset[str]:
+    """The keyword names ``TableClient.<method>`` takes (``query_all`` passes its own to ``query``)."""
+    from ..runtime.client import TableClient
+
+    target = getattr(TableClient, "query" if method == "query_all" else method)
+    return frozenset(inspect.signature(target).parameters)
+
+
 _DATETIME = (("datetime", "datetime"),)
+_CONDITION = (("constructs_lib.runtime.conditions", "Condition"),)
+_NAMES = (("collections.abc", "Sequence"),)
 _TIMEDELTA = (("datetime", "timedelta"),)
 _EXPIRY = (
     Option("expires_in", "timedelta | None", "None", _TIMEDELTA),
     Option("expires_at", "datetime | None", "None", _DATETIME),
 )
+
+#: A condition on the stored item (``attr("status") == "PAID"``, :mod:`constructs_lib.runtime.conditions`).
+_WRITE_CONDITION = Option("condition", "Condition | None", "None", _CONDITION)
+#: Read only these attributes (a projection; the item's key fields and entity come back too).
+_PROJECTION = Option("attributes", "Sequence[{attributes}] | None", "None", _NAMES)
+#: Drop items that fail a condition after they are read (no read cost saved).
+_FILTER = Option("filter", "Condition | None", "None", _CONDITION, applies=_paged)
 
 #: Method of ``TableClient`` → the options its typed counterparts take, in signature order.
 OPTIONS: dict[str, tuple[Option, ...]] = {
@@ -66,16 +86,19 @@ OPTIONS: dict[str, tuple[Option, ...]] = {
         Option("create_only", "bool", "False"),
         Option("expected_version", "int | None", "None"),
         *_EXPIRY,
+        _WRITE_CONDITION,
     ),
-    "get": (Option("consistent", "bool", "False"),),
+    "get": (Option("consistent", "bool", "False"), _PROJECTION),
     "update": (
         Option("expected_version", "int | None", "None"),
         Option("must_exist", "bool", "True"),
         *_EXPIRY,
+        _WRITE_CONDITION,
     ),
     "delete": (
         Option("expected_version", "int | None", "None"),
         Option("must_exist", "bool", "False"),
+        _WRITE_CONDITION,
     ),
     "query": (
         Option("limit", "int | None", "None", applies=_paged),
@@ -83,10 +106,14 @@ OPTIONS: dict[str, tuple[Option, ...]] = {
         Option("descending", "bool | None", "None", applies=_paged),
         Option("consistent", "bool", "False", applies=_consistent),
         Option("partition_at", "datetime | None", "None", _DATETIME, applies=_bucketed),
+        _FILTER,
+        _PROJECTION,
     ),
     "query_all": (
         Option("descending", "bool | None", "None"),
         Option("consistent", "bool", "False", applies=_consistent),
+        _FILTER,
+        _PROJECTION,
     ),
 }
 

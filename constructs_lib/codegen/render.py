@@ -7,13 +7,14 @@ stamps). Lines stay within :data:`LINE_LENGTH`; the module imports the standard 
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from ..model import Entity, Field, Model, ResolvedPattern
 from ..runtime.contract import fingerprint, model_digest
 from .names import RESERVED_MEMBERS, Namer, camel, check_parameter, check_unique, is_class_key, snake
-from .options import OPTIONS, Option
+from .options import OPTIONS, Option, accepted
 
 LINE_LENGTH = 120
 INDENT = "    "
@@ -76,9 +77,11 @@ def _quote(text: str) -> str:
 
 
 def _docstring(text: str, indent: str) -> list[str]:
-    """A docstring of ``text`` (lines as given; backslashes and triple quotes escaped)."""
+    """A docstring of ``text`` (backslashes and triple quotes escaped; lines too long wrapped)."""
     safe = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"').rstrip()
-    lines = safe.split("\n")
+    width = LINE_LENGTH - len(indent) - 6  # room for the quotes
+    lines = [part for line in safe.split("\n")
+             for part in (textwrap.wrap(line, width, break_long_words=False, break_on_hyphens=False) or [""])]
     if safe.endswith('"'):
         lines[-1] += " "
     if len(lines) == 1:
@@ -311,7 +314,7 @@ class _Generator:
         """The options of ``method`` that apply, their ``{attributes}`` placeholder filled in with
         the attribute names of ``entities``."""
         names = " | ".join(self.entities[e].attribute for e in entities)
-        chosen = [o for o in OPTIONS[method] if o.applies(resolved, self.model)]
+        chosen = [o for o in OPTIONS[method] if o.name in accepted(method) and o.applies(resolved, self.model)]
         for option in chosen:
             self.imports.add(*option.imports)
         return [replace(o, annotation=o.annotation.replace("{attributes}", names)) for o in chosen]
