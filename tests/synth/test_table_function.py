@@ -164,9 +164,10 @@ def test_asset_contains_exactly_runtime_model_json_and_handler(shop) -> None:
     )
     assert sources == expected
     assert not [f for f in sources if "backfill" in f]
-    # AND nothing of the documentation writers, model evolution or the constructs came along
+    # AND nothing of the documentation writers, model evolution, the typed-module generator or the
+    # constructs came along
     assert not [f for f in files if f.startswith(("constructs_lib/docgen/", "constructs_lib/evolution/",
-                                                  "constructs_lib/constructs/"))]
+                                                  "constructs_lib/codegen/", "constructs_lib/constructs/"))]
     # AND the compiled files are exactly the Python 3.13 bytecode of the modules importing the
     # handler loads (when a 3.13 interpreter exists here), next to their sources
     compiler = bytecode.compiler_for("3.13")
