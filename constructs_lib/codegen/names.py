@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from .exceptions import CodegenError
 
 #: Members of the generated table class that no generated method may take.
-RESERVED_MEMBERS = frozenset({"client", "from_environment"})
+RESERVED_MEMBERS = frozenset({"client", "from_environment", "transaction"})
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 

@@ -57,10 +57,15 @@ class Option:
 
 @cache
 def accepted(method: str) -> frozenset[str]:
-    """The keyword names ``TableClient.<method>`` takes (``query_all`` passes its own to ``query``)."""
+    """The keyword names ``TableClient.<method>`` takes (``query_all`` passes its own to ``query``;
+    ``Transaction.<op>`` passes them to ``requests.<op>``, which builds the action)."""
+    from ..runtime import requests
     from ..runtime.client import TableClient
 
-    target = getattr(TableClient, "query" if method == "query_all" else method)
+    if method.startswith("transaction."):
+        target = getattr(requests, method.removeprefix("transaction."))
+    else:
+        target = getattr(TableClient, "query" if method == "query_all" else method)
     return frozenset(inspect.signature(target).parameters)
 
 
@@ -115,7 +120,14 @@ OPTIONS: dict[str, tuple[Option, ...]] = {
         _FILTER,
         _PROJECTION,
     ),
+    "transaction.condition_check": (
+        Option("exists", "bool", "True"),
+        Option("expected_version", "int | None", "None"),
+        _WRITE_CONDITION,
+    ),
 }
+# A transaction's put, update and delete take the single-item calls' options.
+OPTIONS.update({f"transaction.{op}": OPTIONS[op] for op in ("put", "update", "delete")})
 
 #: Keyword parameters of ``TableClient`` methods the typed methods take in another form or leave
 #: out, with the reason (the untyped client, ``.client``, still has them).
@@ -128,6 +140,8 @@ OMITTED: dict[str, dict[str, str]] = {
         "add": "typed as the entity's Patch", "delete": "typed as the entity's Patch",
     },
     "delete": {"key": "the table-key fields are typed keyword parameters"},
+    "transaction.condition_check": {},
     "query": {"raw": "raw items keep their key attributes, which the entity's TypedDict does not describe"},
     "query_all": {},
 }
+OMITTED.update({f"transaction.{op}": OMITTED[op] for op in ("put", "update", "delete")})

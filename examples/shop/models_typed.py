@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Any, cast as _cast, Literal, NotRequired, TypedDict
 
-from constructs_lib.runtime import ModelMismatchError, Page, TableClient
+from constructs_lib.runtime import ModelMismatchError, Page, TableClient, Transaction
 from constructs_lib.runtime.contract import model_digest
 
 
@@ -176,6 +176,430 @@ SessionAttribute = Literal["session_id", "user_id", "expires_at", "_type"]
 SessionRemovable = Literal["user_id", "expires_at"]
 
 
+class ShopTransaction:
+    """Typed actions of one transaction on data model "shop" (``TableClient.transaction``):
+    each adds an action and returns the transaction; leaving the ``with`` block commits them atomically.
+    """
+
+    def __init__(self, transaction: Transaction) -> None:
+        #: The untyped transaction every method adds to.
+        self.transaction = transaction
+
+    def __enter__(self) -> ShopTransaction:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        self.transaction.__exit__(exc_type, exc, tb)
+
+    def commit(self) -> None:
+        """Commit the actions (``with`` does it on leaving the block)."""
+        self.transaction.commit()
+
+    def put_user(
+        self,
+        item: UserItem,
+        /,
+        *,
+        create_only: bool = False,
+        expected_version: int | None = None,
+        expires_in: timedelta | None = None,
+        expires_at: datetime | None = None,
+    ) -> ShopTransaction:
+        """``Transaction.put("User", item, ...)``: write a whole item."""
+        self.transaction.put(
+            "User",
+            item,
+            create_only=create_only,
+            expected_version=expected_version,
+            expires_in=expires_in,
+            expires_at=expires_at,
+        )
+        return self
+
+    def update_user(
+        self,
+        *,
+        user_id: str,
+        set: UserPatch | None = None,
+        remove: Sequence[UserRemovable] = (),
+        add: UserPatch | None = None,
+        delete: UserPatch | None = None,
+        expected_version: int | None = None,
+        must_exist: bool = True,
+        expires_in: timedelta | None = None,
+        expires_at: datetime | None = None,
+    ) -> ShopTransaction:
+        """``Transaction.update("User", key, ...)``: a partial update."""
+        self.transaction.update(
+            "User",
+            {"user_id": user_id},
+            set=set,
+            remove=remove,
+            add=add,
+            delete=delete,
+            expected_version=expected_version,
+            must_exist=must_exist,
+            expires_in=expires_in,
+            expires_at=expires_at,
+        )
+        return self
+
+    def delete_user(
+        self,
+        *,
+        user_id: str,
+        expected_version: int | None = None,
+        must_exist: bool = False,
+    ) -> ShopTransaction:
+        """``Transaction.delete("User", key, ...)``: delete the item."""
+        self.transaction.delete("User", {"user_id": user_id}, expected_version=expected_version, must_exist=must_exist)
+        return self
+
+    def condition_check_user(
+        self,
+        *,
+        user_id: str,
+        exists: bool = True,
+        expected_version: int | None = None,
+    ) -> ShopTransaction:
+        """``Transaction.condition_check("User", key, ...)``: the transaction commits only if this item passes the
+        check.
+        """
+        self.transaction.condition_check("User", {"user_id": user_id}, exists=exists, expected_version=expected_version)
+        return self
+
+    def put_order(
+        self,
+        item: OrderItem,
+        /,
+        *,
+        create_only: bool = False,
+        expected_version: int | None = None,
+        expires_in: timedelta | None = None,
+        expires_at: datetime | None = None,
+    ) -> ShopTransaction:
+        """``Transaction.put("Order", item, ...)``: write a whole item."""
+        self.transaction.put(
+            "Order",
+            item,
+            create_only=create_only,
+            expected_version=expected_version,
+            expires_in=expires_in,
+            expires_at=expires_at,
+        )
+        return self
+
+    def update_order(
+        self,
+        *,
+        user_id: str,
+        created_at: datetime | str,
+        order_id: str,
+        set: OrderPatch | None = None,
+        remove: Sequence[OrderRemovable] = (),
+        add: OrderPatch | None = None,
+        delete: OrderPatch | None = None,
+        expected_version: int | None = None,
+        must_exist: bool = True,
+        expires_in: timedelta | None = None,
+        expires_at: datetime | None = None,
+    ) -> ShopTransaction:
+        """``Transaction.update("Order", key, ...)``: a partial update."""
+        self.transaction.update(
+            "Order",
+            {"user_id": user_id, "created_at": created_at, "order_id": order_id},
+            set=set,
+            remove=remove,
+            add=add,
+            delete=delete,
+            expected_version=expected_version,
+            must_exist=must_exist,
+            expires_in=expires_in,
+            expires_at=expires_at,
+        )
+        return self
+
+    def delete_order(
+        self,
+        *,
+        user_id: str,
+        created_at: datetime | str,
+        order_id: str,
+        expected_version: int | None = None,
+        must_exist: bool = False,
+    ) -> ShopTransaction:
+        """``Transaction.delete("Order", key, ...)``: delete the item."""
+        self.transaction.delete(
+            "Order",
+            {"user_id": user_id, "created_at": created_at, "order_id": order_id},
+            expected_version=expected_version,
+            must_exist=must_exist,
+        )
+        return self
+
+    def condition_check_order(
+        self,
+        *,
+        user_id: str,
+        created_at: datetime | str,
+        order_id: str,
+        exists: bool = True,
+        expected_version: int | None = None,
+    ) -> ShopTransaction:
+        """``Transaction.condition_check("Order", key, ...)``: the transaction commits only if this item passes the
+        check.
+        """
+        self.transaction.condition_check(
+            "Order",
+            {"user_id": user_id, "created_at": created_at, "order_id": order_id},
+            exists=exists,
+            expected_version=expected_version,
+        )
+        return self
+
+    def put_order_item(
+        self,
+        item: OrderItemItem,
+        /,
+        *,
+        create_only: bool = False,
+        expected_version: int | None = None,
+        expires_in: timedelta | None = None,
+        expires_at: datetime | None = None,
+    ) -> ShopTransaction:
+        """``Transaction.put("OrderItem", item, ...)``: write a whole item."""
+        self.transaction.put(
+            "OrderItem",
+            item,
+            create_only=create_only,
+            expected_version=expected_version,
+            expires_in=expires_in,
+            expires_at=expires_at,
+        )
+        return self
+
+    def update_order_item(
+        self,
+        *,
+        order_id: str,
+        line: int,
+        set: OrderItemPatch | None = None,
+        remove: Sequence[OrderItemRemovable] = (),
+        add: OrderItemPatch | None = None,
+        delete: OrderItemPatch | None = None,
+        expected_version: int | None = None,
+        must_exist: bool = True,
+        expires_in: timedelta | None = None,
+        expires_at: datetime | None = None,
+    ) -> ShopTransaction:
+        """``Transaction.update("OrderItem", key, ...)``: a partial update."""
+        self.transaction.update(
+            "OrderItem",
+            {"order_id": order_id, "line": line},
+            set=set,
+            remove=remove,
+            add=add,
+            delete=delete,
+            expected_version=expected_version,
+            must_exist=must_exist,
+            expires_in=expires_in,
+            expires_at=expires_at,
+        )
+        return self
+
+    def delete_order_item(
+        self,
+        *,
+        order_id: str,
+        line: int,
+        expected_version: int | None = None,
+        must_exist: bool = False,
+    ) -> ShopTransaction:
+        """``Transaction.delete("OrderItem", key, ...)``: delete the item."""
+        self.transaction.delete(
+            "OrderItem",
+            {"order_id": order_id, "line": line},
+            expected_version=expected_version,
+            must_exist=must_exist,
+        )
+        return self
+
+    def condition_check_order_item(
+        self,
+        *,
+        order_id: str,
+        line: int,
+        exists: bool = True,
+        expected_version: int | None = None,
+    ) -> ShopTransaction:
+        """``Transaction.condition_check("OrderItem", key, ...)``: the transaction commits only if this item passes
+        the check.
+        """
+        self.transaction.condition_check(
+            "OrderItem",
+            {"order_id": order_id, "line": line},
+            exists=exists,
+            expected_version=expected_version,
+        )
+        return self
+
+    def put_product(
+        self,
+        item: ProductItem,
+        /,
+        *,
+        create_only: bool = False,
+        expected_version: int | None = None,
+        expires_in: timedelta | None = None,
+        expires_at: datetime | None = None,
+    ) -> ShopTransaction:
+        """``Transaction.put("Product", item, ...)``: write a whole item."""
+        self.transaction.put(
+            "Product",
+            item,
+            create_only=create_only,
+            expected_version=expected_version,
+            expires_in=expires_in,
+            expires_at=expires_at,
+        )
+        return self
+
+    def update_product(
+        self,
+        *,
+        sku: str,
+        set: ProductPatch | None = None,
+        remove: Sequence[ProductRemovable] = (),
+        add: ProductPatch | None = None,
+        delete: ProductPatch | None = None,
+        expected_version: int | None = None,
+        must_exist: bool = True,
+        expires_in: timedelta | None = None,
+        expires_at: datetime | None = None,
+    ) -> ShopTransaction:
+        """``Transaction.update("Product", key, ...)``: a partial update."""
+        self.transaction.update(
+            "Product",
+            {"sku": sku},
+            set=set,
+            remove=remove,
+            add=add,
+            delete=delete,
+            expected_version=expected_version,
+            must_exist=must_exist,
+            expires_in=expires_in,
+            expires_at=expires_at,
+        )
+        return self
+
+    def delete_product(
+        self,
+        *,
+        sku: str,
+        expected_version: int | None = None,
+        must_exist: bool = False,
+    ) -> ShopTransaction:
+        """``Transaction.delete("Product", key, ...)``: delete the item."""
+        self.transaction.delete("Product", {"sku": sku}, expected_version=expected_version, must_exist=must_exist)
+        return self
+
+    def condition_check_product(
+        self,
+        *,
+        sku: str,
+        exists: bool = True,
+        expected_version: int | None = None,
+    ) -> ShopTransaction:
+        """``Transaction.condition_check("Product", key, ...)``: the transaction commits only if this item passes the
+        check.
+        """
+        self.transaction.condition_check("Product", {"sku": sku}, exists=exists, expected_version=expected_version)
+        return self
+
+    def put_session(
+        self,
+        item: SessionItem,
+        /,
+        *,
+        create_only: bool = False,
+        expected_version: int | None = None,
+        expires_in: timedelta | None = None,
+        expires_at: datetime | None = None,
+    ) -> ShopTransaction:
+        """``Transaction.put("Session", item, ...)``: write a whole item."""
+        self.transaction.put(
+            "Session",
+            item,
+            create_only=create_only,
+            expected_version=expected_version,
+            expires_in=expires_in,
+            expires_at=expires_at,
+        )
+        return self
+
+    def update_session(
+        self,
+        *,
+        session_id: str,
+        set: SessionPatch | None = None,
+        remove: Sequence[SessionRemovable] = (),
+        add: SessionPatch | None = None,
+        delete: SessionPatch | None = None,
+        expected_version: int | None = None,
+        must_exist: bool = True,
+        expires_in: timedelta | None = None,
+        expires_at: datetime | None = None,
+    ) -> ShopTransaction:
+        """``Transaction.update("Session", key, ...)``: a partial update."""
+        self.transaction.update(
+            "Session",
+            {"session_id": session_id},
+            set=set,
+            remove=remove,
+            add=add,
+            delete=delete,
+            expected_version=expected_version,
+            must_exist=must_exist,
+            expires_in=expires_in,
+            expires_at=expires_at,
+        )
+        return self
+
+    def delete_session(
+        self,
+        *,
+        session_id: str,
+        expected_version: int | None = None,
+        must_exist: bool = False,
+    ) -> ShopTransaction:
+        """``Transaction.delete("Session", key, ...)``: delete the item."""
+        self.transaction.delete(
+            "Session",
+            {"session_id": session_id},
+            expected_version=expected_version,
+            must_exist=must_exist,
+        )
+        return self
+
+    def condition_check_session(
+        self,
+        *,
+        session_id: str,
+        exists: bool = True,
+        expected_version: int | None = None,
+    ) -> ShopTransaction:
+        """``Transaction.condition_check("Session", key, ...)``: the transaction commits only if this item passes the
+        check.
+        """
+        self.transaction.condition_check(
+            "Session",
+            {"session_id": session_id},
+            exists=exists,
+            expected_version=expected_version,
+        )
+        return self
+
+
 class ShopTable:
     """Typed access to a table of data model "shop"; every method delegates to ``client``.
 
@@ -199,6 +623,10 @@ class ShopTable:
     def from_environment(cls, **kwargs: Any) -> ShopTable:
         """Inside a generated Lambda function: ``TableClient.from_environment(**kwargs)``, typed."""
         return cls(TableClient.from_environment(**kwargs))
+
+    def transaction(self, *, client_request_token: str | None = None) -> ShopTransaction:
+        """``TableClient.transaction``, typed: ``with table.transaction() as tx: tx.put_...(...)``."""
+        return ShopTransaction(self.client.transaction(client_request_token=client_request_token))
 
     def put_user(
         self,
@@ -224,7 +652,7 @@ class ShopTable:
         )
 
     def get_user(self, *, user_id: str, consistent: bool = False) -> UserItem | None:
-        """``TableClient.get("User", ...)``: the item with this table key, or None."""
+        """``TableClient.get("User", key, ...)``: the item with this table key, or None."""
         return _cast("UserItem | None", self.client.get("User", consistent=consistent, user_id=user_id))
 
     def update_user(
@@ -264,7 +692,7 @@ class ShopTable:
         expected_version: int | None = None,
         must_exist: bool = False,
     ) -> UserItem | None:
-        """``TableClient.delete("User", key, ...)``: returns the deleted item, or None."""
+        """``TableClient.delete("User", key, ...)``: delete the item; returns the deleted item, or None."""
         return _cast(
             "UserItem | None",
             self.client.delete("User", {"user_id": user_id}, expected_version=expected_version, must_exist=must_exist),
@@ -301,7 +729,7 @@ class ShopTable:
         order_id: str,
         consistent: bool = False,
     ) -> OrderItem | None:
-        """``TableClient.get("Order", ...)``: the item with this table key, or None."""
+        """``TableClient.get("Order", key, ...)``: the item with this table key, or None."""
         return _cast(
             "OrderItem | None",
             self.client.get("Order", consistent=consistent, user_id=user_id, created_at=created_at, order_id=order_id),
@@ -348,7 +776,7 @@ class ShopTable:
         expected_version: int | None = None,
         must_exist: bool = False,
     ) -> OrderItem | None:
-        """``TableClient.delete("Order", key, ...)``: returns the deleted item, or None."""
+        """``TableClient.delete("Order", key, ...)``: delete the item; returns the deleted item, or None."""
         return _cast(
             "OrderItem | None",
             self.client.delete(
@@ -383,7 +811,7 @@ class ShopTable:
         )
 
     def get_order_item(self, *, order_id: str, line: int, consistent: bool = False) -> OrderItemItem | None:
-        """``TableClient.get("OrderItem", ...)``: the item with this table key, or None."""
+        """``TableClient.get("OrderItem", key, ...)``: the item with this table key, or None."""
         return _cast(
             "OrderItemItem | None",
             self.client.get("OrderItem", consistent=consistent, order_id=order_id, line=line),
@@ -428,7 +856,7 @@ class ShopTable:
         expected_version: int | None = None,
         must_exist: bool = False,
     ) -> OrderItemItem | None:
-        """``TableClient.delete("OrderItem", key, ...)``: returns the deleted item, or None."""
+        """``TableClient.delete("OrderItem", key, ...)``: delete the item; returns the deleted item, or None."""
         return _cast(
             "OrderItemItem | None",
             self.client.delete(
@@ -463,7 +891,7 @@ class ShopTable:
         )
 
     def get_product(self, *, sku: str, consistent: bool = False) -> ProductItem | None:
-        """``TableClient.get("Product", ...)``: the item with this table key, or None."""
+        """``TableClient.get("Product", key, ...)``: the item with this table key, or None."""
         return _cast("ProductItem | None", self.client.get("Product", consistent=consistent, sku=sku))
 
     def update_product(
@@ -503,7 +931,7 @@ class ShopTable:
         expected_version: int | None = None,
         must_exist: bool = False,
     ) -> ProductItem | None:
-        """``TableClient.delete("Product", key, ...)``: returns the deleted item, or None."""
+        """``TableClient.delete("Product", key, ...)``: delete the item; returns the deleted item, or None."""
         return _cast(
             "ProductItem | None",
             self.client.delete("Product", {"sku": sku}, expected_version=expected_version, must_exist=must_exist),
@@ -533,7 +961,7 @@ class ShopTable:
         )
 
     def get_session(self, *, session_id: str, consistent: bool = False) -> SessionItem | None:
-        """``TableClient.get("Session", ...)``: the item with this table key, or None."""
+        """``TableClient.get("Session", key, ...)``: the item with this table key, or None."""
         return _cast("SessionItem | None", self.client.get("Session", consistent=consistent, session_id=session_id))
 
     def update_session(
@@ -573,7 +1001,7 @@ class ShopTable:
         expected_version: int | None = None,
         must_exist: bool = False,
     ) -> SessionItem | None:
-        """``TableClient.delete("Session", key, ...)``: returns the deleted item, or None."""
+        """``TableClient.delete("Session", key, ...)``: delete the item; returns the deleted item, or None."""
         return _cast(
             "SessionItem | None",
             self.client.delete(

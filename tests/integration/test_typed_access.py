@@ -10,7 +10,13 @@ from typing import Any
 import pytest
 
 from constructs_lib.model import AccessPattern, Model
-from constructs_lib.runtime import ItemExistsError, ModelMismatchError, TableClient, VersionConflictError
+from constructs_lib.runtime import (
+    ItemExistsError,
+    ModelMismatchError,
+    TableClient,
+    TransactionCanceledError,
+    VersionConflictError,
+)
 from constructs_lib.testing import LocalDeployment
 from examples.shop.model import shop_model
 from examples.shop.models_typed import ShopTable
@@ -88,3 +94,22 @@ def test_a_client_of_another_model_is_refused(table: TableClient) -> None:
     # WHEN it is wrapped THEN ModelMismatchError, before any call
     with pytest.raises(ModelMismatchError, match="regenerate"):
         ShopTable(TableClient(changed, table.table_name, client=table.client))
+
+
+def test_a_typed_transaction_commits_all_or_nothing(table: TableClient) -> None:
+    shop = ShopTable(table)
+    shop.put_user({"user_id": "u1", "email": "ada@example.com"})
+    # WHEN an order and its line are written in one typed transaction, checked against the user
+    with shop.transaction() as tx:
+        tx.put_order({"user_id": "u1", "order_id": "o1", "created_at": T0, "status": "PENDING"}, create_only=True)
+        tx.put_order_item({"order_id": "o1", "line": 1, "sku": "SKU-1", "quantity": 2}, create_only=True)
+        tx.condition_check_user(user_id="u1")
+    # THEN both are there
+    assert [o["order_id"] for o in shop.order_by_id(order_id="o1")] == ["o1"]
+    assert [i["sku"] for i in shop.items_of_an_order(order_id="o1")] == ["SKU-1"]
+    # AND a transaction whose check fails writes nothing
+    with pytest.raises(TransactionCanceledError):
+        with shop.transaction() as tx:
+            tx.put_order_item({"order_id": "o1", "line": 2, "sku": "SKU-2", "quantity": 1})
+            tx.condition_check_user(user_id="nobody")
+    assert [i["line"] for i in shop.items_of_an_order(order_id="o1")] == [1]

@@ -32,6 +32,9 @@ def use(client: TableClient) -> list[str]:
             names.append(str(entry["user_id"]))
     pending = shop.pending_orders_by_date(status="PENDING", created_at=("2024-01-01T00:00:00Z", created))
     names += [o["order_id"] for o in pending]
+    with shop.transaction(client_request_token="req-1") as tx:
+        tx.put_order({"user_id": "u1", "order_id": "o2", "created_at": created, "status": "PENDING"}, create_only=True)
+        tx.put_order_item({"order_id": "o2", "line": 1, "sku": "SKU-1", "quantity": 1}).condition_check_user(user_id="u1")
     shop.delete_order(user_id="u1", created_at=created, order_id="o1")
     # The untyped client, with the literal types of names:
     entity: EntityName = "Product"
