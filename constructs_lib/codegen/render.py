@@ -51,10 +51,15 @@ class _Imports:
         out: list[str] = []
         for group in (stdlib, ours):
             for module in group:
-                out.append(_wrap_import(module, sorted(self.names[module], key=lambda n: (n.lower(), n))))
+                out.append(_wrap_import(module, sorted(self.names[module], key=_import_order)))
             if group:
                 out.append("")
         return out
+
+
+def _import_order(name: str) -> tuple[int, str]:
+    """isort's order within a ``from`` import: constants, classes, then the rest."""
+    return (0 if name.isupper() else 1 if name[:1].isupper() else 2, name)
 
 
 def _wrap_import(module: str, names: list[str]) -> str:

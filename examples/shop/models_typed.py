@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta
-from typing import Any, cast as _cast, Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict, cast as _cast
 
 from constructs_lib.runtime import ModelMismatchError, Page, TableClient, Transaction
 from constructs_lib.runtime.contract import model_digest

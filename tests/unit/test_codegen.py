@@ -61,6 +61,16 @@ def test_the_module_imports_only_the_standard_library_and_the_runtime() -> None:
                            or m.startswith("constructs_lib.runtime") for m in modules), modules
 
 
+@pytest.mark.parametrize("model", [shop_model, _model()], ids=["shop", "small"])
+def test_every_import_is_used(model: Model) -> None:
+    tree = ast.parse(generate(model))
+    imported = {(a.asname or a.name) for n in tree.body if isinstance(n, ast.ImportFrom) and n.module != "__future__"
+                for a in n.names}
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    # annotations are strings under `from __future__ import annotations` only at run time: ast sees them
+    assert imported - used == set()
+
+
 def test_lines_are_short_and_the_header_names_model_and_fingerprint() -> None:
     text = generate(shop_model, target="examples.shop.model")
     assert max(len(line) for line in text.splitlines()) <= 120
