@@ -38,7 +38,8 @@ def _bucketed(resolved: ResolvedPattern | None, model: Model) -> bool:
     entity = model.entities[resolved.pattern.entities[0]]
     index = resolved.index
     template = entity.pk_template if index is None or index.kind == "LSI" else entity.index_templates(index.name)[0]
-    return any(isinstance(s, Placeholder) and s.field == resolved.sk_fields[-1] and s.bucket for s in template.segments)
+    segments = template.segments if template is not None else ()
+    return any(isinstance(s, Placeholder) and s.field == resolved.sk_fields[-1] and bool(s.bucket) for s in segments)
 
 
 @dataclass(frozen=True)
