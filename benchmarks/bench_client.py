@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from benchmarks import peers
 from benchmarks._harness import Context, Row, Section, Stats, interleave, log
 from constructs_lib.runtime import TableClient, _aws, load_bundled_model
+from constructs_lib.runtime.client import DEFAULT_RETRY_MODE
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
@@ -46,7 +47,7 @@ FUNCTION_PREFIX = "OrdersApi"
 THROUGHPUT_GOAL = 0.95
 USERS, ORDERS_PER_USER = 20, 10
 QUERY_PATTERN, QUERY_LIMIT = "user's orders newest first", 10
-RETRY_MODE, MAX_ATTEMPTS = "adaptive", 10
+RETRY_MODE, MAX_ATTEMPTS = DEFAULT_RETRY_MODE, 10
 
 
 @dataclass(frozen=True)
@@ -117,8 +118,8 @@ def _deployed(ddb: DynamoDBLocal) -> Iterator[tuple[str, Model]]:
 
 
 def _client(ddb: DynamoDBLocal) -> BaseClient:
-    """A DynamoDB Local client configured like TableClient's default (``_aws.client_config()``: adaptive
-    retries, 10 attempts, no client-side parameter validation)."""
+    """A DynamoDB Local client configured like TableClient's default (``RETRY_MODE`` retries, 10 attempts,
+    no client-side parameter validation)."""
     import boto3
 
     kwargs = ddb.client_kwargs()
@@ -182,8 +183,11 @@ def _library_us(
 #: The peers of the stub-transport figure, in table order (raw boto3 is the baseline).
 RAW, OURS, RESOURCE, PYNAMODB = "raw boto3 (the identical request, pre-built)", "TableClient", \
     "boto3 resource API", "PynamoDB"
-#: Context: TableClient on a client with botocore's standard retry mode instead of its default adaptive one.
-OURS_STANDARD = "TableClient, retry_mode='standard'"
+#: Context row of each throughput figure: the baseline again, as a third variant of the same rounds.
+CONTROL = "A/A control"
+
+#: Context: TableClient on a client with botocore's adaptive retry mode instead of its default standard one.
+OURS_ADAPTIVE = "TableClient, retry_mode='adaptive'"
 
 
 def _peer_cpu(
@@ -203,11 +207,12 @@ def _peer_cpu(
     # TableClient's own default client configuration, PynamoDB's own.
     kwargs = {k: v for k, v in ddb.client_kwargs().items() if k != "config"}
     raw_client = boto3.session.Session().client("dynamodb", **kwargs)
-    ours_client = boto3.session.Session().client("dynamodb", **kwargs, config=_aws.client_config())
+    ours_client = boto3.session.Session().client("dynamodb", **kwargs,
+                                                 config=_aws.client_config(retry_mode=RETRY_MODE))
     ours = TableClient(model, table_name, client=ours_client)
-    standard_client = boto3.session.Session().client("dynamodb", **kwargs,
-                                                     config=_aws.client_config(retry_mode="standard"))
-    ours_standard = TableClient(model, table_name, client=standard_client)
+    adaptive_client = boto3.session.Session().client("dynamodb", **kwargs,
+                                                     config=_aws.client_config(retry_mode="adaptive"))
+    ours_adaptive = TableClient(model, table_name, client=adaptive_client)
     resource_table = boto3.session.Session().resource("dynamodb", **kwargs).Table(table_name)
     order_model = peers.pynamodb_model(table_name, ddb.endpoint, "us-east-1")
     cycles = {name: itertools.cycle(captured[name]) for name in captured}
@@ -223,7 +228,7 @@ def _peer_cpu(
         OURS: (_operations(ours, orders), ours_client),
         RESOURCE: (peers.resource_ops(resource_table, query_user), resource_table.meta.client),
         PYNAMODB: (peers.pynamodb_ops(order_model, query_user), peers.pynamodb_client(order_model)),
-        OURS_STANDARD: (_operations(ours_standard, orders), standard_client),
+        OURS_ADAPTIVE: (_operations(ours_adaptive, orders), adaptive_client),
     }
     # Record each peer's own answers from DynamoDB Local (put first: the later calls read what it wrote).
     stubs = {}
@@ -257,7 +262,7 @@ def _peer_cpu(
             elif peer == OURS:
                 rows.append(Row.measured(figure, peer, "µs", us, ratios=t.time_ratio(peer),
                                          goal="≤ PynamoDB and resource API", met=medians[name][OURS] <= best_peer))
-            elif peer == OURS_STANDARD:
+            elif peer == OURS_ADAPTIVE:
                 rows.append(Row.measured(figure, peer, "µs", us, ratios=t.time_ratio(peer),
                                          goal="none (context: the retry mode's share)"))
             else:
@@ -274,16 +279,16 @@ def _peer_cpu(
          f"while `PENDING`), the same key condition and limit, the same update (two attributes set, GSI2 left, "
          f"`attribute_exists` condition, new item returned). Each client is configured as its users get it: raw "
          f"boto3 and the resource API with boto3's defaults, TableClient with its default client's configuration "
-         f"(`_aws.client_config()`: retries `{RETRY_MODE}` / {MAX_ATTEMPTS} attempts, no client-side parameter "
+         f"(`_aws.client_config(retry_mode='{RETRY_MODE}')`: retries `{RETRY_MODE}` / {MAX_ATTEMPTS} attempts, no client-side parameter "
          f"validation), PynamoDB with its own (no parameter validation either). "
          f"{plan.cpu_rounds} Williams-ordered rounds × {plan.cpu_block:,} calls per peer and operation, after "
          f"{plan.cpu_block} untimed calls, each block timed with `time.thread_time()` (this thread's CPU: other "
          f"processes on a busy machine do not inflate it); *ratio* = CPU per call ÷ raw boto3's in the same round "
          f"(< 1 is cheaper). TableClient's own share (its ratio − 1) vs the cheaper peer's: "
          + "; ".join(f"{name} {m[OURS] - 1:+.0%} vs {min(m[RESOURCE], m[PYNAMODB]) - 1:+.0%}" for name, m in medians.items())
-         + f". Context row *{OURS_STANDARD}*: the same client with botocore's standard retry mode instead of "
-         f"TableClient's default adaptive one (client-side rate limiting on throttles, which costs CPU on every "
-         f"call); PynamoDB retries in standard mode."),
+         + f". Context row *{OURS_ADAPTIVE}*: the same client with botocore's adaptive retry mode (a client-side "
+         f"rate limiter updated on every response, which costs CPU on every call) instead of TableClient's "
+         f"default `{RETRY_MODE}` one; PynamoDB retries in standard mode too."),
     ]
     return rows, notes
 
@@ -305,7 +310,8 @@ def run(ctx: Context) -> Section:
         captured = _capture(model, table_name, orders)
         operations = _operations(table, orders)
         for name, op in operations.items():
-            lib_cycle, raw_cycle = itertools.cycle(orders), itertools.cycle(captured[name])
+            lib_cycle = itertools.cycle(orders)
+            raw_cycle, control_cycle = itertools.cycle(captured[name]), itertools.cycle(captured[name])
 
             def raw(cycle: Iterator[tuple[str, dict[str, Any]]] = raw_cycle) -> object:
                 method, params = next(cycle)
@@ -314,9 +320,10 @@ def run(ctx: Context) -> Section:
             variants: dict[str, Callable[[], object]] = {
                 f"raw boto3 {captured[name][0][0]}, the identical request": raw,
                 f"TableClient.{name}": lambda op=op, cycle=lib_cycle: op(next(cycle)),
+                f"raw boto3 {captured[name][0][0]} again ({CONTROL})": lambda cycle=control_cycle: raw(cycle),
             }
-            base, ours = variants
-            log(f"client: {name}, {plan.rounds} rounds x {plan.ops} requests x 2 variants")
+            base, ours, control = variants
+            log(f"client: {name}, {plan.rounds} rounds x {plan.ops} requests x {len(variants)} variants")
             t = interleave(variants, baseline=base, rounds=plan.rounds, ops=plan.ops, warmup_ops=plan.warmup)
             figure = f"{name} throughput, 1 thread"
             ratio = Stats.of(t.rate_ratio(ours)).median
@@ -325,6 +332,8 @@ def run(ctx: Context) -> Section:
                 Row.measured(figure, base, "ops/s", t.rate(base), baseline=True),
                 Row.measured(figure, ours, "ops/s", t.rate(ours), ratios=t.rate_ratio(ours),
                              goal=f"≥ {THROUGHPUT_GOAL:.2f}×", met=ratio >= THROUGHPUT_GOAL),
+                Row.measured(figure, control, "ops/s", t.rate(control), ratios=t.rate_ratio(control),
+                             goal="none (context: the noise floor)"),
             ]
         # Sanity: both paths read the same items; the table holds what the updates wrote.
         probe = orders[3]
@@ -351,6 +360,8 @@ def run(ctx: Context) -> Section:
          f"answer), against the baseline's median time per request on DynamoDB Local: "
          + "; ".join(f"{name} {us:.0f} µs of {request_ms[name]:.2f} ms" for name, us in cpu.items())
          + ". That share is what the throughput ratio can lose; the rest is noise of a shared machine."),
+        (f"*{CONTROL}*: the baseline's request run again as a third variant of the same rounds — what its ratio "
+         f"strays from 1× is the noise of this machine, against which to read TableClient's ratio."),
         (f"Sanity checks: the raw get and TableClient.get decode to the same item: {'yes' if same_read else '**no**'}; "
          f"after the run the query returns {QUERY_LIMIT} orders, all `SHIPPED` by the updates: "
          f"{'yes' if shipped else '**no**'}."),

@@ -4,7 +4,8 @@ Two figures (see ``benchmarks/README.md``):
 
 1. **Asset size** — each Lambda asset directory of ``app.py``'s synthesized cloud assembly
    (found through the function's ``Metadata["aws:asset:path"]``, as
-   :func:`constructs_lib.testing.asset_dir` does), zipped in memory with deflate. Goal ≤ 100 KB.
+   :func:`constructs_lib.testing.asset_dir` does), zipped in memory with deflate. Goal: the
+   sources ≤ 100 KB (the bytecode comes on top, docs/adr/0018); the table shows both.
 2. **Extra import time** of each bundled handler module over ``import boto3`` in a fresh
    interpreter of the function's runtime version (found like the bundler finds it, with boto3
    installed for it): child processes ``python3.X -B -c "import boto3"`` (baseline) and
@@ -213,8 +214,9 @@ def _sizes(assets: list[LambdaAsset]) -> tuple[list[Row], Table, str]:
         zipped, raw, files = size.zipped, size.unzipped, len(size.per_file)
         pyc_kb = sum(b for n, b in size.per_file.items() if n.endswith(".pyc")) / 1024
         kb = zipped / 1024
-        rows.append(Row.measured("Lambda asset zipped (deflate)", f"{a.stack}/{a.logical_id} ({a.handler})", "KB", [kb],
-                                 goal=f"≤ {SIZE_GOAL_KB} KB", met=kb <= SIZE_GOAL_KB))
+        source_kb = kb - pyc_kb  # the bytecode comes on top by choice (docs/adr/0018)
+        rows.append(Row.measured("Lambda asset sources zipped (deflate)", f"{a.stack}/{a.logical_id} ({a.handler})",
+                                 "KB", [source_kb], goal=f"≤ {SIZE_GOAL_KB} KB", met=source_kb <= SIZE_GOAL_KB))
         table_rows.append([a.stack, a.logical_id, f"`{a.handler}`", a.runtime, f"`{a.directory.name[:18]}…`", str(files),
                            f"{raw / 1024:,.1f}", f"{kb:,.1f}", f"{pyc_kb:,.1f}"])
     table = Table(title="Generated Lambda assets (from the synthesized cloud assembly)",

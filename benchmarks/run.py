@@ -39,6 +39,7 @@ BENCHMARKS: dict[str, str] = {
     "cold_start": "benchmarks.bench_cold_start",
     "synth": "benchmarks.bench_synth",
     "backfill": "benchmarks.bench_backfill",
+    "sharded_read": "benchmarks.bench_sharded",
 }
 
 

@@ -1,7 +1,7 @@
 """Lambda asset bundling: the runtime part (model, runtime, model JSON), then the user's code.
 
-Every generated function's asset holds a stub ``constructs_lib/__init__.py``,
-``constructs_lib/model/``, ``constructs_lib/runtime/`` (slimmed) and ``model.json``; a
+Every generated function's asset holds a stub ``constructs_lib/__init__.py``, the modules of
+``constructs_lib/model/`` and ``constructs_lib/runtime/`` its code can import (slimmed) and ``model.json``; a
 ``TableFunction`` adds its handler code and the wheels of its requirements. No file of the user
 part may take a path or a top-level import name of another part. :class:`Bundle` lists the files
 of each part. Output is deterministic, so the asset hash changes only with the code, the
@@ -146,7 +146,8 @@ def bundle(
         found. Default ``defaults.LAMBDA_PYTHON_VERSION``.
     handler
         The Lambda handler (``module.function``): bytecode ships for the modules importing it
-        loads (:func:`.bytecode.import_path`). Default: ``code``'s handler; without ``code``
+        loads (:func:`.bytecode.import_path`) and for the model package, which its first call
+        loads. Default: ``code``'s handler; without ``code``
         and ``handler``, no bytecode.
 
     Raises
@@ -163,10 +164,24 @@ def bundle(
     compiler = bytecode.compiler_for(python_version)
     pycs: dict[str, str] = {}  # pyc path -> its source's path
     handler = handler or (code.handler if code is not None else None)
-    if compiler is not None and handler:
+    if handler:
         sources = {rel: _read(source) for part in (runtime, user) for rel, source in part.items() if rel.endswith(".py")}
-        for rel in sorted(bytecode.import_path(sources, [handler.rpartition(".")[0]])):
-            pycs[bytecode.pyc_path(rel, compiler.tag)] = rel
+        # Only the package modules the function's code can import, ever (a smaller asset): from the
+        # handler, every module of the user's code and every dependency module naming the package.
+        users = [rel for rel in user if rel.endswith(".py")]
+        for rel, source in deps.items():
+            if rel.endswith(".py") and b"constructs_lib" in (data := _read(source)):
+                sources[rel] = data
+                users.append(rel)
+        entries = [handler.rpartition(".")[0], *map(_module_name, users)]
+        reachable = bytecode.import_closure(sources, entries)
+        runtime = {rel: source for rel, source in runtime.items() if _kept(rel, reachable)}
+        if compiler is not None:
+            # What importing the handler loads and, if it ships, the model package: the first call
+            # loads it (``from_environment`` reads model.json) and would otherwise compile it then.
+            loaded = [handler.rpartition(".")[0]] + (["constructs_lib.model"] if MODEL_INIT in reachable else [])
+            for rel in sorted(bytecode.import_path(sources, loaded)):
+                pycs[bytecode.pyc_path(rel, compiler.tag)] = rel
     files: dict[str, bytes | Path] = {**deps, **user, **runtime}
     # Stage under a name derived from the content: re-synthesizing reuses the directory
     # instead of leaving a new temporary one behind each time. The pycs are a function of their
@@ -200,6 +215,20 @@ def bundle(
     user_pycs = [pyc for pyc, rel in pycs.items() if rel in user]
     return Bundle(staging, tuple(sorted([*runtime, *runtime_pycs])), tuple(sorted([*user, *user_pycs])),
                   tuple(sorted(deps)))
+
+
+MODEL_INIT = "constructs_lib/model/__init__.py"
+
+
+def _module_name(rel: str) -> str:
+    return rel.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+
+
+def _kept(rel: str, reachable: set[str]) -> bool:
+    """Whether the runtime part's file ``rel`` ships: every non-module file, the package stub, and
+    the package modules in ``reachable``."""
+    return not (rel.endswith(".py") and rel.startswith("constructs_lib/")) or rel in reachable or (
+        rel == "constructs_lib/__init__.py")
 
 
 def _read(source: bytes | Path) -> bytes:

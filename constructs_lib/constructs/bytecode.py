@@ -175,14 +175,15 @@ def _parse(source: bytes) -> Any:
     return ast.parse(source)
 
 
-def import_path(sources: dict[str, bytes], entry_modules: list[str]) -> set[str]:
+def import_path(sources: dict[str, bytes], entry_modules: list[str], *, at_call: bool = False) -> set[str]:
     """Asset paths of the ``.py`` files importing ``entry_modules`` loads, found statically.
 
     Followed: module-level ``import``/``from … import`` statements (also inside module-level
     ``if``/``try``/``with``, never inside functions or ``if TYPE_CHECKING:``), the packages
     above every module, ``from pkg import sub`` submodules, and names a package exports lazily
     (PEP 562), found in its ``if TYPE_CHECKING:`` block. Imports inside functions run at the
-    first call, not at cold start, and are not followed.
+    first call, not at cold start, and are not followed — unless ``at_call``: then every module
+    the entry modules can ever import is returned (see :func:`import_closure`).
     """
     import ast
 
@@ -215,6 +216,13 @@ def import_path(sources: dict[str, bytes], entry_modules: list[str]) -> set[str]
                     out += statements(block, typing_only=typing_only)
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 out.append((node, typing_only))
+            elif at_call and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                out += statements(node.body, typing_only=typing_only)
+            elif at_call:  # for/while/match/… bodies
+                for child in ast.iter_child_nodes(node):
+                    block = [child] if isinstance(child, ast.stmt) else (
+                        child.body if isinstance(child, (ast.match_case, ast.ExceptHandler)) else [])
+                    out += statements([n for n in block if isinstance(n, ast.stmt)], typing_only=typing_only)
         return out
 
     def absolute(module: str, node: ast.ImportFrom) -> str:
@@ -225,11 +233,17 @@ def import_path(sources: dict[str, bytes], entry_modules: list[str]) -> set[str]
             package = package.rpartition(".")[0]
         return f"{package}.{node.module}" if node.module else package
 
-    def lazy_source(package: str, name: str) -> str | None:
-        for node, typing_only in statements(tree(package).body, typing_only=False):
-            if typing_only and isinstance(node, ast.ImportFrom) and any(a.name == name for a in node.names):
-                return absolute(package, node)
-        return None
+    def lazy_sources(package: str, name: str | None) -> list[str]:
+        """The modules defining ``package``'s lazy export ``name`` (None: every lazy export)."""
+        return [absolute(package, node) for node, typing_only in statements(tree(package).body, typing_only=False)
+                if typing_only and isinstance(node, ast.ImportFrom)
+                and (name is None or any(a.name == name for a in node.names))]
+
+    def whole(module: str) -> list[str]:
+        """What using ``module`` as an object (``pkg.Name``, ``import *``) may load, if ``at_call``."""
+        if not at_call or module not in modules or not modules[module].endswith("__init__.py"):
+            return []
+        return lazy_sources(module, None)
 
     found: set[str] = set()
     todo = list(entry_modules)
@@ -241,20 +255,34 @@ def import_path(sources: dict[str, bytes], entry_modules: list[str]) -> set[str]
         parent = module.rpartition(".")[0]
         if parent:
             todo.append(parent)
+        if at_call:  # importlib.import_module("constructs_lib.…") and the like, with a literal name
+            todo += [node.value for node in ast.walk(tree(module))
+                     if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in modules]
         for node, typing_only in statements(tree(module).body, typing_only=False):
             if typing_only:
                 continue
             if isinstance(node, ast.Import):
-                todo += [alias.name for alias in node.names]
+                for alias in node.names:
+                    todo += [alias.name, *whole(alias.name)]
                 continue
             base = absolute(module, node)
             todo.append(base)
             for alias in node.names:
                 sub = f"{base}.{alias.name}"
-                if sub in modules:
-                    todo.append(sub)
+                if alias.name == "*":
+                    todo += whole(base)
+                elif sub in modules:
+                    todo += [sub, *whole(sub)]
                 elif base in modules and modules[base].endswith("__init__.py"):
-                    lazy = lazy_source(base, alias.name)
-                    if lazy:
-                        todo.append(lazy)
+                    todo += lazy_sources(base, alias.name)[:1]
     return {modules[m] for m in found}
+
+
+def import_closure(sources: dict[str, bytes], entry_modules: list[str]) -> set[str]:
+    """Asset paths of every ``.py`` file ``entry_modules`` can import, at cold start or later.
+
+    :func:`import_path` also following imports inside functions and classes, every lazy export
+    of a package used as an object (``import pkg`` then ``pkg.Name``, ``from pkg import *``)
+    and string literals naming a bundled module (``importlib.import_module("…")``).
+    """
+    return import_path(sources, entry_modules, at_call=True)

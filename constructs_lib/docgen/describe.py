@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from ..model.entity import SHARD
 from ..model.indexes import Index
 from ..model.templates import SEPARATOR, KeyTemplate, Placeholder
 from ..runtime import requests
@@ -188,6 +189,8 @@ def membership(entity: Entity, index_name: str) -> list[str]:
     key = entity.indexes[index_name]  # type: ignore[index]
     pk_t, sk_t = entity.index_templates(index_name)
     inputs = {f for t in (pk_t, sk_t) if t is not None for f in t.fields}
+    if key.sharded:  # the shard is derived from shard_by
+        inputs = (inputs - {SHARD}) | set(key.shard_by or ())
     always = set(entity.table_key_fields) | set(entity.required)
     special = set(key.when_equals or ()) | ({key.when_present} if key.when_present else set())
     out = []
@@ -268,10 +271,12 @@ def _request_text(model: Model, r: ResolvedPattern, codec: ItemCodec) -> str:
     if r.operation == "GetItem":
         key = codec.table_key(entities[0], vals)
         return "Key: " + ", ".join(f'{k} = "{v}"' for k, v in key.items())
-    params = requests.query_params(codec, "example-table", r, vals)
+    params = requests.query_params(codec, "example-table", r, {**vals, SHARD: 0} if r.shards else vals)
     names = params.get("ExpressionAttributeNames", {})
     values = params.get("ExpressionAttributeValues", {})
     text = _render_expression(params["KeyConditionExpression"], names, values)
+    if r.shards:
+        text += f" (shard 00; likewise for shards 01..{r.shards - 1:02d}, merged by {r.index.sk_attribute or 'shard'})"  # type: ignore[union-attr]
     if "FilterExpression" in params:
         text += "; filter " + _render_expression(params["FilterExpression"], names, values)
     if r.pattern.descending:
@@ -420,6 +425,11 @@ def _entities_section(model: Model, codec: ItemCodec) -> list[str]:
             notes.append(f"TTL attribute {_code(model.ttl_attribute)} (epoch seconds; optional, the item expires after it)")
         if model.tenant_field:
             notes.append(f"tenant field {_code(model.tenant_field)}")
+        for name, key in entity.sharded_indexes().items():
+            notes.append(
+                f"index {name}: write-sharded over {key.shards} partitions; {_code('{' + SHARD + '}')} = "
+                f"sha256({' # '.join(key.shard_by)}) mod {key.shards}, two digits (recomputed on every write)"  # type: ignore[arg-type]
+            )
         out += [f"- {n}" for n in notes] + ([""] if notes else [])
     return out
 
@@ -432,11 +442,22 @@ def _patterns_section(model: Model, codec: ItemCodec) -> list[str]:
     for r in model.resolved_patterns.values():
         index = "table" if r.index is None else f"{r.index.kind} {r.index.name}"
         order = " (descending)" if r.pattern.descending else ""
+        operation = f"{r.shards} Queries, merged" if r.shards else r.operation
         rows.append((
-            _cell(r.name), ", ".join(r.pattern.entities), index, r.operation + order,
+            _cell(r.name), ", ".join(r.pattern.entities), index, operation + order,
             _code(_condition(model, r)), _code(_example_request(model, r, codec)),
         ))
     out += _table(["pattern", "entities", "index", "operation", "key condition", "example (as the runtime sends it)"], rows)
+    sharded = [r for r in model.resolved_patterns.values() if r.shards]
+    if sharded:
+        out += ["", "Read cost of patterns on write-sharded index keys (writes spread over N partitions):", ""]
+        for r in sharded:
+            out.append(
+                f"- {_cell(r.name)}: one page = {r.shards} Queries, one per shard partition, run in parallel (at "
+                f"most 8 at once) and merged in sort-key order; each costs at least 0.5 RCU even when empty, and "
+                f"with `limit=n` each shard first reads ceil(1.5 × n / {r.shards}) + 2 items (more if it runs "
+                f"dry), so a page reads about 1.5× the items it returns. The cursor resumes every shard."
+            )
     return out + [""]
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, cast
 
-from ..model.entity import Entity, IndexKey
+from ..model.entity import SHARD, Entity, IndexKey
 from ..model.exceptions import ModelError
 from ..model.fields import Field
 from ..model.indexes import TABLE, Index
@@ -283,6 +283,8 @@ def _classify_entity(
         inputs = {f for t in (pk_t, sk_t) if t for f in t.fields}
         inputs |= {key.when_present} if key.when_present else set()
         inputs |= set(key.when_equals or {})
+        if key.sharded:  # the shard is derived from shard_by, not a field
+            inputs = (inputs - {SHARD}) | set(key.shard_by or ())
         index_inputs[index_name] = inputs
     for fname, spec in new_fields.items():
         before = old_fields.get(fname)
@@ -314,6 +316,12 @@ def _classify_entity(
             emit(BACKFILL, "index-template-changed", subject,
                  f"{name!r} keys in {index_name!r} change from {before_key.pk!r}/{before_key.sk!r} to "
                  f"{key.pk!r}/{key.sk!r}", entity=name, index=index_name)
+            backfill.append((name, index_name))
+        elif (before_key.shards, before_key.shard_by) != (key.shards, key.shard_by):
+            emit(BACKFILL, "index-shards-changed", subject,
+                 f"{name!r} keys in {index_name!r} change shards from {before_key.shards!r} (by "
+                 f"{before_key.shard_by!r}) to {key.shards!r} (by {key.shard_by!r}); existing items carry their "
+                 "old shard in the key until rewritten", entity=name, index=index_name)
             backfill.append((name, index_name))
         elif (before_key.when_present, before_key.when_equals) != (key.when_present, key.when_equals):
             emit(BACKFILL, "sparse-rule-changed", subject,

@@ -7,7 +7,7 @@ validates itself on construction and serializes to the JSON the runtime reads.
 from __future__ import annotations
 
 from .access import CONDITIONS, AccessPattern
-from .entity import Entity, IndexKey
+from .entity import SHARD, Entity, IndexKey
 from .exceptions import AccessPatternError, ModelError, ModelFormatError, ModelValidationError, TemplateError
 from .fields import Field
 from .indexes import TABLE, Index
@@ -26,6 +26,7 @@ __all__ = [
     "MAX_GSIS",
     "MAX_LSIS",
     "SEPARATOR",
+    "SHARD",
     "TABLE",
     "VERSION",
     "AccessPattern",

@@ -11,6 +11,13 @@ from .exceptions import ModelValidationError
 from .fields import ATTRIBUTE_KINDS, Field
 from .templates import KeyTemplate
 
+#: The placeholder a write-sharded index key puts its shard number in: ``STATUS#{status}#{shard}``.
+SHARD = "shard"
+#: Shard counts an index key may use: reading one page costs one Query per shard.
+MIN_SHARDS, MAX_SHARDS = 2, 100
+#: How the shard number is written in keys: two zero-padded digits (``00`` .. ``99``).
+SHARD_FIELD = Field("number", width=2)
+
 _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
 
 
@@ -30,6 +37,16 @@ class IndexKey:
     when_equals
         Sparse membership: the item is in the index only while each named attribute equals
         one of the given values, e.g. ``{"status": ("PENDING",)}``. Default None.
+    shards
+        Write-shard the GSI partition key over this many partitions (2–100): the ``pk``
+        template holds a ``{shard}`` placeholder, filled with a number derived from the item's
+        ``shard_by`` fields (a stable hash, so every write of the item lands in the same shard).
+        A query on the index reads all ``shards`` partitions and merges them in sort-key
+        order. Size it from an expected write rate with
+        :func:`constructs_lib.runtime.sharding.index_shards`. Default None.
+    shard_by
+        The declared field (or tuple of fields) the shard is derived from, e.g. ``"order_id"``:
+        pick an id, so items spread evenly. Required with ``shards``, forbidden without.
 
     Every attribute named here counts as an input of the index key: an update that sets
     one of them must supply the others (unless they are part of the item's table key), and
@@ -40,8 +57,11 @@ class IndexKey:
     sk: str | None = None
     when_present: str | None = None
     when_equals: Mapping[str, Sequence[str]] | None = None
+    shards: int | None = None
+    shard_by: str | Sequence[str] | None = None
 
     def __post_init__(self) -> None:
+        self._check_shards()
         if self.when_equals is not None:
             if not isinstance(self.when_equals, Mapping):
                 raise ModelValidationError(
@@ -63,6 +83,32 @@ class IndexKey:
                     )
                 frozen[attr] = vals
             object.__setattr__(self, "when_equals", dict(sorted(frozen.items())))
+
+    def _check_shards(self) -> None:
+        shards, by = self.shards, self.shard_by
+        if shards is None:
+            if by is not None:
+                raise ModelValidationError(f"shard_by {by!r} given without shards; pass shards=N (2-{MAX_SHARDS})")
+            return
+        if isinstance(shards, bool) or not isinstance(shards, int) or not MIN_SHARDS <= shards <= MAX_SHARDS:
+            raise ModelValidationError(
+                f"shards {shards!r} must be an int from {MIN_SHARDS} to {MAX_SHARDS}: one shard is no sharding, and "
+                f"a query reads every shard (one Query each)"
+            )
+        fields = (by,) if isinstance(by, str) else tuple(by) if isinstance(by, Sequence) else ()
+        if not fields or not all(isinstance(f, str) and f for f in fields) or len(set(fields)) != len(fields):
+            raise ModelValidationError(
+                f"shards={shards} needs shard_by: the field (or tuple of distinct fields) the shard is derived "
+                f"from, e.g. shard_by='order_id'; got {by!r}"
+            )
+        if SHARD in fields:
+            raise ModelValidationError(f"shard_by {by!r} may not name {SHARD!r}, the shard placeholder itself")
+        object.__setattr__(self, "shard_by", fields)
+
+    @property
+    def sharded(self) -> bool:
+        """True if the key is write-sharded (``shards`` set)."""
+        return self.shards is not None
 
 
 @dataclass(frozen=True)
@@ -150,6 +196,7 @@ class Entity:
             at = f"{where} index {index_name!r}"
             parsed[(index_name, "pk")] = KeyTemplate.parse(key.pk, where=f"{at} pk") if key.pk is not None else None
             parsed[(index_name, "sk")] = KeyTemplate.parse(key.sk, where=f"{at} sk") if key.sk is not None else None
+            _check_shard_placeholder(at, key, parsed[(index_name, "pk")], parsed[(index_name, "sk")], fields)
         object.__setattr__(self, "_templates", parsed)
         key_fields = list(parsed["pk"].fields)  # type: ignore[union-attr]
         if parsed["sk"] is not None:
@@ -195,7 +242,16 @@ class Entity:
         return self._table_key_fields  # type: ignore[attr-defined,no-any-return]
 
     def field(self, name: str) -> Field:
+        """The declared field ``name`` (the ``{shard}`` placeholder of a sharded index key is a
+        two-digit number)."""
+        spec = self.fields.get(name)  # type: ignore[union-attr]
+        if spec is None and name == SHARD and any(k.sharded for k in self.indexes.values()):  # type: ignore[union-attr]
+            return SHARD_FIELD
         return self.fields[name]  # type: ignore[index]
+
+    def sharded_indexes(self) -> dict[str, IndexKey]:
+        """The entity's write-sharded index keys, by index name."""
+        return {n: k for n, k in self.indexes.items() if k.sharded}  # type: ignore[union-attr]
 
     # Serialization ------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -210,6 +266,7 @@ class Entity:
                     "sk": k.sk,
                     "when_present": k.when_present,
                     "when_equals": {a: list(v) for a, v in k.when_equals.items()} if k.when_equals else None,
+                    **({"shards": k.shards, "shard_by": list(k.shard_by)} if k.sharded else {}),  # type: ignore[arg-type]
                 }
                 for name, k in self.indexes.items()  # type: ignore[union-attr]
             },
@@ -231,6 +288,7 @@ class Entity:
                 name: IndexKey(
                     pk=k["pk"], sk=k["sk"], when_present=k["when_present"],
                     when_equals={a: tuple(v) for a, v in k["when_equals"].items()} if k["when_equals"] else None,
+                    shards=k.get("shards"), shard_by=tuple(k["shard_by"]) if k.get("shard_by") else None,
                 )
                 for name, k in data["indexes"].items()
             },
@@ -239,3 +297,39 @@ class Entity:
             description=data.get("description", ""),
             attributes=data.get("attributes") or {},
         )
+
+
+def _check_shard_placeholder(
+    where: str, key: IndexKey, pk: KeyTemplate | None, sk: KeyTemplate | None, fields: Mapping[str, Field]
+) -> None:
+    """A sharded key's pk holds ``{shard}`` exactly once (no bucket), its sk none, and the entity
+    declares no field of that name; an unsharded key may not use ``{shard}`` undeclared."""
+    in_pk = [p for p in (pk.placeholders if pk else ()) if p.field == SHARD]
+    in_sk = [p for p in (sk.placeholders if sk else ()) if p.field == SHARD]
+    if not key.sharded:
+        return  # '{shard}' is then an ordinary field, which the model checks is declared
+    if SHARD in fields:
+        raise ModelValidationError(
+            f"{where}: field {SHARD!r} is declared, but a sharded index key fills the {{{SHARD}}} placeholder "
+            "itself; rename the field"
+        )
+    if pk is None:
+        raise ModelValidationError(
+            f"{where}: shards={key.shards} needs a GSI partition-key template holding {{{SHARD}}}; an LSI shares "
+            "the table's partition key and cannot be sharded"
+        )
+    if len(in_pk) != 1 or in_pk[0].bucket is not None:
+        raise ModelValidationError(
+            f"{where}: shards={key.shards} needs the pk template {pk.source!r} to hold the placeholder "
+            f"{{{SHARD}}} exactly once, e.g. 'STATUS#{{status}}#{{{SHARD}}}'"
+        )
+    if in_sk:
+        raise ModelValidationError(
+            f"{where}: the sk template {sk.source!r} uses {{{SHARD}}}; the shard belongs in the partition key only"  # type: ignore[union-attr]
+        )
+    for name in key.shard_by:  # type: ignore[union-attr]
+        if name not in fields:
+            raise ModelValidationError(
+                f"{where}: shard_by field {name!r} is not a declared field of the entity (declared: "
+                f"{', '.join(fields) or 'none'}); the shard is derived from declared fields' key encodings"
+            )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .access import AccessPattern
-from .entity import Entity
+from .entity import SHARD, Entity
 from .exceptions import AccessPatternError, ModelFormatError, ModelValidationError
 from .fields import Field
 from . import tenancy
@@ -45,6 +45,8 @@ class ResolvedPattern:
     pk_fields: tuple[str, ...]
     sk_fields: tuple[str, ...]
     operation: str  # "GetItem" or "Query"
+    #: Partitions of a write-sharded index key the pattern reads (one Query each), or None.
+    shards: int | None = None
 
     @property
     def name(self) -> str:
@@ -237,6 +239,7 @@ class Model:
         if entity.sk_template is not None:
             templates.append(("sk", entity.sk_template))
         sparse_inputs: list[str] = []
+        sharded_parts: set[str] = set()  # the pk of a sharded index key fills {shard} itself
         for index_name, key in entity.indexes.items():  # type: ignore[union-attr]
             if index_name not in self.indexes:
                 raise ModelValidationError(
@@ -261,6 +264,14 @@ class Model:
                 )
             pk_t, sk_t = entity.index_templates(index_name)
             templates += [(f"index {index_name!r} {part}", t) for part, t in (("pk", pk_t), ("sk", sk_t)) if t]
+            if key.sharded:
+                if index.kind != "GSI":
+                    raise ModelValidationError(
+                        f"{where} index {index_name!r}: shards={key.shards} needs a GSI; an LSI shares the table's "
+                        "partition key"
+                    )
+                sharded_parts.add(f"index {index_name!r} pk")
+                sparse_inputs += list(key.shard_by)  # type: ignore[arg-type]
             if key.when_present:
                 sparse_inputs.append(key.when_present)
             if key.when_equals:
@@ -268,6 +279,8 @@ class Model:
         declared = entity.fields
         for part, template in templates:
             for ph in template.placeholders:
+                if ph.field == SHARD and part in sharded_parts:
+                    continue
                 if ph.field not in declared:  # type: ignore[operator]
                     raise ModelValidationError(
                         f"{where} {part} template {template.source!r} uses unknown field {ph.field!r}; declare it "
@@ -382,6 +395,16 @@ class Model:
                     f"entities share no partition: {pattern.entities[0]!r} uses {first_pk.source!r} but "
                     f"{entity_name!r} uses {other.source!r}; one Query reads one partition"
                 )
+        shard_counts = [
+            self.entities[e].indexes[index.name].shards if index is not None else None  # type: ignore[union-attr]
+            for e in pattern.entities
+        ]
+        if len(set(shard_counts)) > 1:
+            raise fail(
+                f"its entities shard index {index.name!r} differently ({dict(zip(pattern.entities, shard_counts))!r}); "  # type: ignore[union-attr]
+                "a merged read needs one shard count"
+            )
+        pk_fields = tuple(f for f in first_pk.fields if f != SHARD) if shard_counts[0] else first_pk.fields
         has_sort = (index.sort_key if index is not None else self.has_sort_key)
         sk_fields: tuple[str, ...] = ()
         operation = "Query"
@@ -422,7 +445,8 @@ class Model:
         elif index is None and not self.has_sort_key and len(pattern.entities) == 1:
             operation = "GetItem"  # the partition key alone is the whole primary key
         return ResolvedPattern(
-            pattern=pattern, index=index, pk_fields=first_pk.fields, sk_fields=sk_fields, operation=operation
+            pattern=pattern, index=index, pk_fields=pk_fields, sk_fields=sk_fields, operation=operation,
+            shards=shard_counts[0],
         )
 
     # Design warnings --------------------------------------------------------------------------
@@ -442,7 +466,7 @@ class Model:
                         "ConstantPartitionKey", where,
                         f"{where} template {template.source!r} is a constant: every item shares one partition "
                         "(1,000 WCU / 3,000 RCU). Acceptable only for a small sparse index; otherwise add a "
-                        "high-cardinality field or write-shard it (append '#{shard}' with N shards and query all N).",
+                        f"high-cardinality field{_shard_remedy(part, template)}.",
                     ))
                     continue
                 low = [p for p in template.placeholders if self._low_cardinality(entity, p.field, p.bucket)]
@@ -452,8 +476,8 @@ class Model:
                         "LowCardinalityPartitionKey", where,
                         f"{where} template {template.source!r} is built only from low-cardinality input(s) "
                         f"{names} (a status/enum/flag/date): a few partitions take all the traffic and will "
-                        "throttle. Add a high-cardinality component (an id), or write-shard the key "
-                        "('#{shard}' over N shards, reading all N), or keep the index sparse and small.",
+                        "throttle. Add a high-cardinality component (an id)"
+                        f"{_shard_remedy(part, template)}, or keep the index sparse and small.",
                     ))
         return out
 
@@ -480,8 +504,11 @@ class Model:
             "access_patterns": [p.to_dict() for p in self.access_patterns.values()],
         }
 
-    def to_json(self, *, indent: int | None = 2) -> str:
-        """The model as JSON (the synth-time → run-time contract; deterministic output)."""
+    def to_json(self, *, indent: int | None = 2, compact: bool = False) -> str:
+        """The model as JSON (the synth-time → run-time contract; deterministic output).
+        ``compact``: one line without spaces after separators (where bytes count, e.g. in SSM)."""
+        if compact:
+            return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return json.dumps(self.to_dict(), indent=indent, sort_keys=True, ensure_ascii=False)
 
     @classmethod
@@ -539,6 +566,17 @@ class Model:
 
     def __repr__(self) -> str:
         return f"Model({self.name!r}, entities={list(self.entities)}, indexes={list(self.indexes)})"
+
+
+def _shard_remedy(part: str, template: KeyTemplate) -> str:
+    """The write-sharding advice of a hot-partition warning: concrete for an index key."""
+    if not part.startswith("index"):
+        return ""  # a table key cannot be sharded without changing every get of the item
+    return (
+        f", or write-shard the index key: IndexKey(pk='{template.source}#{{{SHARD}}}', sk=..., shards=N, "
+        "shard_by='<an id field>') spreads writes over N partitions and a query reads all N, merged in "
+        "sort-key order (size N with constructs_lib.runtime.sharding.index_shards(writes_per_second))"
+    )
 
 
 def _may_meet(a: KeyTemplate, b: KeyTemplate) -> bool:

@@ -54,6 +54,10 @@ ENV_CURSOR_KEY = "CONSTRUCTS_LIB_CURSOR_KEY"
 #: Comma-separated names of the model's indexes the table does not have yet (a GSI rollout).
 ENV_UNAVAILABLE_INDEXES = "CONSTRUCTS_LIB_UNAVAILABLE_INDEXES"
 
+#: The retry mode of the boto3 client a ``TableClient`` makes when given none (see the
+#: ``retry_mode`` parameter).
+DEFAULT_RETRY_MODE = "standard"
+
 #: How many times a plain put of a versioned entity re-reads the stored version (through its
 #: failed condition) before giving up under contention.
 CONTINUE_VERSION_ATTEMPTS = 10
@@ -71,8 +75,9 @@ class TableClient:
     client
         A boto3 DynamoDB client. Default: a new one with ``retry_mode``/``max_attempts``.
     retry_mode
-        botocore retry mode for the default client: ``"adaptive"`` (default; client-side rate
-        limiting on throttles), ``"standard"`` or ``"legacy"``.
+        botocore retry mode for the default client: ``"standard"`` (default: capped, jittered
+        retries of throttles and transient errors), ``"adaptive"`` (also client-side rate
+        limiting after a throttle; costs CPU on every call) or ``"legacy"``.
     max_attempts
         botocore max attempts for the default client. Default 10.
     batch_retries
@@ -112,6 +117,7 @@ class TableClient:
         codec: ItemCodec | None = None,
         **connection: Unpack[_aws.ConnectionOptions],
     ) -> None:
+        connection.setdefault("retry_mode", DEFAULT_RETRY_MODE)
         self.client = _aws.bind(client, {"table_name": table_name}, what="TableClient", **connection)
         secret = cursor_key if cursor_key is not None else os.environ.get(ENV_CURSOR_KEY) or None
         if isinstance(secret, str):
@@ -440,8 +446,14 @@ class TableClient:
             return Page([item] if item else [], None)
         if consistent and resolved.index is not None and resolved.index.kind == "GSI":
             raise SettingsError(f"pattern {pattern!r} reads GSI {resolved.index.name!r}; GSIs do not support consistent reads")
+        forward = not (resolved.pattern.descending if descending is None else descending)
+        if resolved.shards:  # a write-sharded index: every shard read, merged in sort-key order
+            from . import sharded  # loaded by functions that read a sharded index only
+
+            return sharded.query(self, pattern, resolved, vals, partition_value, limit=limit, cursor=cursor,
+                                 forward=forward, raw=raw)
         params = requests.query_params(self.codec, self.table_name, resolved, vals, partition_value)
-        params["ScanIndexForward"] = not (resolved.pattern.descending if descending is None else descending)
+        params["ScanIndexForward"] = forward
         params["ConsistentRead"] = consistent
         query_id = fingerprint(pattern, params)
         if cursor is not None:

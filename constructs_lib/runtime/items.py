@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from . import _aws, codec, keys, ttl
+from . import _aws, codec, keys, sharding, ttl
+from .sharding import SHARD
 from .exceptions import (
     ItemValidationError,
     KeyValueError,
@@ -84,12 +85,9 @@ class ItemCodec:
         if cached is not None and self.model.entities.get(entity.name) is entity:
             return cached
         key = entity.indexes[index_name]  # type: ignore[index]
-        pk_t, sk_t = entity.index_templates(index_name)
-        inputs = {f for t in (pk_t, sk_t) if t for f in t.fields}
+        inputs = self._value_inputs(entity, index_name)
         if key.when_present:
             inputs.add(key.when_present)
-        if key.when_equals:
-            inputs.update(key.when_equals)
         if self.model.entities.get(entity.name) is entity:
             self._inputs[(entity.name, index_name)] = frozenset(inputs)
         return frozenset(inputs)
@@ -107,7 +105,10 @@ class ItemCodec:
             return None
         pk_t, sk_t = entity.index_templates(index_name)
         out: dict[str, str] = {}
-        if pk_t is not None:
+        if key.sharded:  # the shard goes into this pk only: not into the memo other templates share
+            shard = sharding.shard_of(entity, key, values)
+            out[index.pk_attribute] = keys.build(entity, pk_t, {**values, SHARD: shard}, where=f"{index_name} pk")  # type: ignore[arg-type,index]
+        elif pk_t is not None:
             out[index.pk_attribute] = keys.build(entity, pk_t, values, where=f"{index_name} pk", memo=memo)  # type: ignore[index]
         if sk_t is not None:
             out[index.sk_attribute] = keys.build(entity, sk_t, values, where=f"{index_name} sk", memo=memo)  # type: ignore[index]
@@ -327,6 +328,9 @@ class ItemCodec:
         pk_t, sk_t = entity.index_templates(index_name)
         out = {f for t in (pk_t, sk_t) if t for f in t.fields}
         out.update(key.when_equals or {})
+        if key.sharded:  # the shard is derived from shard_by, which is what the key depends on
+            out.discard(SHARD)
+            out.update(key.shard_by)
         return out
 
     # Read ------------------------------------------------------------------------------------
@@ -340,12 +344,17 @@ class ItemCodec:
             (self.model.pk_attribute, entity.pk_template),
             (self.model.sk_attribute, entity.sk_template),
         ]
-        for index_name in entity.indexes:  # type: ignore[union-attr]
+        sharded: set[str] = set()
+        for index_name, key in entity.indexes.items():  # type: ignore[union-attr]
             index = self.model.indexes[index_name]
             pk_t, sk_t = entity.index_templates(index_name)
             pairs += [(index.pk_attribute, pk_t), (index.sk_attribute, sk_t)]  # type: ignore[list-item]
+            if key.sharded:
+                sharded.add(index.pk_attribute)  # type: ignore[arg-type]
         return [
-            (attr, t, frozenset(seg.field for seg in t.segments if not isinstance(seg, str)))
+            (attr, t, frozenset(
+                seg.field for seg in t.segments if not isinstance(seg, str) and not (attr in sharded and seg.field == SHARD)
+            ))
             for attr, t in pairs if attr and t is not None
         ]
 
@@ -356,17 +365,15 @@ class ItemCodec:
         held: dict[str, Any] = {}  # key attributes: dropped from the result, parsed if a field is missing
         key_attributes = () if raw else self._key_attribute_set
         for name, value in item.items():
-            if len(value) == 1:
-                ((kind, data),) = value.items()
-                if kind == "S":
-                    converted = data
+            if len(value) == 1 and "S" in value:
+                converted = value["S"]
+            else:
+                data = value.get("N") if len(value) == 1 else None
                 # Plain integers (nearly every number) as int directly; the rest as boto3 makes them.
-                elif kind == "N" and len(data) < 19 and data.isascii() and data.isdigit():
+                if data is not None and len(data) < 19 and data.isascii() and data.isdigit():
                     converted = int(data)
                 else:
                     converted = from_dynamo(_aws.deserialize_value(value))
-            else:
-                converted = from_dynamo(_aws.deserialize_value(value))
             if name in key_attributes:
                 held[name] = converted
             else:

@@ -9,14 +9,20 @@ Item collections on the table:
 
 ``GSI1`` is overloaded: users by email (``EMAIL#{email}``) and orders by id (the inverted
 index, ``ORDER#{order_id}``). ``GSI2`` is sparse: only orders whose status is ``PENDING``
-carry its keys, so "pending orders by date" reads nothing else.
+carry its keys, so "pending orders by date" reads nothing else. ``GSI3`` lists every order by
+status, newest first: a status alone is a hot partition, so its key is write-sharded over
+``ORDER_STATUS_SHARDS`` partitions by order id, and the query merges them.
 """
 
 from __future__ import annotations
 
 from constructs_lib.model import AccessPattern, Entity, Field, Index, IndexKey, Model
+from constructs_lib.runtime.sharding import index_shards
 
 ORDER_STATUS = ("PENDING", "PAID", "SHIPPED", "CANCELLED")
+#: Partitions of "orders by status" (GSI3): sized for 3,000 orders/s changing to one status
+#: (``index_shards(3000)`` = 4: 3,000 x 1.2 / 1,000 WCU per partition).
+ORDER_STATUS_SHARDS = index_shards(3000)
 
 shop_model = Model(
     "shop",
@@ -30,7 +36,7 @@ shop_model = Model(
             required=("email",),
             attributes={"name": "string", "updated_by": "string"},
             version_attribute="version",
-            description="A customer account; email is unique per user and looked up via GSI1.",
+            description="A customer account, looked up by email via GSI1.",
         ),
         Entity(
             "Order",
@@ -47,10 +53,14 @@ shop_model = Model(
                 "GSI2": IndexKey(
                     pk="STATUS#{status}", sk="{created_at}#{order_id}", when_equals={"status": ("PENDING",)}
                 ),
+                "GSI3": IndexKey(
+                    pk="STATUS#{status}#{shard}", sk="{created_at}#{order_id}",
+                    shards=ORDER_STATUS_SHARDS, shard_by="order_id",
+                ),
             },
             required=("status",),
             attributes={"line_count": "integer"},
-            description="An order, stored in its user's collection; pending orders are in sparse GSI2.",
+            description="An order, in its user's collection.",
         ),
         Entity(
             "OrderItem",
@@ -76,10 +86,10 @@ shop_model = Model(
             fields={"session_id": "string"},
             required=("user_id",),
             attributes={"user_id": "string"},
-            description="A login session; expires through the table's TTL attribute.",
+            description="A login session, expired by TTL.",
         ),
     ],
-    indexes=[Index("GSI1"), Index("GSI2", projection="KEYS_ONLY")],
+    indexes=[Index("GSI1"), Index("GSI2", projection="KEYS_ONLY"), Index("GSI3")],
     access_patterns=[
         AccessPattern("user profile", entity="User", sk="="),
         AccessPattern("user by email", entity="User", index="GSI1"),
@@ -89,6 +99,7 @@ shop_model = Model(
         AccessPattern("order by id", entity="Order", index="GSI1"),
         AccessPattern("items of an order", entity="OrderItem", sk="begins_with"),
         AccessPattern("pending orders by date", entity="Order", index="GSI2", sk="between"),
+        AccessPattern("orders by status newest first", entity="Order", index="GSI3", descending=True),
         AccessPattern("product by sku", entity="Product", sk="="),
         AccessPattern("session by id", entity="Session", sk="="),
     ],

@@ -3,7 +3,7 @@
 """Typed access to data model "shop": one TypedDict per entity and a table class whose
 methods (one per entity operation and access pattern) delegate to ``TableClient``.
 
-Model fingerprint 98c27d1dbbfc7ac80ba1068065da3f79, digest 9f481463e0c0fb2a012b4adc196f9278.
+Model fingerprint 48e827b449d3a8f01999ad2fa40d45ee, digest 3a554c0138f0e881e260340c97268d12.
 Generated from examples.shop.model.
 """
 
@@ -19,9 +19,9 @@ from constructs_lib.runtime.contract import model_digest
 
 MODEL_NAME = "shop"
 #: Fingerprint of the model's keys (``python -m constructs_lib fingerprint``).
-MODEL_FINGERPRINT = "98c27d1dbbfc7ac80ba1068065da3f79"
+MODEL_FINGERPRINT = "48e827b449d3a8f01999ad2fa40d45ee"
 #: Digest of the whole model this module was generated from; the table class refuses another.
-MODEL_DIGEST = "9f481463e0c0fb2a012b4adc196f9278"
+MODEL_DIGEST = "3a554c0138f0e881e260340c97268d12"
 
 #: The model's entity names (``TableClient.put(entity, ...)`` and friends).
 EntityName = Literal["User", "Order", "OrderItem", "Product", "Session"]
@@ -35,6 +35,7 @@ PatternName = Literal[
     "order by id",
     "items of an order",
     "pending orders by date",
+    "orders by status newest first",
     "product by sku",
     "session by id",
 ]
@@ -43,7 +44,7 @@ PatternName = Literal[
 class UserItem(TypedDict):
     """An item of entity "User": table key USER#{user_id} / PROFILE.
 
-    A customer account; email is unique per user and looked up via GSI1.
+    A customer account, looked up by email via GSI1.
     """
 
     user_id: str
@@ -73,7 +74,7 @@ UserRemovable = Literal["email", "name", "updated_by", "expires_at"]
 class OrderItem(TypedDict):
     """An item of entity "Order": table key USER#{user_id} / ORDER#{created_at}#{order_id}.
 
-    An order, stored in its user's collection; pending orders are in sparse GSI2.
+    An order, in its user's collection.
     """
 
     user_id: str
@@ -154,7 +155,7 @@ ProductRemovable = Literal["name", "price_cents", "expires_at"]
 class SessionItem(TypedDict):
     """An item of entity "Session": table key SESSION#{session_id} / SESSION.
 
-    A login session; expires through the table's TTL attribute.
+    A login session, expired by TTL.
     """
 
     session_id: str
@@ -1247,6 +1248,38 @@ class ShopTable:
                 created_at=created_at,
                 descending=descending,
             ),
+        )
+
+    def orders_by_status_newest_first(
+        self,
+        *,
+        status: Literal["PENDING", "PAID", "SHIPPED", "CANCELLED"],
+        limit: int | None = None,
+        cursor: str | None = None,
+        descending: bool | None = None,
+    ) -> Page[OrderItem]:
+        """Access pattern "orders by status newest first": Query on index GSI3, descending."""
+        return _cast(
+            "Page[OrderItem]",
+            self.client.query(
+                "orders by status newest first",
+                status=status,
+                limit=limit,
+                cursor=cursor,
+                descending=descending,
+            ),
+        )
+
+    def orders_by_status_newest_first_all(
+        self,
+        *,
+        status: Literal["PENDING", "PAID", "SHIPPED", "CANCELLED"],
+        descending: bool | None = None,
+    ) -> Iterator[OrderItem]:
+        """Every item of access pattern "orders by status newest first", following cursors (``query_all``)."""
+        return _cast(
+            "Iterator[OrderItem]",
+            self.client.query_all("orders by status newest first", status=status, descending=descending),
         )
 
     def product_by_sku(self, *, sku: str, consistent: bool = False) -> Page[ProductItem]:

@@ -69,9 +69,10 @@ class ShopStack(cdk.Stack):
             entry=HERE / "handlers" / "orders_api.py",
             handler="handler",
             # The declared scope: the role gets exactly these (Query on the table and GSI1 for
-            # USER#/ORDER# keys, transaction-only puts, one update), and the bundled client
+            # USER#/ORDER# keys, on GSI3 for STATUS#*#* — every shard —, transaction-only puts,
+            # one update), and the bundled client
             # refuses anything else before it reaches AWS.
-            patterns=["user's orders newest first", "order by id", "items of an order"],
+            patterns=["user's orders newest first", "order by id", "items of an order", "orders by status newest first"],
             writes={"Order": ["transaction_put", "update"], "OrderItem": ["transaction_put"]},
             description="Orders API on the shop single table",
             counters=[self.product_views],

@@ -65,7 +65,8 @@ def test_scenario_runs_end_to_end(shop: Any, dynamodb_local: Any, capsys: pytest
     scenario.run(shop.outdir, dynamodb_local)
     out = capsys.readouterr().out
     # THEN every pattern was served and the counter and audit steps reported exact results
-    assert "10 access patterns served" in out
+    assert "11 access patterns served" in out
+    assert "merged read = the 2 PAID orders newest first" in out
     assert "typed: get_user -> version 1; users_orders_newest_first(limit=1) -> ['" in out  # the typed module
     assert "0 dead-lettered" in out
     assert "emails in clear anywhere in the 16 audit items: 0" in out

@@ -57,6 +57,9 @@ CASES: dict[str, tuple[dict[str, Any], Any]] = {
         {"status": "PENDING", "created_at": (T0, T0 + timedelta(days=30))},
         lambda items: ids(items) == ["p0", "o1", "o3"],
     ),
+    "orders by status newest first": (  # write-sharded GSI3: every shard read, merged newest first
+        {"status": "PENDING"}, lambda items: ids(items) == ["o3", "o1", "p0"],
+    ),
     "product by sku": ({"sku": "SKU-1"}, lambda items: ids(items, "name") == ["Teapot"]),
     "session by id": ({"session_id": "s1"}, lambda items: ids(items, "user_id") == ["u1"]),
 }

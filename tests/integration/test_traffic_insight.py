@@ -44,7 +44,8 @@ def workload(table: TableClient, raw: Any, other_table: str) -> list[Any]:
     for each other user — the hot user's partition takes 151 of 271 table writes. Reads are
     spread: 6 gets + 1 query per user, 10 "order by id" on GSI1, plus 8 raw queries that read
     all 150 orders of the hot user to keep the 5 cancelled ones, and 6 raw scans. GSI2 (pending
-    orders) is never written nor read: every order is PAID or CANCELLED.
+    orders) is never written nor read: every order is PAID or CANCELLED. GSI3 (orders by status,
+    write-sharded over 4 partitions) takes every order and is never read.
     """
     results: list[Any] = []
     for user in [*USERS, HOT]:
@@ -102,14 +103,20 @@ def test_skewed_workload_yields_exactly_the_expected_findings(
     # THEN every call returned exactly what it returns without recording (no ConsumedCapacity added)
     assert on == off
     assert off[-2] == {"Count": 31 + HOT_ORDERS + 90, "ScannedCount": 31 + HOT_ORDERS + 90}
-    # AND the detector finds exactly: the hot user's partition, the filter-heavy query, the scans, unused GSI2
+    # AND the detector finds exactly: the hot user's partition, PAID in the sharded GSI3 (its 4 shards
+    # judged as one key), the filter-heavy query, the scans, unused GSI2 and GSI3
     assert [(f.kind, f.index, f.subject) for f in report.findings] == [
         (HOT_PARTITION, "table", f"USER#{HOT}"),
+        (HOT_PARTITION, "GSI3", "STATUS#PAID#{shard}"),
         (FILTER_HEAVY, "table", "table: PK = :pk AND begins_with(SK, :orders) FILTER status = :cancelled"),
         (SCAN, "table", "the table"),
         (UNUSED_INDEX, "GSI2", "GSI2"),
+        (UNUSED_INDEX, "GSI3", "GSI3"),
     ]
-    hot, heavy, _, unused = report.findings
+    hot, sharded, heavy, _, unused, _ = report.findings
+    assert sharded.evidence["declared_shards"] == 4 and sharded.evidence["shards"] > 4
+    assert sharded.evidence["shard_keys"] == [f"STATUS#PAID#{n:02d}" for n in range(4)]
+    assert "already write-sharded (IndexKey(shards=4)): raise shards=" in sharded.recommendation
     assert hot.evidence["direction"] == "write" and hot.evidence["share"] > 0.3
     assert hot.evidence["capacity_assumed"] is False  # DynamoDB reported the units
     assert heavy.evidence["read_per_returned"] == HOT_ORDERS / (HOT_ORDERS // CANCELLED_EVERY)

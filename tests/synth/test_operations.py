@@ -253,7 +253,7 @@ def test_every_alarm_notifies_the_topic(provisioned: Synth, on_demand: Synth) ->
     (topic_id,) = [lid for lid, r in provisioned.resources.items() if r["Type"] == "AWS::SNS::Topic"]
     assert provisioned.table.operations is not None
     keys = list(provisioned.table.operations.alarms)
-    assert len(keys) == 6 + 1 + 1 + 2 + 6 + 6  # throttles, system, user, latency, capacity, consumers
+    assert len(keys) == 8 + 1 + 1 + 2 + 8 + 6  # throttles, system, user, latency, capacity (table + 3 GSIs), consumers
     for key in keys:
         props = provisioned.alarm(key)
         # THEN every alarm of the table and of its pattern constructs notifies it on ALARM and on OK
@@ -368,18 +368,19 @@ def _insights(synth: Synth) -> dict[str, Any]:
 def test_contributor_insights_per_index(provisioned: Synth, on_demand: Synth) -> None:
     # GIVEN {"table": True, "GSI1": True} on one table and ["GSI2"] on the other
     # THEN the table's replica enables exactly those (and says so for a GSI the table setting would cover)
-    assert _insights(provisioned) == {"table": {"Enabled": True}, "GSI1": {"Enabled": True}, "GSI2": {"Enabled": False}}
-    assert _insights(on_demand) == {"table": None, "GSI1": None, "GSI2": {"Enabled": True}}
-    assert dict(on_demand.table.contributor_insights) == {"table": False, "GSI1": False, "GSI2": True}
+    assert _insights(provisioned) == {"table": {"Enabled": True}, "GSI1": {"Enabled": True}, "GSI2": {"Enabled": False},
+                                      "GSI3": {"Enabled": False}}
+    assert _insights(on_demand) == {"table": None, "GSI1": None, "GSI2": {"Enabled": True}, "GSI3": None}
+    assert dict(on_demand.table.contributor_insights) == {"table": False, "GSI1": False, "GSI2": True, "GSI3": False}
     # AND the other replica settings of the GSIs are untouched
     assert provisioned.table_replica()["GlobalSecondaryIndexes"][1]["ReadProvisionedThroughputSettings"] == {
         "ReadCapacityUnits": 5}
 
 
 @pytest.mark.parametrize(("value", "expected"), [
-    (True, {"table": {"Enabled": True}, "GSI1": {"Enabled": True}, "GSI2": {"Enabled": True}}),
-    (False, {"table": None, "GSI1": None, "GSI2": None}),
-    ({"table": False, "GSI1": True, "GSI2": False}, {"table": None, "GSI1": {"Enabled": True}, "GSI2": None}),
+    (True, {"table": {"Enabled": True}, "GSI1": {"Enabled": True}, "GSI2": {"Enabled": True}, "GSI3": {"Enabled": True}}),
+    (False, {"table": None, "GSI1": None, "GSI2": None, "GSI3": None}),
+    ({"table": False, "GSI1": True, "GSI2": False}, {"table": None, "GSI1": {"Enabled": True}, "GSI2": None, "GSI3": None}),
 ])
 def test_contributor_insights_bool_keeps_its_meaning(shop_model: Model, value: Any, expected: dict[str, Any]) -> None:
     # GIVEN contributor_insights as a bool (the original option) or a mapping

@@ -389,10 +389,11 @@ def test_describe_lists_each_function_with_its_scope_and_iam(capsys: pytest.Capt
     text = capsys.readouterr().out
     # THEN each table's functions are listed with their declared scope and the statements derived from it
     assert text.count("## Functions and their access scopes") == 3  # shop, iot, viral tables
-    assert ("| `ShopStack/OrdersApi` | patterns: `user's orders newest first`, `order by id`, `items of an order`"
+    assert ("| `ShopStack/OrdersApi` | patterns: `user's orders newest first`, `order by id`, `items of an order`, "
+            "`orders by status newest first`"
             "<br>`Order`: update, transaction_put<br>`OrderItem`: transaction_put | Query on the table for ORDER#*, "
             "USER#*<br>UpdateItem on the table for USER#*<br>PutItem on the table for ORDER#*, USER#* (in transactions "
-            "only)<br>Query on GSI1 for ORDER#* |") in text
+            "only)<br>Query on GSI1 for ORDER#*<br>Query on GSI3 for STATUS#*#* |") in text
     assert "| `IotTelemetryStack/Ingest` | `Reading`: batch_put | BatchWriteItem on the table for SENSOR#*#* |" in text
 
 

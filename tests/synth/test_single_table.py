@@ -140,18 +140,19 @@ def test_attribute_definitions_are_exactly_the_model_key_attributes(
 
 # Secondary indexes ------------------------------------------------------------------------------
 def test_shop_gsis_have_generic_keys_and_projections(shop_cfn: Template, shop_model: Model) -> None:
-    # GIVEN the shop model: GSI1 (ALL) and GSI2 (KEYS_ONLY)
+    # GIVEN the shop model: GSI1 (ALL), GSI2 (KEYS_ONLY) and the write-sharded GSI3 (ALL)
     # WHEN it is synthesized
     gsis = gsis_by_name(table_props(shop_cfn))
-    # THEN there is one GSI per model index, with generic key attributes
-    assert set(gsis) == {i.name for i in shop_model.gsis} == {"GSI1", "GSI2"}
-    for name in ("GSI1", "GSI2"):
+    # THEN there is one GSI per model index, with generic key attributes (shards are in the key
+    # values only: a sharded GSI is an ordinary GSI to CloudFormation)
+    assert set(gsis) == {i.name for i in shop_model.gsis} == {"GSI1", "GSI2", "GSI3"}
+    for name in ("GSI1", "GSI2", "GSI3"):
         assert gsis[name]["KeySchema"] == [
             {"AttributeName": f"{name}PK", "KeyType": "HASH"},
             {"AttributeName": f"{name}SK", "KeyType": "RANGE"},
         ]
-    # AND GSI1 projects everything
-    assert gsis["GSI1"]["Projection"] == {"ProjectionType": "ALL"}
+    # AND GSI1 and GSI3 project everything
+    assert gsis["GSI1"]["Projection"] == gsis["GSI3"]["Projection"] == {"ProjectionType": "ALL"}
     # AND KEYS_ONLY became INCLUDE of the entity attribute, so items parse back into entities
     assert gsis["GSI2"]["Projection"] == {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["_type"]}
 

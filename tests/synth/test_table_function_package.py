@@ -183,9 +183,10 @@ def test_runtime_part_stays_within_budget_and_user_part_is_measured_separately(f
           f"{installed.seconds:.2f} s cold, {cached.seconds * 1000:.1f} ms cached")
     # WHEN the runtime part's sources are zipped on its own
     # THEN they stay within the 100 KB budget whatever the user ships next to them, and the bytecode
-    # of the import path (when an interpreter of the runtime's version exists) within one budget more
+    # of the import path and the model package (when an interpreter of the runtime's version exists,
+    # docs/adr/0018) within one and a half budgets more
     assert 0 < runtime <= RUNTIME_BUDGET_ZIPPED
-    assert bytecode <= RUNTIME_BUDGET_ZIPPED
+    assert bytecode <= 1.5 * RUNTIME_BUDGET_ZIPPED
     # AND the user's code and dependencies are counted apart from it
     assert user > 0 and deps > 0 and total > runtime
 

@@ -102,6 +102,51 @@ def test_import_path_follows_module_level_and_lazy_imports_only() -> None:
     assert "constructs_lib/runtime/stats/report.py" not in path
 
 
+def test_import_closure_also_follows_imports_made_at_call_time() -> None:
+    # GIVEN a package whose module imports one module at module level, one inside a function (in a
+    # loop of a method), one for type checking only, and one by a literal name
+    sources = {
+        "pkg/__init__.py": b"from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .lazy import Lazy\n",
+        "pkg/top.py": b"from . import eager\n",
+        "pkg/eager.py": (b"from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import typed\n"
+                         b"class C:\n    def f(self):\n        for _ in ():\n            from .later import x\n"
+                         b"def g():\n    import importlib\n    return importlib.import_module('pkg.named')\n"),
+        "pkg/later.py": b"x = 1\n", "pkg/named.py": b"", "pkg/typed.py": b"", "pkg/lazy.py": b"", "pkg/unused.py": b"",
+        "whole.py": b"import pkg\n", "star.py": b"from pkg import *\n",
+    }
+    # WHEN the closure of pkg.top is computed  THEN it holds what any call can import, not what only
+    # type checkers see nor what nothing imports
+    assert bytecode.import_closure(sources, ["pkg.top"]) == {
+        "pkg/__init__.py", "pkg/top.py", "pkg/eager.py", "pkg/later.py", "pkg/named.py"}
+    # AND the cold-start import path stays the module-level imports
+    assert bytecode.import_path(sources, ["pkg.top"]) == {"pkg/__init__.py", "pkg/top.py", "pkg/eager.py"}
+    # AND a package used as an object (``pkg.Lazy``, ``import *``) brings all its lazy exports
+    assert "pkg/lazy.py" in bytecode.import_closure(sources, ["whole"])
+    assert "pkg/lazy.py" in bytecode.import_closure(sources, ["star"])
+    assert "pkg/lazy.py" not in bytecode.import_path(sources, ["whole"])
+
+
+def test_a_bundle_ships_the_package_modules_its_code_and_dependencies_can_import(tmp_path: Path, monkeypatch) -> None:
+    # GIVEN a counter aggregator's bundle, once alone and once with a dependency that uses the audit client
+    monkeypatch.setenv(bytecode.ENV_DISABLE, "0")
+    model = Model("bc", entities=[Entity("Thing", pk="THING#{id}", fields=["id"])])
+    deps = tmp_path / "deps"
+    (deps / "shared").mkdir(parents=True)
+    (deps / "shared" / "__init__.py").write_text("def audit():\n    from constructs_lib.runtime import AuditClient\n")
+    (deps / "other.py").write_text("import json\n")
+    handler = "constructs_lib.runtime.handlers.counter.handler"
+    alone = bundle(model, handler=handler).runtime_files
+    with_dep = bundle(model, handler=handler, dependencies=deps)
+    # THEN alone it holds the aggregator's modules and not the table or audit clients
+    assert "constructs_lib/runtime/handlers/counter.py" in alone and "constructs_lib/model/model.py" in alone
+    assert not {"constructs_lib/runtime/client.py", "constructs_lib/runtime/patterns/audit/client.py"} & set(alone)
+    # AND with the dependency it also holds what the dependency can import, and the dependency itself
+    assert "constructs_lib/runtime/patterns/audit/client.py" in with_dep.runtime_files
+    assert {"shared/__init__.py", "other.py"} <= set(with_dep.dependency_files)
+    # AND without a handler nothing is pruned (every model and runtime module but the backfill job's)
+    assert "constructs_lib/runtime/client.py" in bundle(model).runtime_files
+
+
 def test_two_bundles_of_the_same_sources_are_byte_identical(tmp_path: Path, monkeypatch) -> None:
     # GIVEN a model and a generated handler's bundle, staged twice from scratch with fresh compilers
     model = Model("bc", entities=[Entity("Thing", pk="THING#{id}", fields=["id"])])

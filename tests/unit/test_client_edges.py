@@ -153,3 +153,17 @@ def test_the_connection_keywords_are_declared_once_and_checked() -> None:
     assert (config.retries["mode"], config.retries["total_max_attempts"], built.client.meta.region_name) == (
         "standard", 4, "eu-west-1")
     assert built.client.meta.endpoint_url == "http://127.0.0.1:1"
+
+
+def test_the_default_retry_mode_is_standard_for_tables_and_adaptive_for_counters_and_audit() -> None:
+    # GIVEN each runtime client built without a boto3 client
+    table = TableClient(MODEL, "t", region_name="eu-west-1")
+    counter = CounterClient(CounterSpec(family="views", shards=2), "t", region_name="eu-west-1")
+    audit = AuditClient(AuditSpec(), "audit", "source", region_name="eu-west-1")
+    # THEN the table client retries in standard mode (no client-side rate limiter costing CPU on every
+    # call, none throttling a client shared by threads), the hot-key writers keep adaptive mode
+    modes = [c.client.meta.config.retries["mode"] for c in (table, counter, audit)]
+    assert modes == ["standard", "adaptive", "adaptive"]
+    # AND the documented keyword still selects adaptive mode for a table client
+    assert TableClient(MODEL, "t", region_name="eu-west-1", retry_mode="adaptive").client.meta.config.retries[
+        "mode"] == "adaptive"

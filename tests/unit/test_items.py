@@ -17,6 +17,7 @@ from constructs_lib.runtime.exceptions import (
     UpdateRejectedError,
 )
 from constructs_lib.runtime.items import MAX_ITEM_BYTES, ItemCodec, item_size
+from constructs_lib.runtime.sharding import stable_shard
 from examples.shop.model import shop_model
 
 CODEC = ItemCodec(shop_model)
@@ -198,8 +199,10 @@ def test_setting_pending_recomputes_gsi2_keys_from_table_key() -> None:
     # GIVEN an update setting only status=PENDING (created_at/order_id come from the table key)
     # WHEN planned
     plan = CODEC.plan_update(ORDER, ORDER_KEY, {"status": "PENDING"}, [])
-    # THEN GSI2 keys are set in the same update and nothing is removed
-    assert plan.set == {"status": "PENDING", "GSI2PK": "STATUS#PENDING", "GSI2SK": f"{CREATED}#o1"}
+    # THEN GSI2 keys are set in the same update (and GSI3's, in the order's shard), nothing is removed
+    shard = stable_shard("o1", 4)
+    assert plan.set == {"status": "PENDING", "GSI2PK": "STATUS#PENDING", "GSI2SK": f"{CREATED}#o1",
+                        "GSI3PK": f"STATUS#PENDING#{shard:02d}", "GSI3SK": f"{CREATED}#o1"}
     assert plan.remove == []
 
 
@@ -207,8 +210,9 @@ def test_setting_shipped_removes_gsi2_keys() -> None:
     # GIVEN an update moving an order out of PENDING
     # WHEN planned
     plan = CODEC.plan_update(ORDER, ORDER_KEY, {"status": "SHIPPED"}, [])
-    # THEN the sparse GSI2 key attributes are removed, status is set
-    assert plan.set == {"status": "SHIPPED"}
+    # THEN the sparse GSI2 key attributes are removed, status is set (and GSI3's keys follow it)
+    assert plan.set == {"status": "SHIPPED", "GSI3PK": f"STATUS#SHIPPED#{stable_shard('o1', 4):02d}",
+                        "GSI3SK": f"{CREATED}#o1"}
     assert sorted(plan.remove) == ["GSI2PK", "GSI2SK"]
 
 

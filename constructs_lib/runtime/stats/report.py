@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 from ..limits import PARTITION_RCU, PARTITION_WCU
 from ..patterns.counter.sizing import DEFAULT_HEADROOM
 from ._parse import TABLE, WRITE
+from ..sharding import SHARD
+from .sketch import KeyCount
 from .snapshot import Snapshot, check, is_int, is_number
 
 if TYPE_CHECKING:
@@ -167,17 +169,19 @@ def detect(
                   "low_cardinality_keys": low_cardinality_keys, "headroom": headroom}
     hot: list[tuple[float, Finding]] = []
     low: list[Finding] = []
+    layouts = _shard_layouts(model) if model is not None else {}
     for (index, kind), (top, hits, exact, bound) in sorted(snapshot.sketches.items()):
         if hits < min_requests:
             continue
-        for kc in top:
-            if kc.count < hot_share * hits:
-                break
+        # The shards of a write-sharded key are judged together: even spread, each carries 1/N.
+        judged = _group_shards(top, layouts[index]) if index in layouts else [(kc, 1, ()) for kc in top]
+        for kc, shards, members in judged:
             share = kc.guaranteed / hits
-            if share >= hot_share:
-                hot.append((share, _hot(index, kind, kc, share, hits, rate, duration, hot_share, headroom, bound)))
+            if kc.count >= hot_share * hits * shards and share / shards >= hot_share:
+                hot.append((share / shards, _hot(index, kind, kc, share, hits, rate, duration, hot_share, headroom,
+                                                 bound, shards=shards, members=members)))
         if exact and 0 < len(top) <= low_cardinality_keys:
-            low.append(_low_cardinality(index, kind, top, hits, rate))
+            low.append(_low_cardinality(index, kind, top, hits, rate, sharded=index in layouts))
     findings = [f for _, f in sorted(hot, key=lambda sf: -sf[0])] + low
     findings += _filter_heavy(snapshot, rate, filter_ratio, min_scanned)
     findings += _scans(snapshot, rate)
@@ -193,12 +197,51 @@ def _shards(units_per_second: float, limit: int, headroom: float) -> int:
     return max(1, math.ceil(round(units_per_second * headroom / limit, 9)))
 
 
+def _shard_layouts(model: Model) -> dict[str, list[tuple[int, int, int]]]:
+    """Per GSI with write-sharded keys: (segments, position of ``{shard}``, shards) of each such pk template."""
+    out: dict[str, list[tuple[int, int, int]]] = {}
+    for entity in model.entities.values():
+        for index_name, key in entity.sharded_indexes().items():
+            pk, _ = entity.index_templates(index_name)
+            assert pk is not None and key.shards is not None
+            position = next(n for n, seg in enumerate(pk.segments) if getattr(seg, "field", None) == SHARD)
+            layout = (len(pk.segments), position, key.shards)
+            if layout not in out.setdefault(index_name, []):
+                out[index_name].append(layout)
+    return out
+
+
+def _group_shards(top: list[KeyCount], layouts: list[tuple[int, int, int]]) -> list[tuple[KeyCount, int, tuple[str, ...]]]:
+    """``top`` with the shard keys of one logical key (``STATUS#PAID#00``..) summed into one entry
+    named with ``{shard}``: (count, shards, member keys), largest first."""
+    groups: dict[str, tuple[int, list[KeyCount]]] = {}
+    single: list[tuple[KeyCount, int, tuple[str, ...]]] = []
+    for kc in top:
+        parts = kc.key.split("#")
+        for segments, position, shards in layouts:
+            if len(parts) == segments and len(parts[position]) == 2 and parts[position].isdigit():
+                logical = "#".join([*parts[:position], "{" + SHARD + "}", *parts[position + 1:]])
+                groups.setdefault(logical, (shards, []))[1].append(kc)
+                break
+        else:
+            single.append((kc, 1, ()))
+    for logical, (shards, members) in groups.items():
+        merged = KeyCount(logical, sum(m.count for m in members), sum(m.error for m in members),
+                          sum(m.capacity_units for m in members), sum(m.throttled for m in members),
+                          sum(m.estimated for m in members))
+        single.append((merged, shards, tuple(m.key for m in members)))
+    return sorted(single, key=lambda entry: -entry[0].count)
+
+
 def _hot(index: str, kind: str, kc: Any, share: float, hits: int, rate: float, duration: float,
-         hot_share: float, headroom: float, bound: float) -> Finding:
+         hot_share: float, headroom: float, bound: float, *, shards: int = 1, members: tuple[str, ...] = ()) -> Finding:
     limit, unit = (PARTITION_WCU, "WCU") if kind == WRITE else (PARTITION_RCU, "RCU")
     assumed = kc.capacity_units == 0
     units = kc.estimated if assumed else kc.capacity_units / rate  # 1 unit per request when none was reported
     per_second = units / duration if duration > 0 else 0.0
+    if shards > 1:
+        return _hot_sharded(index, kind, kc, share, hits, rate, duration, hot_share, headroom, bound, shards, members,
+                            per_second, units, assumed)
     by_capacity = _shards(per_second, limit, headroom)
     by_share = max(2, math.ceil(round(share / hot_share, 9)))
     shards = max(by_capacity, by_share)
@@ -231,7 +274,41 @@ def _hot(index: str, kind: str, kc: Any, share: float, hits: int, rate: float, d
     return Finding(HOT_PARTITION, index, kc.key, summary, evidence, f"{advice} {rate_text} {_ONE_PARTITION}")
 
 
-def _low_cardinality(index: str, kind: str, top: list[Any], hits: int, rate: float) -> Finding:
+def _hot_sharded(index: str, kind: str, kc: Any, share: float, hits: int, rate: float, duration: float,
+                 hot_share: float, headroom: float, bound: float, declared: int, members: tuple[str, ...],
+                 per_second: float, units: float, assumed: bool) -> Finding:
+    """A hot logical key of a write-sharded index: its ``declared`` shards together."""
+    limit, unit = (PARTITION_WCU, "WCU") if kind == WRITE else (PARTITION_RCU, "RCU")
+    by_capacity = _shards(per_second, limit, headroom)
+    by_share = math.ceil(round(share / hot_share, 9))
+    shards = max(by_capacity, by_share, declared + 1)
+    evidence = {
+        "partition_key": kc.key, "direction": kind, "share": round(share, 4), "share_per_shard": round(share / declared, 4),
+        "declared_shards": declared, "shard_keys": sorted(members), "sampled_hits": kc.count, "index_sampled_hits": hits,
+        "estimated_requests": kc.estimated, "index_estimated_requests": hits / rate,
+        "count_error_bound": kc.error / rate, "sketch_error_bound": bound / rate, "capacity_units": units,
+        "capacity_assumed": assumed, "throttled": kc.throttled / rate, "duration_seconds": duration,
+        f"{unit.lower()}_per_second": per_second, "partition_limit": limit,
+        "partition_utilization": per_second / declared / limit, "shards_for_capacity": by_capacity,
+        "shards_for_share": by_share, "shards": shards,
+    }
+    summary = (f"{kc.key!r} (write-sharded over {declared} partitions) carried {share:.1%} of GSI {index}'s sampled "
+               f"{kind}s (~{share / declared:.1%} per shard, ~{kc.estimated:,.0f} of ~{hits / rate:,.0f}); "
+               f"~{per_second / declared:.3g} {unit}/s per shard = {per_second / declared / limit:.2%} of one partition"
+               + (f"; {kc.throttled / rate:,.0f} throttled" if kc.throttled else ""))
+    if kind == WRITE:
+        advice = (f"The key is already write-sharded (IndexKey(shards={declared})): raise shards= to {shards} "
+                  f"(capacity alone needs {by_capacity} at the observed {per_second:.3g} {unit}/s x{headroom:g} "
+                  f"headroom; {by_share} keep each shard under {hot_share:.0%} of the index's {kind}s). "
+                  "runtime.sharding.index_shards(writes_per_second) sizes it from a rate; a changed shard count is a "
+                  "key change, so existing items need a backfill (python -m constructs_lib diff).")
+    else:
+        advice = (f"Every read of {kc.key!r} reads all {declared} shards: cache it, use eventually consistent reads, "
+                  "or narrow the reads with a sort-key condition; more shards spread writes, not reads.")
+    return Finding(HOT_PARTITION, index, kc.key, summary, evidence, f"{advice} {_ONE_PARTITION}")
+
+
+def _low_cardinality(index: str, kind: str, top: list[Any], hits: int, rate: float, *, sharded: bool = False) -> Finding:
     limit, unit = (PARTITION_WCU, "WCU") if kind == WRITE else (PARTITION_RCU, "RCU")
     shares = ", ".join(f"{k.key} {k.count / hits:.0%}" for k in top)
     where = "the table" if index == TABLE else f"GSI {index}"
@@ -244,6 +321,10 @@ def _low_cardinality(index: str, kind: str, top: list[Any], hits: int, rate: flo
               "order or device id) as partition key; if a low-cardinality value (a status, type or date) must lead, "
               "append a calculated suffix (e.g. STATUS#PENDING#0..9 from a hash of the item id) and query the "
               "suffixes in parallel, or make the index sparse so only the items that need it carry its keys.")
+    if sharded:
+        advice = (f"All {kind}s of {where} land on at most {len(top)} partition(s), its shards included, capping it "
+                  f"near {len(top) * limit:,} {unit}/s. Its key is write-sharded: raise shards= on its IndexKey "
+                  "(runtime.sharding.index_shards sizes it from a rate), or lead with a higher-cardinality attribute.")
     return Finding(LOW_CARDINALITY, index, where, summary, evidence, advice)
 
 

@@ -5,6 +5,7 @@ Events (direct invocation)::
     {"op": "place_order", "user_id": "u1", "lines": [{"sku": "SKU-1", "quantity": 2}]}
     {"op": "list_orders", "user_id": "u1", "limit": 10, "cursor": null}
     {"op": "get_order", "order_id": "01J..."}
+    {"op": "orders_by_status", "status": "PAID", "limit": 10, "cursor": null}
     {"op": "mark_paid", "user_id": "u1", "created_at": "...", "order_id": "01J..."}
     {"op": "view_product", "sku": "SKU-1", "request_id": "req-123"}   (request_id optional)
     {"op": "product_views", "sku": "SKU-1", "exact": false}
@@ -63,6 +64,11 @@ def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
             return {"ok": False, "error": f"order {event['order_id']!r} not found"}
         items = table.query("items of an order", order_id=event["order_id"]).items
         return {"ok": True, "order": orders[0], "items": items}
+    if op == "orders_by_status":
+        # GSI3 is write-sharded: one Query per shard, in parallel, merged newest first.
+        page = table.query("orders by status newest first", status=event["status"],
+                           limit=event.get("limit", 20), cursor=event.get("cursor"))
+        return {"ok": True, "orders": page.items, "cursor": page.cursor}
     if op == "mark_paid":
         key = {k: event[k] for k in ("user_id", "created_at", "order_id")}
         order = table.update("Order", key, set={"status": "PAID"})

@@ -1,0 +1,64 @@
+"""Write-sharded index keys: which shard an item's key lands in, and how many shards to use.
+
+The shard is ``int(sha256(v1#v2...)[:8]) % N`` over the key encodings of the ``shard_by``
+fields — a stable hash (never Python's per-process ``hash()``), so a put, an update, a backfill
+and another language all compute the same shard for the same item. Rationale:
+docs/adr/0030-write-sharded-index-keys.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from . import codec
+from .exceptions import KeyValueError, SettingsError
+
+if TYPE_CHECKING:
+    from ..model import Entity, IndexKey
+
+#: The placeholder holding the shard (``constructs_lib.model.SHARD``; the model package is not
+#: imported here: functions load it only when they read their model).
+SHARD = "shard"
+#: Bounds of a sharded index key's shard count (as the model checks them).
+MIN_INDEX_SHARDS, MAX_INDEX_SHARDS = 2, 100
+
+
+def shard_of(entity: Entity, key: IndexKey, values: Mapping[str, Any]) -> int:
+    """The shard (0 .. ``key.shards - 1``) of the item holding ``values`` (normalized)."""
+    parts = []
+    for name in key.shard_by:  # type: ignore[union-attr]
+        value = values.get(name)
+        if value is None:
+            raise KeyValueError(f"{entity.name}: the shard of its index key needs field {name!r}, which is missing")
+        spec = entity.field(name)
+        parts.append(codec.encode(value, spec.kind, width=spec.width, field=f"{entity.name}.{name}"))
+    return stable_shard("#".join(parts), key.shards)  # type: ignore[arg-type]
+
+
+def stable_shard(text: str, shards: int) -> int:
+    """``int.from_bytes(sha256(text)[:8], "big") % shards``: the same on every process and platform."""
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") % shards
+
+
+def index_shards(expected_writes_per_second: float, *, item_size_bytes: int = 1024) -> int:
+    """Shards for an index key whose hottest value takes ``expected_writes_per_second`` writes of
+    ``item_size_bytes``: the counter's arithmetic (:func:`derive_shards`: 1 WCU per KB, 1,000
+    WCU per partition, headroom 1.2), at least 2.
+
+    Raises
+    ------
+    SettingsError
+        If a value is out of range or the rate needs more than 100 shards.
+    """
+    from .patterns.counter.sizing import derive_shards  # synth-time sizing: off the functions' import path
+
+    sizing = derive_shards(expected_writes_per_second, item_size_bytes=item_size_bytes)
+    if sizing.shards > MAX_INDEX_SHARDS:
+        raise SettingsError(
+            f"{sizing.explain()}; an index key may use at most {MAX_INDEX_SHARDS} (a query reads every shard) — "
+            "spread the writes over more key values instead"
+        )
+    return max(MIN_INDEX_SHARDS, sizing.shards)
