@@ -30,6 +30,8 @@ def use(client: TableClient) -> list[str]:
     for entry in shop.user_with_orders_all(user_id="u1"):
         if entry.get("_type") == "User":
             names.append(str(entry["user_id"]))
+    paid = shop.orders_by_status_newest_first(status="PAID", limit=5)  # a merged read over the shards
+    names += [o["order_id"] for o in paid]
     pending = shop.pending_orders_by_date(status="PENDING", created_at=("2024-01-01T00:00:00Z", created))
     names += [o["order_id"] for o in pending]
     with shop.transaction(client_request_token="req-1") as tx:
