@@ -59,6 +59,9 @@ def test_typed_writes_reads_and_queries_match_the_untyped_client(table: TableCli
     assert [o["order_id"] for o in ranged] == ["o1", "o2", "o3"]
     pending = shop.pending_orders_by_date(status="PENDING", created_at=(T0, T0 + timedelta(days=9)))
     assert sorted(o["order_id"] for o in pending) == ["o1", "o3"]
+    paid = shop.orders_by_status_newest_first(status="PAID", limit=2)  # merged over the GSI's shards
+    assert [o["order_id"] for o in paid] == ["o4", "o2"]
+    assert paid.items == table.query("orders by status newest first", status="PAID", limit=2).items
     mixed = list(shop.user_with_orders_all(user_id="u1"))
     assert [e.get("_type") for e in mixed].count("User") == 1 and len(mixed) == 6
     assert [i["line"] for i in shop.items_of_an_order_all(order_id="o1")] == [1]
