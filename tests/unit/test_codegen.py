@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from constructs_lib.__main__ import main
 from constructs_lib.codegen import CodegenError, generate
 from constructs_lib.codegen.names import snake
-from constructs_lib.codegen.options import OMITTED, OPTIONS
+from constructs_lib.codegen.options import OMITTED, OPTIONS, accepted
 from constructs_lib.model import AccessPattern, Entity, Field, Index, IndexKey, Model, ModelValidationError
 from constructs_lib.runtime import TableClient, requests
 from examples.shop.model import shop_model
@@ -154,8 +154,9 @@ def test_field_and_attribute_types() -> None:
     methods = _methods(text)
     # the range field of a between pattern takes a (low, high) pair; the table-key fields are typed
     assert _params(methods["readings_in_a_range"])["at"] == "tuple[datetime | str, datetime | str]"
+    projection = {"attributes": "Sequence[ReadingAttribute] | None"} if "attributes" in accepted("get") else {}
     assert _params(methods["get_reading"]) == {"sensor": "Literal['a', 'b']", "at": "datetime | str", "seq": "int",
-                                               "consistent": "bool"}
+                                               "consistent": "bool", **projection}
     assert ast.unparse(methods["readings_in_a_range"].returns) == "Page[ReadingItem]"  # type: ignore[arg-type]
 
 
@@ -166,8 +167,9 @@ def test_multi_entity_patterns_return_a_union_and_gsi_patterns_take_no_consisten
     assert ast.unparse(methods["user_with_orders_all"].returns) == "Iterator[UserItem | OrderItem]"  # type: ignore[arg-type]
     assert "consistent" not in _params(methods["user_by_email"])
     assert "consistent" in _params(methods["users_orders_newest_first"])
-    # a GetItem pattern has no pages: no cursor, no limit, no _all method
-    assert set(_params(methods["user_profile"])) == {"user_id", "consistent"}
+    # a GetItem pattern has no pages: no cursor, no limit, no filter, no _all method
+    projection = {"attributes"} & accepted("query")
+    assert set(_params(methods["user_profile"])) == {"user_id", "consistent", *projection}
     assert "user_profile_all" not in methods
 
 
