@@ -458,7 +458,17 @@ def _patterns_section(model: Model, codec: ItemCodec) -> list[str]:
                 f"with `limit=n` each shard first reads ceil(1.5 × n / {r.shards}) + 2 items (more if it runs "
                 f"dry), so a page reads about 1.5× the items it returns. The cursor resumes every shard."
             )
-    return out + [""]
+    return out + ["", *READ_COST_NOTE, ""]
+
+
+#: What filters and projections on these patterns save, and what they do not (ADR 0031).
+READ_COST_NOTE = (
+    "Read cost: a `filter=` on a query drops items after DynamoDB has read them, so it does not reduce "
+    "read cost (every item the key condition selects is charged); select with the key instead, and "
+    "watch `record_traffic()` reports for filter-heavy patterns. A projection (`attributes=`) saves bytes "
+    "on the wire and Lambda memory, not read capacity: base-table reads are charged on the full item size. "
+    "An index's own projection (`KEYS_ONLY`, `INCLUDE`) is what reduces its storage and read capacity.",
+)
 
 
 def _functions_section(functions: Sequence[tuple[str, Any, Sequence[str]]]) -> list[str]:

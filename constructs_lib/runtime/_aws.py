@@ -231,21 +231,25 @@ def batch_get(
     consistent: bool = False,
     retries: int = 8,
     hooks: Sequence[CallHook] = (),
+    projection: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Read ``keys`` (plain Python key dicts) with BatchGetItem, in chunks of 100.
 
     Unprocessed keys are retried with jittered exponential backoff, up to ``retries`` times
     per chunk. Returns the items found (deserialized, in no particular order); raises
     :class:`BatchIncompleteError` holding the keys still unread after the last retry.
+    ``projection``: ``ProjectionExpression`` and ``ExpressionAttributeNames`` of every chunk.
     """
     found: list[dict[str, Any]] = []
     for start in range(0, len(keys), BATCH_GET_LIMIT):
         chunk = [serialize(k) for k in keys[start:start + BATCH_GET_LIMIT]]
-        request = {table_name: {"Keys": chunk, "ConsistentRead": consistent}}
+        request = {table_name: {"Keys": chunk, "ConsistentRead": consistent, **(projection or {})}}
         for attempt in range(retries + 1):
             resp = call(client, "batch_get_item", hooks=hooks, RequestItems=request)
             found += [deserialize(raw) for raw in resp.get("Responses", {}).get(table_name, [])]
             request = resp.get("UnprocessedKeys") or {}
+            if request and projection:  # (DynamoDB returns them with the projection; keep it either way)
+                request = {name: {**left, **projection} for name, left in request.items()}
             if not request:
                 break
             if attempt == retries:

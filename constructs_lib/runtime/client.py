@@ -18,10 +18,12 @@ from .exceptions import (
     BatchIncompleteError,
     ConditionFailedError,
     IndexNotReadyError,
+    InvalidConditionError,
     ItemValidationError,
     KeyValueError,
     SettingsError,
     TransactionCanceledError,
+    TransactionConditionNotMetError,
     UnknownAccessPatternError,
     UnknownFieldError,
     UpdateRejectedError,
@@ -43,6 +45,7 @@ if TYPE_CHECKING:
 
     from ..model import Entity, Model, ResolvedPattern
     from ..model.scope import AccessScope
+    from .conditions import Condition
     from .scope import ScopeGuard
     from .stats import TrafficRecorder
     from .tenant import TenantTableClient
@@ -61,6 +64,10 @@ DEFAULT_RETRY_MODE = "standard"
 #: How many times a plain put of a versioned entity re-reads the stored version (through its
 #: failed condition) before giving up under contention.
 CONTINUE_VERSION_ATTEMPTS = 10
+
+#: A filtered query reads ``limit`` items at first, then twice as many per request (DynamoDB
+#: applies ``Limit`` before the filter), up to this many — or ``limit``, if larger.
+FILTERED_READ_MAX = 1000
 
 
 class TableClient:
@@ -260,19 +267,23 @@ class TableClient:
         expected_version: int | None = None,
         expires_in: timedelta | None = None,
         expires_at: datetime | None = None,
+        condition: Condition | None = None,
     ) -> dict[str, Any]:
         """Write a whole item; derived keys are computed. Returns the item as stored (decoded).
 
         ``create_only`` adds ``attribute_not_exists`` (raises :class:`ItemExistsError`);
         ``expected_version`` guards an overwrite (raises :class:`VersionConflictError`);
-        ``expires_in``/``expires_at`` set the model's TTL attribute.
+        ``expires_in``/``expires_at`` set the model's TTL attribute. ``condition``
+        (``attr("status") == "PAID"``, see :mod:`.conditions`) must also hold on the stored
+        item (ANDed with the others); when only it fails: :class:`ConditionNotMetError`
+        carrying the stored item.
         """
         ent = self.entity(entity)
         if self.guard is not None:
             self.guard.write("put", ent.name, item)
         req = requests.put(
             self.codec, self.table_name, ent, item, create_only=create_only,
-            expected_version=expected_version, expires_in=expires_in, expires_at=expires_at,
+            expected_version=expected_version, expires_in=expires_in, expires_at=expires_at, condition=condition,
         )
         if req.kind == "continue_version":
             req = self._put_continuing(ent, req)
@@ -291,24 +302,35 @@ class TableClient:
                 _aws.call(self.client, "put_item", hooks=self.hooks, **req.params, ReturnValuesOnConditionCheckFailure="ALL_OLD")
                 return req
             except ConditionFailedError as exc:
-                req = requests.continue_version(self.codec, entity, req, getattr(exc, "old_item", None))
+                old = getattr(exc, "old_item", None)
+                if req.user_condition_failed(old):
+                    raise req.condition_error(exc, old, self.codec.decode) from exc
+                req = requests.continue_version(self.codec, entity, req, old)
         raise VersionConflictError(
             f"Put {entity.name} {req.key!r}: the stored version changed on each of {CONTINUE_VERSION_ATTEMPTS} attempts "
             "(heavy concurrent writes); retry later, or put with expected_version=...",
             key=req.key, operation="PutItem",
         )
 
-    def get(self, entity: str, *, consistent: bool = False, raw: bool = False, **key_values: Any) -> dict[str, Any] | None:
-        """Read one item by its table-key fields; None if absent."""
+    def get(
+        self, entity: str, *, consistent: bool = False, raw: bool = False, attributes: Sequence[str] | None = None,
+        **key_values: Any,
+    ) -> dict[str, Any] | None:
+        """Read one item by its table-key fields; None if absent. ``attributes`` reads only those
+        (plus the entity attribute and the key, from which the key fields come back)."""
         ent = self.entity(entity)
         if self.guard is not None:
             self.guard.get(ent.name, key_values)
-        return self._get(ent, key_values, consistent, raw)
+        return self._get(ent, key_values, consistent, raw, attributes)
 
-    def _get(self, ent: Entity, key_values: Mapping[str, Any], consistent: bool, raw: bool) -> dict[str, Any] | None:
+    def _get(
+        self, ent: Entity, key_values: Mapping[str, Any], consistent: bool, raw: bool,
+        attributes: Sequence[str] | None = None,
+    ) -> dict[str, Any] | None:
         resp = _aws.call(
             self.client, "get_item", hooks=self.hooks, TableName=self.table_name,
             Key=_aws.serialize(self.codec.key_values(ent, key_values, what="get key")), ConsistentRead=consistent,
+            **requests.item_projection(self.model, [ent], attributes),
         )
         item = resp.get("Item")
         return self.codec.decode_wire(item, raw=raw) if item else None
@@ -326,6 +348,7 @@ class TableClient:
         must_exist: bool = True,
         expires_in: timedelta | None = None,
         expires_at: datetime | None = None,
+        condition: Condition | None = None,
     ) -> dict[str, Any]:
         """Partially update an item, recomputing derived index keys in the same UpdateItem.
 
@@ -337,25 +360,30 @@ class TableClient:
         :class:`ItemNotFoundError` when the entity's required attributes are not all set.
         Raises :class:`UpdateRejectedError` when a template input is set without the other
         inputs its key needs, :class:`ItemNotFoundError` if the item does not exist (unless
-        ``must_exist=False``), :class:`VersionConflictError` on a stale ``expected_version``.
+        ``must_exist=False``), :class:`VersionConflictError` on a stale ``expected_version``,
+        :class:`ConditionNotMetError` (with the stored item) when only ``condition`` fails.
         """
         if self.guard is not None:
             self.guard.write("update", self.entity(entity).name, key)
         req = requests.update(
             self.codec, self.table_name, self.entity(entity), key, set=set, remove=remove, add=add, delete=delete,
             expected_version=expected_version, must_exist=must_exist, expires_in=expires_in, expires_at=expires_at,
+            condition=condition,
         )
         resp = self._write(req, "update_item", ReturnValues="ALL_NEW")
         return self.codec.decode_wire(resp.get("Attributes", {}))
 
     def delete(
-        self, entity: str, key: Mapping[str, Any], *, expected_version: int | None = None, must_exist: bool = False
+        self, entity: str, key: Mapping[str, Any], *, expected_version: int | None = None, must_exist: bool = False,
+        condition: Condition | None = None,
     ) -> dict[str, Any] | None:
-        """Delete an item; returns the deleted item (decoded) or None if there was none."""
+        """Delete an item; returns the deleted item (decoded) or None if there was none.
+        ``condition`` must hold on the stored item (else :class:`ConditionNotMetError`)."""
         if self.guard is not None:
             self.guard.write("delete", self.entity(entity).name, key)
         req = requests.delete(
-            self.codec, self.table_name, self.entity(entity), key, expected_version=expected_version, must_exist=must_exist
+            self.codec, self.table_name, self.entity(entity), key, expected_version=expected_version,
+            must_exist=must_exist, condition=condition,
         )
         resp = self._write(req, "delete_item", ReturnValues="ALL_OLD")
         old = resp.get("Attributes")
@@ -368,7 +396,7 @@ class TableClient:
         try:
             return _aws.call(self.client, operation, hooks=self.hooks, **params)
         except ConditionFailedError as exc:
-            raise req.condition_error(exc, getattr(exc, "old_item", None)) from exc
+            raise req.condition_error(exc, getattr(exc, "old_item", None), self.codec.decode) from exc
 
     # Queries ----------------------------------------------------------------------------------------
     def pattern(self, name: str) -> ResolvedPattern:
@@ -398,6 +426,8 @@ class TableClient:
         consistent: bool = False,
         raw: bool = False,
         partition_at: Any = None,
+        filter: Condition | None = None,  # noqa: A002 - reads as the option it is
+        attributes: Sequence[str] | None = None,
         **kw: Any,
     ) -> Page:
         """Run a declared access pattern; returns one :class:`Page` of at most ``limit`` items.
@@ -411,17 +441,24 @@ class TableClient:
         ``ts=(low, high)``), a range inside one bucket reads that partition; a range over
         several buckets needs ``partition_at`` (an instant: read the bucket holding it) —
         :meth:`query_all` reads them all in order. Otherwise ``KeyValueError`` names the buckets.
+
+        ``filter`` (a condition, see :mod:`.conditions`) drops items after they are read: it
+        does not reduce the read cost. A page still holds ``limit`` matching items (or the rest)
+        and its cursor resumes right after the last one returned. ``attributes`` reads only
+        those attributes (plus the entity attribute and the keys).
         """
         # Names the access pattern on the calls made for it, for observers of the AWS-call seam.
         token = _aws.ACCESS_PATTERN.set(pattern)
         try:
-            return self._query(pattern, values, kw, limit, cursor, descending, consistent, raw, partition_at)
+            return self._query(pattern, values, kw, limit, cursor, descending, consistent, raw, partition_at,
+                               filter, attributes)
         finally:
             _aws.ACCESS_PATTERN.reset(token)
 
     def _query(
         self, pattern: str, values: Mapping[str, Any] | None, kw: Mapping[str, Any], limit: int | None,
         cursor: str | None, descending: bool | None, consistent: bool, raw: bool, partition_at: Any,
+        filter: Condition | None = None, attributes: Sequence[str] | None = None,  # noqa: A002
     ) -> Page:
         resolved = self.pattern(pattern)
         vals = {**(values or {}), **kw}
@@ -442,7 +479,9 @@ class TableClient:
             require_fields(entity, vals, resolved.pk_fields + resolved.sk_fields, what=f"pattern {pattern!r}")
             if cursor is not None:
                 raise KeyValueError(f"pattern {pattern!r} reads one item (GetItem); it has no pages, so no cursor")
-            item = self._get(entity, vals, consistent, raw)
+            if filter is not None:
+                raise InvalidConditionError(f"pattern {pattern!r} reads one item (GetItem), which takes no filter")
+            item = self._get(entity, vals, consistent, raw, attributes)
             return Page([item] if item else [], None)
         if consistent and resolved.index is not None and resolved.index.kind == "GSI":
             raise SettingsError(f"pattern {pattern!r} reads GSI {resolved.index.name!r}; GSIs do not support consistent reads")
@@ -451,8 +490,10 @@ class TableClient:
             from . import sharded  # loaded by functions that read a sharded index only
 
             return sharded.query(self, pattern, resolved, vals, partition_value, limit=limit, cursor=cursor,
-                                 forward=forward, raw=raw)
-        params = requests.query_params(self.codec, self.table_name, resolved, vals, partition_value)
+                                 forward=forward, raw=raw, filter=filter, attributes=attributes)
+        params = requests.query_params(
+            self.codec, self.table_name, resolved, vals, partition_value, filter=filter, attributes=attributes,
+        )
         params["ScanIndexForward"] = forward
         params["ConsistentRead"] = consistent
         query_id = fingerprint(pattern, params)
@@ -461,18 +502,38 @@ class TableClient:
             params["ExclusiveStartKey"] = self.cursors.decode(
                 cursor, query_id, partition=(pk_attr, params["ExpressionAttributeValues"][":v0"]),
             )
+        items, last = self._read_pages(params, limit, raw, resolved)
+        return Page(items, self.cursors.encode(last, query_id) if last else None)
+
+    def _read_pages(
+        self, params: dict[str, Any], limit: int | None, raw: bool, resolved: ResolvedPattern,
+    ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+        """Query until ``limit`` items (or the end); returns them and the key to continue after
+        the last one (None at the end).
+
+        With a filter DynamoDB applies ``Limit`` before filtering, so each request reads more
+        (see :data:`FILTERED_READ_MAX`); when a response holds more matches than still wanted,
+        the page ends at the last item taken and the cursor is built from that item's key
+        (:func:`requests.cursor_attributes`), so no unreturned match is skipped."""
+        filtered = "FilterExpression" in params
         items: list[dict[str, Any]] = []
+        decode = self.codec.decode_wire
+        rounds = 0
         while True:
             if limit is not None:
-                params["Limit"] = limit - len(items)
+                wanted = limit - len(items)
+                params["Limit"] = min(wanted << min(rounds, 10), max(wanted, FILTERED_READ_MAX)) if filtered else wanted
             resp = _aws.call(self.client, "query", hooks=self.hooks, **params)
-            decode = self.codec.decode_wire
-            items += [decode(i, raw=raw) for i in resp.get("Items", [])]
+            found = resp.get("Items", [])
             last = resp.get("LastEvaluatedKey")
+            if limit is not None and len(found) > limit - len(items):
+                found = found[: limit - len(items)]
+                last = {a: found[-1][a] for a in requests.cursor_attributes(self.model, resolved)}
+            items += [decode(i, raw=raw) for i in found]
+            rounds += 1
             if not last or (limit is not None and len(items) >= limit):
-                break
+                return items, last
             params["ExclusiveStartKey"] = last
-        return Page(items, self.cursors.encode(last, query_id) if last else None)
 
     def query_all(self, pattern: str, values: Mapping[str, Any] | None = None, /, **kw: Any) -> Iterator[dict[str, Any]]:
         """Iterate over every item of a pattern, following cursors — and, for a range over
@@ -528,20 +589,24 @@ class TableClient:
 
     # Batch operations ------------------------------------------------------------------------------
     def batch_get(
-        self, requests_: Sequence[tuple[str, Mapping[str, Any]]], *, consistent: bool = False
+        self, requests_: Sequence[tuple[str, Mapping[str, Any]]], *, consistent: bool = False,
+        attributes: Sequence[str] | None = None,
     ) -> list[dict[str, Any] | None]:
         """Read many items by key, in chunks of 100, retrying unprocessed keys with backoff.
 
         Returns one entry per request, in order (None where the item does not exist).
+        ``attributes`` reads only those (plus the entity attribute and the key) of every item.
         """
         keyed = [self.codec.key_values(self.entity(e), v, what="batch_get key") for e, v in requests_]
         if self.guard is not None:
             self.guard.batch_get(requests_)
+        projection = {} if attributes is None else requests.item_projection(
+            self.model, [self.entity(e) for e in dict.fromkeys(e for e, _ in requests_)], attributes)
         unique = list({tuple(sorted(k.items())): k for k in keyed}.values())
         key_attrs = sorted(keyed[0]) if keyed else []
         found: dict[tuple[tuple[str, str], ...], dict[str, Any]] = {}
         for item in _aws.batch_get(self.client, self.table_name, unique, consistent=consistent, retries=self.batch_retries,
-                                   hooks=self.hooks):
+                                   hooks=self.hooks, projection=projection):
             found[tuple((a, item[a]) for a in key_attrs)] = self.codec.decode(item)
         return [found.get(tuple(sorted(k.items()))) for k in keyed]
 
@@ -695,8 +760,24 @@ class Transaction:
                 if reason.get("Code") not in (None, "None"):
                     details.append(f"{req.operation} {req.entity} {req.key!r}: {reason.get('Code')}")
             exc.args = (f"{exc.args[0]} [{'; '.join(details)}]",)
+            self._raise_condition_not_met(exc)
             raise
         self.committed = True
+
+    def _raise_condition_not_met(self, exc: TransactionCanceledError) -> None:
+        """Raise :class:`TransactionConditionNotMetError` when an action's own ``condition=``
+        failed (the model's conditions on it held on the stored item its reason carries)."""
+        for number, (req, reason) in enumerate(zip(self._requests, exc.reasons)):
+            if reason.get("Code") != "ConditionalCheckFailed" or req.condition is None:
+                continue
+            wire = reason.get("Item")
+            old = _aws.deserialize(wire) if wire else None
+            if req.user_condition_failed(old):
+                raise TransactionConditionNotMetError(
+                    f"{exc.args[0]}: action {number}: condition {req.condition!r} not met",
+                    action=number, item=self._table.codec.decode(old) if old else None, condition=req.condition,
+                    key=req.key, reasons=exc.reasons, code=exc.code, operation=exc.operation,
+                ) from exc
 
     def __enter__(self) -> Transaction:
         return self

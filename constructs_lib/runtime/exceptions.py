@@ -80,6 +80,35 @@ class VersionConflictError(ConditionFailedError):
         self.expected = expected
 
 
+class ConditionNotMetError(ConditionFailedError):
+    """The caller's own ``condition=`` was not met (the model's conditions — version, existence —
+    held). ``item`` is the stored item (decoded) the condition was evaluated against, or None
+    when there was none; ``condition`` the condition as given."""
+
+    def __init__(self, message: str, *, item: dict[str, Any] | None = None, condition: Any = None, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.item = item
+        self.condition = condition
+
+
+class InvalidConditionError(RuntimeClientError, ValueError, TypeError):
+    """A condition, filter or projection is built against its rules: a malformed attribute path,
+    a value that cannot match (``None``, an undeclared choice, a negative size), a condition used
+    as a bool (``and``/``or``/chained comparisons instead of ``&``/``|``/``between``), or a
+    filter where the read has none (GetItem). Raised before any call; the message names it."""
+
+
+class UnknownAttributeError(UnknownFieldError):
+    """A condition, filter or projection names an attribute the entity's items cannot carry: an
+    attribute the model manages (key attributes, the entity attribute) or one a non-``ALL``
+    index does not project. ``attribute`` and ``entity`` name them."""
+
+    def __init__(self, message: str, *, attribute: str, entity: str) -> None:
+        super().__init__(message)
+        self.attribute = attribute
+        self.entity = entity
+
+
 class TransactionCanceledError(DynamoDBError):
     """A transaction was cancelled; ``reasons`` lists one cancellation reason per action."""
 
@@ -156,3 +185,13 @@ class IndexNotReadyError(RuntimeClientError, LookupError):
 
 class BackfillError(RuntimeClientError):
     """A backfill job cannot start or continue (bad spec, another job's checkpoints, ...)."""
+
+
+class TransactionConditionNotMetError(ConditionNotMetError, TransactionCanceledError):
+    """A transaction was cancelled because one action's own ``condition=`` was not met: both a
+    :class:`ConditionNotMetError` (``item``, ``key``, ``condition``) and a
+    :class:`TransactionCanceledError` (``reasons``). ``action`` is the failing action's index."""
+
+    def __init__(self, message: str, *, action: int, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.action = action

@@ -37,7 +37,7 @@ class Page(Generic[T]):
 
 
 #: Keyword arguments of ``query`` that are options, not field values.
-QUERY_OPTIONS = frozenset({"limit", "cursor", "descending", "consistent", "raw", "partition_at"})
+QUERY_OPTIONS = frozenset({"limit", "cursor", "descending", "consistent", "raw", "partition_at", "filter", "attributes"})
 
 
 def follow_cursors(

@@ -7,7 +7,7 @@ exactly what a plain put does (derived keys, create-only, optimistic locking, TT
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from . import _aws, keys, ttl
 from .exceptions import (
     ConditionFailedError,
+    ConditionNotMetError,
     ItemExistsError,
     ItemNotFoundError,
     KeyValueError,
@@ -33,9 +34,8 @@ from .items import (
 from .limits import MAX_EXPRESSION_BYTES
 
 if TYPE_CHECKING:
-    from ..model import Entity, ResolvedPattern
-
-
+    from ..model import Entity, Model, ResolvedPattern
+    from .conditions import Condition, Rendered
 
 
 class Expression:
@@ -58,6 +58,13 @@ class Expression:
         self.values[placeholder] = value
         return placeholder
 
+    def add(self, params: dict[str, Any], clause: str, rendered: Rendered) -> None:
+        """AND ``rendered`` (its own placeholders) into ``params[clause]``, keeping what is there."""
+        existing = params.get(clause)
+        params[clause] = f"({existing}) AND ({rendered.text})" if existing else rendered.text
+        self.names.update(rendered.names)
+        self.values.update(rendered.values)
+
     def apply(self, params: dict[str, Any]) -> dict[str, Any]:
         for clause in ("UpdateExpression", "ConditionExpression", "KeyConditionExpression", "FilterExpression",
                        "ProjectionExpression"):
@@ -65,7 +72,7 @@ class Expression:
             if text is not None and len(text.encode("utf-8")) > MAX_EXPRESSION_BYTES:
                 raise UpdateRejectedError(
                     f"{clause} is {len(text.encode('utf-8'))} bytes; DynamoDB expressions are limited to "
-                    f"{MAX_EXPRESSION_BYTES} bytes (4 KB) — split the change into several updates"
+                    f"{MAX_EXPRESSION_BYTES} bytes (4 KB) — split the change into several updates, or simplify it"
                 )
         if self.names:
             params["ExpressionAttributeNames"] = dict(self.names)
@@ -88,11 +95,29 @@ class Request:
     create_missing: tuple[str, ...] = ()
     #: A put's item as Python values (what ``params["Item"]`` serializes), or None.
     item: dict[str, Any] | None = None
+    #: The caller's ``condition=`` (ANDed with the model's own).
+    condition: Condition | None = None
+    #: The model's own condition, to tell whose failed: None, ("absent",), ("present",), ("never",),
+    #: ("version", attribute, n) or ("unversioned", attribute) — see :func:`own_condition_held`.
+    own: tuple[Any, ...] | None = None
 
-    def condition_error(self, error: ConditionFailedError, old_item: Mapping[str, Any] | None) -> ConditionFailedError:
-        """Turn a generic condition failure into the specific error this request implies."""
+    def user_condition_failed(self, old_item: Mapping[str, Any] | None) -> bool:
+        """Whether a failed condition was the caller's: the model's own held on ``old_item``."""
+        return self.condition is not None and own_condition_held(self.own, old_item)
+
+    def condition_error(
+        self, error: ConditionFailedError, old_item: Mapping[str, Any] | None,
+        decode: Callable[[Mapping[str, Any]], dict[str, Any]] = dict,
+    ) -> ConditionFailedError:
+        """Turn a generic condition failure into the specific error this request implies
+        (``decode`` makes the stored item an application item for :class:`ConditionNotMetError`)."""
         text = f"{self.operation} {self.entity} {self.key!r}"
         common = {"key": self.key, "code": error.code, "operation": error.operation}
+        if self.user_condition_failed(old_item):
+            item = None if old_item is None else decode(old_item)
+            return ConditionNotMetError(  # the stored item is in .item, not in the message (which may be logged)
+                f"{text}: condition {self.condition!r} is not met by {'no item' if item is None else 'the stored item'}",
+                item=item, condition=self.condition, **common)
         if self.kind == "create_only":
             return ItemExistsError(f"{text}: an item with this key already exists (create_only=True)", **common)
         if self.kind == "version" and old_item is not None:
@@ -111,8 +136,50 @@ class Request:
         return error
 
 
-def key_params(codec_: ItemCodec, entity: Entity, key_values: Mapping[str, Any]) -> dict[str, Any]:
-    return codec_.table_key(entity, key_values)
+def own_condition_held(own: tuple[Any, ...] | None, old: Mapping[str, Any] | None) -> bool:
+    """Whether the model's own condition ``own`` (see :attr:`Request.own`) holds on the stored
+    item ``old`` (None: no item) — so a failure of the combined condition was the caller's."""
+    if own is None:
+        return True
+    if own[0] == "absent":
+        return old is None
+    if own[0] == "never":  # exists=False with an expected version: nothing satisfies both
+        return False
+    if old is None:
+        return False
+    if own[0] == "version":
+        return old.get(own[1]) == own[2]
+    if own[0] == "unversioned":
+        return own[1] not in old
+    return True  # "present"
+
+
+def add_condition(
+    params: dict[str, Any], expr: Expression, model: Model, entity: Entity, condition: Condition | None
+) -> None:
+    """AND the caller's ``condition`` (placeholders ``#c``/``:c``) into ``params``'
+    ``ConditionExpression``, keeping the model's own."""
+    if condition is not None:
+        from .conditions import Attributes, render  # loaded by functions that use conditions only
+
+        expr.add(params, "ConditionExpression", render(condition, Attributes(model, [entity]), "c"))
+
+
+def table_key(model: Model) -> list[str]:
+    return [model.pk_attribute] + ([model.sk_attribute] if model.has_sort_key else [])
+
+
+def item_projection(model: Model, entities: Sequence[Entity], attributes: Iterable[str] | None) -> dict[str, Any]:
+    """``ProjectionExpression`` and its names for a GetItem/BatchGetItem of ``attributes`` plus
+    the entity attribute and the table key (what an item needs to parse back); {}: whole items."""
+    if attributes is None:
+        return {}
+    from .conditions import Attributes, projection
+
+    expr, params = Expression(), {}
+    expr.add(params, "ProjectionExpression",
+             projection(attributes, Attributes(model, entities), [model.entity_attribute, *table_key(model)]))
+    return expr.apply(params)
 
 
 def ttl_value(
@@ -138,6 +205,7 @@ def put(
     expected_version: int | None = None,
     expires_in: timedelta | None = None,
     expires_at: datetime | None = None,
+    condition: Condition | None = None,
 ) -> Request:
     attrs = dict(attrs)
     if expected_version is not None:
@@ -159,6 +227,7 @@ def put(
     expr = Expression()
     params: dict[str, Any] = {"TableName": table}
     kind = "plain"
+    own: tuple[Any, ...] | None = None
     if version_attr:
         item[version_attr] = (expected_version + 1) if expected_version is not None else 1
     if create_only or (version_attr and expected_version is None):
@@ -166,13 +235,18 @@ def put(
         # stored sequence when the item exists (see continue_version), so versions never go back.
         params["ConditionExpression"] = f"attribute_not_exists({expr.name(codec_.model.pk_attribute)})"
         kind = "create_only" if create_only else "continue_version"
+        own = ("absent",)
     elif expected_version is not None:
         params["ConditionExpression"] = f"{expr.name(version_attr)} = {expr.value(_version(expected_version))}"  # type: ignore[arg-type]
         kind = "version"
+        own = ("version", version_attr, expected_version)
     check_size(item, where=entity.name)
     params["Item"] = _aws.serialize(item)
     key = {a: item[a] for a in (codec_.model.pk_attribute, codec_.model.sk_attribute) if a in item}
-    return Request("Put", expr.apply(params), entity.name, key, kind, expected_version, item=item)
+    if condition is not None:
+        add_condition(params, expr, codec_.model, entity, condition)
+    return Request("Put", expr.apply(params), entity.name, key, kind, expected_version, item=item, condition=condition,
+                   own=own)
 
 
 def continue_version(codec_: ItemCodec, entity: Entity, req: Request, stored: Mapping[str, Any] | None) -> Request:
@@ -190,12 +264,14 @@ def continue_version(codec_: ItemCodec, entity: Entity, req: Request, stored: Ma
     if stored is None:
         item[version_attr] = {"N": "1"}
         params["ConditionExpression"] = f"attribute_not_exists({expr.name(codec_.model.pk_attribute)})"
+        own: tuple[Any, ...] = ("absent",)
     else:
         current = stored.get(version_attr)
         if current is None:  # written before the entity declared its version attribute
             params["ConditionExpression"] = (
                 f"attribute_exists({expr.name(codec_.model.pk_attribute)}) AND attribute_not_exists({expr.name(version_attr)})"
             )
+            own = ("unversioned", version_attr)
             current = 0
         else:
             if isinstance(current, Decimal) and current == current.to_integral_value():
@@ -206,9 +282,13 @@ def continue_version(codec_: ItemCodec, entity: Entity, req: Request, stored: Ma
                     "version; the put cannot continue its sequence"
                 )
             params["ConditionExpression"] = f"{expr.name(version_attr)} = {expr.value(current)}"
+            own = ("version", version_attr, current)
         item[version_attr] = {"N": str(current + 1)}
     params["Item"] = item
-    return Request("Put", expr.apply(params), req.entity, req.key, req.kind, req.expected_version)
+    if req.condition is not None:
+        add_condition(params, expr, codec_.model, entity, req.condition)
+    return Request("Put", expr.apply(params), req.entity, req.key, req.kind, req.expected_version,
+                   condition=req.condition, own=own)
 
 
 def update(
@@ -225,6 +305,7 @@ def update(
     must_exist: bool = True,
     expires_in: timedelta | None = None,
     expires_at: datetime | None = None,
+    condition: Condition | None = None,
 ) -> Request:
     if isinstance(remove, (str, bytes)):
         raise UpdateRejectedError(
@@ -247,6 +328,7 @@ def update(
     sets = [f"{expr.name(k)} = {expr.value(v)}" for k, v in plan.set.items()]
     conditions: list[str] = []
     kind = "plain"
+    own: tuple[Any, ...] | None = None
     version_attr = entity.version_attribute
     if expected_version is not None and version_attr is None:
         raise UpdateRejectedError(f"{entity.name}: expected_version given, but the entity has no version_attribute")
@@ -258,11 +340,13 @@ def update(
         if expected_version is not None:
             conditions.append(f"{v} = {expr.value(_version(expected_version))}")
             kind = "version"
+            own = ("version", version_attr, expected_version)
     if must_exist or plan.create_missing:
         # An upsert that lacks required attributes may only update an existing item.
         conditions.append(f"attribute_exists({expr.name(codec_.model.pk_attribute)})")
         if kind != "version":
             kind = "must_exist"
+            own = ("present",)
     clauses = []
     if sets:
         clauses.append("SET " + ", ".join(sets))
@@ -275,8 +359,10 @@ def update(
     params: dict[str, Any] = {"TableName": table, "Key": _aws.serialize(key), "UpdateExpression": " ".join(clauses)}
     if conditions:
         params["ConditionExpression"] = " AND ".join(conditions)
+    if condition is not None:
+        add_condition(params, expr, codec_.model, entity, condition)
     return Request("Update", expr.apply(params), entity.name, key, kind, expected_version,
-                   create_missing=tuple(plan.create_missing))
+                   create_missing=tuple(plan.create_missing), condition=condition, own=own)
 
 
 def delete(
@@ -287,41 +373,53 @@ def delete(
     *,
     expected_version: int | None = None,
     must_exist: bool = False,
+    condition: Condition | None = None,
 ) -> Request:
     key = codec_.key_values(entity, key_values, what="delete key")
     expr = Expression()
     params: dict[str, Any] = {"TableName": table, "Key": _aws.serialize(key)}
     kind = "plain"
+    own: tuple[Any, ...] | None = None
     conditions = []
     if expected_version is not None:
         if entity.version_attribute is None:
             raise UpdateRejectedError(f"{entity.name}: expected_version given, but the entity has no version_attribute")
         conditions.append(f"{expr.name(entity.version_attribute)} = {expr.value(_version(expected_version))}")
         kind = "version"
+        own = ("version", entity.version_attribute, expected_version)
     elif must_exist:
         conditions.append(f"attribute_exists({expr.name(codec_.model.pk_attribute)})")
         kind = "must_exist"
+        own = ("present",)
     if conditions:
         params["ConditionExpression"] = " AND ".join(conditions)
-    return Request("Delete", expr.apply(params), entity.name, key, kind, expected_version)
+    if condition is not None:
+        add_condition(params, expr, codec_.model, entity, condition)
+    return Request("Delete", expr.apply(params), entity.name, key, kind, expected_version, condition=condition,
+                   own=own)
 
 
 def condition_check(
     codec_: ItemCodec, table: str, entity: Entity, key_values: Mapping[str, Any], *, exists: bool = True,
-    expected_version: int | None = None,
+    expected_version: int | None = None, condition: Condition | None = None,
 ) -> Request:
     key = codec_.key_values(entity, key_values, what="condition check key")
     expr = Expression()
     pk = expr.name(codec_.model.pk_attribute)
     conditions = [f"attribute_exists({pk})" if exists else f"attribute_not_exists({pk})"]
     kind = "must_exist" if exists else "create_only"
+    own: tuple[Any, ...] = ("present",) if exists else ("absent",)
     if expected_version is not None:
         if entity.version_attribute is None:
             raise UpdateRejectedError(f"{entity.name}: expected_version given, but the entity has no version_attribute")
         conditions.append(f"{expr.name(entity.version_attribute)} = {expr.value(_version(expected_version))}")
         kind = "version"
+        own = ("version", entity.version_attribute, expected_version) if exists else ("never",)
     params = {"TableName": table, "Key": _aws.serialize(key), "ConditionExpression": " AND ".join(conditions)}
-    return Request("ConditionCheck", expr.apply(params), entity.name, key, kind, expected_version)
+    if condition is not None:
+        add_condition(params, expr, codec_.model, entity, condition)
+    return Request("ConditionCheck", expr.apply(params), entity.name, key, kind, expected_version,
+                   condition=condition, own=own)
 
 
 def _version(value: Any) -> int:
@@ -332,13 +430,15 @@ def _version(value: Any) -> int:
 
 # Queries ---------------------------------------------------------------------------------------
 def query_params(
-    codec: ItemCodec, table_name: str, resolved: ResolvedPattern, vals: Mapping[str, Any], partition_value: Any = None
+    codec: ItemCodec, table_name: str, resolved: ResolvedPattern, vals: Mapping[str, Any], partition_value: Any = None,
+    *, filter: Condition | None = None, attributes: Iterable[str] | None = None,  # noqa: A002 - the query option's name
 ) -> dict[str, Any]:
     """Query parameters (key condition, index, entity filter) of a declared access pattern.
 
     ``vals`` holds the pattern's key fields (a ``(low, high)`` pair on the last one for
     ``between``); ``partition_value`` replaces the range field when building a time-bucketed
-    partition key. Pure: builds the request, sends nothing.
+    partition key. ``filter`` and ``attributes`` add the caller's filter and projection (see
+    :func:`read_options`). Pure: builds the request, sends nothing.
     """
     p = resolved.pattern
     model = codec.model
@@ -367,7 +467,40 @@ def query_params(
         # Not bounded to the entity's own sort-key prefix: other entities may share the range.
         names = ", ".join(expr.value(e) for e in p.entities)
         params["FilterExpression"] = f"{expr.name(model.entity_attribute)} IN ({names})"
+    if filter is not None or attributes is not None:
+        read_options(params, expr, codec.model, resolved, filter=filter, attributes=attributes)
     return expr.apply(params)
+
+
+def read_options(
+    params: dict[str, Any], expr: Expression, model: Model, resolved: ResolvedPattern, *,
+    filter: Condition | None = None, attributes: Iterable[str] | None = None,  # noqa: A002 - the query option's name
+) -> None:
+    """Add the caller's ``filter`` (ANDed with the entity filter, placeholders ``#f``/``:f``) and
+    projection (``attributes`` plus what an item needs to parse back and to continue a page: the
+    entity attribute, the table key and the index key; placeholders ``#p``) to Query ``params``.
+
+    Names are checked against the pattern's entities and, on a GSI that does not project every
+    attribute, against what it projects (:class:`UnknownAttributeError`)."""
+    if filter is None and attributes is None:
+        return
+    from .conditions import Attributes, projection, render
+
+    entities = [model.entities[e] for e in resolved.pattern.entities]
+    index = resolved.index
+    scope = Attributes(model, entities, index if index is not None and index.kind == "GSI" else None)
+    if filter is not None:
+        expr.add(params, "FilterExpression", render(filter, scope, "f", what="filter"))
+    if attributes is not None:
+        always = [model.entity_attribute, *cursor_attributes(model, resolved)]
+        expr.add(params, "ProjectionExpression", projection(attributes, scope, always))
+
+
+def cursor_attributes(model: Model, resolved: ResolvedPattern) -> list[str]:
+    """The attributes of an item that make up a Query's ``LastEvaluatedKey`` on this pattern's
+    table or index (table key, plus the index key)."""
+    out = table_key(model)
+    return out + [a for a in resolved.index.key_attributes if a not in out] if resolved.index else out
 
 def _sk_condition(
     entity: Entity, template: Any, attr: str, op: str, fields: tuple[str, ...], vals: Mapping[str, Any],

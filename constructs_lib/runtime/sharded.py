@@ -15,7 +15,7 @@ import contextvars
 import heapq
 import threading
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from . import _aws, requests
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
 
     from ..model import Model, ResolvedPattern
+    from .conditions import Condition
     from .items import ItemCodec
     from .pages import CursorCodec
 
@@ -131,15 +132,19 @@ class _Shard:
 def query(
     table: TableClient, pattern: str, resolved: ResolvedPattern, vals: Mapping[str, Any], partition_value: Any, *,
     limit: int | None, cursor: str | None, forward: bool, raw: bool,
+    filter: Condition | None = None, attributes: Sequence[str] | None = None,  # noqa: A002 - the query option
 ) -> Page:
-    """One page of a pattern on a sharded index: at most ``limit`` items of all shards, merged."""
+    """One page of a pattern on a sharded index: at most ``limit`` items of all shards, merged.
+    ``filter``/``attributes`` apply to every shard's Query (a projection keeps the index key
+    the merge and the cursor need)."""
     shards_n = resolved.shards
     index = resolved.index
     assert shards_n is not None and index is not None and index.pk_attribute is not None
     model = table.model
     params = []
     for n in range(shards_n):
-        p = requests.query_params(table.codec, table.table_name, resolved, {**vals, SHARD: n}, partition_value)
+        p = requests.query_params(table.codec, table.table_name, resolved, {**vals, SHARD: n}, partition_value,
+                                  filter=filter, attributes=attributes)
         p["ScanIndexForward"] = forward
         p["ConsistentRead"] = False
         params.append(p)

@@ -89,7 +89,7 @@ class TenantTableClient:
         return self._table.put(entity, self._scope(item), **kw)
 
     def get(self, entity: str, **key_values: Any) -> dict[str, Any] | None:
-        options = {k: key_values.pop(k) for k in ("consistent", "raw") if k in key_values}
+        options = {k: key_values.pop(k) for k in ("consistent", "raw", "attributes") if k in key_values}
         return self._table.get(entity, **options, **self._scope(key_values))
 
     def update(self, entity: str, key: Mapping[str, Any], **kw: Any) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal, NotRequired, TypedDict, cast as _cast
 
 from constructs_lib.runtime import ModelMismatchError, Page, TableClient, Transaction
+from constructs_lib.runtime.conditions import Condition
 from constructs_lib.runtime.contract import model_digest
 
 
@@ -205,6 +206,7 @@ class ShopTransaction:
         expected_version: int | None = None,
         expires_in: timedelta | None = None,
         expires_at: datetime | None = None,
+        condition: Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.put("User", item, ...)``: write a whole item."""
         self.transaction.put(
@@ -214,6 +216,7 @@ class ShopTransaction:
             expected_version=expected_version,
             expires_in=expires_in,
             expires_at=expires_at,
+            condition=condition,
         )
         return self
 
@@ -229,6 +232,7 @@ class ShopTransaction:
         must_exist: bool = True,
         expires_in: timedelta | None = None,
         expires_at: datetime | None = None,
+        condition: Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.update("User", key, ...)``: a partial update."""
         self.transaction.update(
@@ -242,6 +246,7 @@ class ShopTransaction:
             must_exist=must_exist,
             expires_in=expires_in,
             expires_at=expires_at,
+            condition=condition,
         )
         return self
 
@@ -251,9 +256,16 @@ class ShopTransaction:
         user_id: str,
         expected_version: int | None = None,
         must_exist: bool = False,
+        condition: Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.delete("User", key, ...)``: delete the item."""
-        self.transaction.delete("User", {"user_id": user_id}, expected_version=expected_version, must_exist=must_exist)
+        self.transaction.delete(
+            "User",
+            {"user_id": user_id},
+            expected_version=expected_version,
+            must_exist=must_exist,
+            condition=condition,
+        )
         return self
 
     def condition_check_user(
@@ -262,11 +274,18 @@ class ShopTransaction:
         user_id: str,
         exists: bool = True,
         expected_version: int | None = None,
+        condition: Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.condition_check("User", key, ...)``: the transaction commits only if this item passes the
         check.
         """
-        self.transaction.condition_check("User", {"user_id": user_id}, exists=exists, expected_version=expected_version)
+        self.transaction.condition_check(
+            "User",
+            {"user_id": user_id},
+            exists=exists,
+            expected_version=expected_version,
+            condition=condition,
+        )
         return self
 
     def put_order(
@@ -278,6 +297,7 @@ class ShopTransaction:
         expected_version: int | None = None,
         expires_in: timedelta | None = None,
         expires_at: datetime | None = None,
+        condition: Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.put("Order", item, ...)``: write a whole item."""
         self.transaction.put(
@@ -287,6 +307,7 @@ class ShopTransaction:
             expected_version=expected_version,
             expires_in=expires_in,
             expires_at=expires_at,
+            condition=condition,
         )
         return self
 
@@ -304,6 +325,7 @@ class ShopTransaction:
         must_exist: bool = True,
         expires_in: timedelta | None = None,
         expires_at: datetime | None = None,
+        condition: Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.update("Order", key, ...)``: a partial update."""
         self.transaction.update(
@@ -317,6 +339,7 @@ class ShopTransaction:
             must_exist=must_exist,
             expires_in=expires_in,
             expires_at=expires_at,
+            condition=condition,
         )
         return self
 
@@ -328,6 +351,7 @@ class ShopTransaction:
         order_id: str,
         expected_version: int | None = None,
         must_exist: bool = False,
+        condition: Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.delete("Order", key, ...)``: delete the item."""
         self.transaction.delete(
@@ -335,6 +359,7 @@ class ShopTransaction:
             {"user_id": user_id, "created_at": created_at, "order_id": order_id},
             expected_version=expected_version,
             must_exist=must_exist,
+            condition=condition,
         )
         return self
 
@@ -346,6 +371,7 @@ class ShopTransaction:
         order_id: str,
         exists: bool = True,
         expected_version: int | None = None,
+        condition: Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.condition_check("Order", key, ...)``: the transaction commits only if this item passes the
         check.
@@ -355,6 +381,7 @@ class ShopTransaction:
             {"user_id": user_id, "created_at": created_at, "order_id": order_id},
             exists=exists,
             expected_version=expected_version,
+            condition=condition,
         )
         return self
 
@@ -367,6 +394,7 @@ class ShopTransaction:
         expected_version: int | None = None,
         expires_in: timedelta | None = None,
         expires_at: datetime | None = None,
+        condition: Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.put("OrderItem", item, ...)``: write a whole item."""
         self.transaction.put(
@@ -376,6 +404,7 @@ class ShopTransaction:
             expected_version=expected_version,
             expires_in=expires_in,
             expires_at=expires_at,
+            condition=condition,
         )
         return self
 
@@ -392,6 +421,7 @@ class ShopTransaction:
         must_exist: bool = True,
         expires_in: timedelta | None = None,
         expires_at: datetime | None = None,
+        condition: Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.update("OrderItem", key, ...)``: a partial update."""
         self.transaction.update(
@@ -405,6 +435,7 @@ class ShopTransaction:
             must_exist=must_exist,
             expires_in=expires_in,
             expires_at=expires_at,
+            condition=condition,
         )
         return self
 
@@ -415,6 +446,7 @@ class ShopTransaction:
         line: int,
         expected_version: int | None = None,
         must_exist: bool = False,
+        condition: Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.delete("OrderItem", key, ...)``: delete the item."""
         self.transaction.delete(
@@ -422,6 +454,7 @@ class ShopTransaction:
             {"order_id": order_id, "line": line},
             expected_version=expected_version,
             must_exist=must_exist,
+            condition=condition,
         )
         return self
 
@@ -432,6 +465,7 @@ class ShopTransaction:
         line: int,
         exists: bool = True,
         expected_version: int | None = None,
+        condition: Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.condition_check("OrderItem", key, ...)``: the transaction commits only if this item passes
         the check.
@@ -441,6 +475,7 @@ class ShopTransaction:
             {"order_id": order_id, "line": line},
             exists=exists,
             expected_version=expected_version,
+            condition=condition,
         )
         return self
 
@@ -453,6 +488,7 @@ class ShopTransaction:
         expected_version: int | None = None,
         expires_in: timedelta | None = None,
         expires_at: datetime | None = None,
+        condition: Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.put("Product", item, ...)``: write a whole item."""
         self.transaction.put(
@@ -462,6 +498,7 @@ class ShopTransaction:
             expected_version=expected_version,
             expires_in=expires_in,
             expires_at=expires_at,
+            condition=condition,
         )
         return self
 
@@ -477,6 +514,7 @@ class ShopTransaction:
         must_exist: bool = True,
         expires_in: timedelta | None = None,
         expires_at: datetime | None = None,
+        condition: Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.update("Product", key, ...)``: a partial update."""
         self.transaction.update(
@@ -490,6 +528,7 @@ class ShopTransaction:
             must_exist=must_exist,
             expires_in=expires_in,
             expires_at=expires_at,
+            condition=condition,
         )
         return self
 
@@ -499,9 +538,16 @@ class ShopTransaction:
         sku: str,
         expected_version: int | None = None,
         must_exist: bool = False,
+        condition: Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.delete("Product", key, ...)``: delete the item."""
-        self.transaction.delete("Product", {"sku": sku}, expected_version=expected_version, must_exist=must_exist)
+        self.transaction.delete(
+            "Product",
+            {"sku": sku},
+            expected_version=expected_version,
+            must_exist=must_exist,
+            condition=condition,
+        )
         return self
 
     def condition_check_product(
@@ -510,11 +556,18 @@ class ShopTransaction:
         sku: str,
         exists: bool = True,
         expected_version: int | None = None,
+        condition: Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.condition_check("Product", key, ...)``: the transaction commits only if this item passes the
         check.
         """
-        self.transaction.condition_check("Product", {"sku": sku}, exists=exists, expected_version=expected_version)
+        self.transaction.condition_check(
+            "Product",
+            {"sku": sku},
+            exists=exists,
+            expected_version=expected_version,
+            condition=condition,
+        )
         return self
 
     def put_session(
@@ -526,6 +579,7 @@ class ShopTransaction:
         expected_version: int | None = None,
         expires_in: timedelta | None = None,
         expires_at: datetime | None = None,
+        condition: Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.put("Session", item, ...)``: write a whole item."""
         self.transaction.put(
@@ -535,6 +589,7 @@ class ShopTransaction:
             expected_version=expected_version,
             expires_in=expires_in,
             expires_at=expires_at,
+            condition=condition,
         )
         return self
 
@@ -550,6 +605,7 @@ class ShopTransaction:
         must_exist: bool = True,
         expires_in: timedelta | None = None,
         expires_at: datetime | None = None,
+        condition: Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.update("Session", key, ...)``: a partial update."""
         self.transaction.update(
@@ -563,6 +619,7 @@ class ShopTransaction:
             must_exist=must_exist,
             expires_in=expires_in,
             expires_at=expires_at,
+            condition=condition,
         )
         return self
 
@@ -572,6 +629,7 @@ class ShopTransaction:
         session_id: str,
         expected_version: int | None = None,
         must_exist: bool = False,
+        condition: Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.delete("Session", key, ...)``: delete the item."""
         self.transaction.delete(
@@ -579,6 +637,7 @@ class ShopTransaction:
             {"session_id": session_id},
             expected_version=expected_version,
             must_exist=must_exist,
+            condition=condition,
         )
         return self
 
@@ -588,6 +647,7 @@ class ShopTransaction:
         session_id: str,
         exists: bool = True,
         expected_version: int | None = None,
+        condition: Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.condition_check("Session", key, ...)``: the transaction commits only if this item passes the
         check.
@@ -597,6 +657,7 @@ class ShopTransaction:
             {"session_id": session_id},
             exists=exists,
             expected_version=expected_version,
+            condition=condition,
         )
         return self
 
@@ -638,6 +699,7 @@ class ShopTable:
         expected_version: int | None = None,
         expires_in: timedelta | None = None,
         expires_at: datetime | None = None,
+        condition: Condition | None = None,
     ) -> UserItem:
         """``TableClient.put("User", item, ...)``: write a whole item; returns it as stored."""
         return _cast(
@@ -649,12 +711,22 @@ class ShopTable:
                 expected_version=expected_version,
                 expires_in=expires_in,
                 expires_at=expires_at,
+                condition=condition,
             ),
         )
 
-    def get_user(self, *, user_id: str, consistent: bool = False) -> UserItem | None:
+    def get_user(
+        self,
+        *,
+        user_id: str,
+        consistent: bool = False,
+        attributes: Sequence[UserAttribute] | None = None,
+    ) -> UserItem | None:
         """``TableClient.get("User", key, ...)``: the item with this table key, or None."""
-        return _cast("UserItem | None", self.client.get("User", consistent=consistent, user_id=user_id))
+        return _cast(
+            "UserItem | None",
+            self.client.get("User", consistent=consistent, attributes=attributes, user_id=user_id),
+        )
 
     def update_user(
         self,
@@ -668,6 +740,7 @@ class ShopTable:
         must_exist: bool = True,
         expires_in: timedelta | None = None,
         expires_at: datetime | None = None,
+        condition: Condition | None = None,
     ) -> UserItem:
         """``TableClient.update("User", key, ...)``: a partial update; returns the updated item."""
         return _cast(
@@ -683,6 +756,7 @@ class ShopTable:
                 must_exist=must_exist,
                 expires_in=expires_in,
                 expires_at=expires_at,
+                condition=condition,
             ),
         )
 
@@ -692,11 +766,18 @@ class ShopTable:
         user_id: str,
         expected_version: int | None = None,
         must_exist: bool = False,
+        condition: Condition | None = None,
     ) -> UserItem | None:
         """``TableClient.delete("User", key, ...)``: delete the item; returns the deleted item, or None."""
         return _cast(
             "UserItem | None",
-            self.client.delete("User", {"user_id": user_id}, expected_version=expected_version, must_exist=must_exist),
+            self.client.delete(
+                "User",
+                {"user_id": user_id},
+                expected_version=expected_version,
+                must_exist=must_exist,
+                condition=condition,
+            ),
         )
 
     def put_order(
@@ -708,6 +789,7 @@ class ShopTable:
         expected_version: int | None = None,
         expires_in: timedelta | None = None,
         expires_at: datetime | None = None,
+        condition: Condition | None = None,
     ) -> OrderItem:
         """``TableClient.put("Order", item, ...)``: write a whole item; returns it as stored."""
         return _cast(
@@ -719,6 +801,7 @@ class ShopTable:
                 expected_version=expected_version,
                 expires_in=expires_in,
                 expires_at=expires_at,
+                condition=condition,
             ),
         )
 
@@ -729,11 +812,19 @@ class ShopTable:
         created_at: datetime | str,
         order_id: str,
         consistent: bool = False,
+        attributes: Sequence[OrderAttribute] | None = None,
     ) -> OrderItem | None:
         """``TableClient.get("Order", key, ...)``: the item with this table key, or None."""
         return _cast(
             "OrderItem | None",
-            self.client.get("Order", consistent=consistent, user_id=user_id, created_at=created_at, order_id=order_id),
+            self.client.get(
+                "Order",
+                consistent=consistent,
+                attributes=attributes,
+                user_id=user_id,
+                created_at=created_at,
+                order_id=order_id,
+            ),
         )
 
     def update_order(
@@ -750,6 +841,7 @@ class ShopTable:
         must_exist: bool = True,
         expires_in: timedelta | None = None,
         expires_at: datetime | None = None,
+        condition: Condition | None = None,
     ) -> OrderItem:
         """``TableClient.update("Order", key, ...)``: a partial update; returns the updated item."""
         return _cast(
@@ -765,6 +857,7 @@ class ShopTable:
                 must_exist=must_exist,
                 expires_in=expires_in,
                 expires_at=expires_at,
+                condition=condition,
             ),
         )
 
@@ -776,6 +869,7 @@ class ShopTable:
         order_id: str,
         expected_version: int | None = None,
         must_exist: bool = False,
+        condition: Condition | None = None,
     ) -> OrderItem | None:
         """``TableClient.delete("Order", key, ...)``: delete the item; returns the deleted item, or None."""
         return _cast(
@@ -785,6 +879,7 @@ class ShopTable:
                 {"user_id": user_id, "created_at": created_at, "order_id": order_id},
                 expected_version=expected_version,
                 must_exist=must_exist,
+                condition=condition,
             ),
         )
 
@@ -797,6 +892,7 @@ class ShopTable:
         expected_version: int | None = None,
         expires_in: timedelta | None = None,
         expires_at: datetime | None = None,
+        condition: Condition | None = None,
     ) -> OrderItemItem:
         """``TableClient.put("OrderItem", item, ...)``: write a whole item; returns it as stored."""
         return _cast(
@@ -808,14 +904,22 @@ class ShopTable:
                 expected_version=expected_version,
                 expires_in=expires_in,
                 expires_at=expires_at,
+                condition=condition,
             ),
         )
 
-    def get_order_item(self, *, order_id: str, line: int, consistent: bool = False) -> OrderItemItem | None:
+    def get_order_item(
+        self,
+        *,
+        order_id: str,
+        line: int,
+        consistent: bool = False,
+        attributes: Sequence[OrderItemAttribute] | None = None,
+    ) -> OrderItemItem | None:
         """``TableClient.get("OrderItem", key, ...)``: the item with this table key, or None."""
         return _cast(
             "OrderItemItem | None",
-            self.client.get("OrderItem", consistent=consistent, order_id=order_id, line=line),
+            self.client.get("OrderItem", consistent=consistent, attributes=attributes, order_id=order_id, line=line),
         )
 
     def update_order_item(
@@ -831,6 +935,7 @@ class ShopTable:
         must_exist: bool = True,
         expires_in: timedelta | None = None,
         expires_at: datetime | None = None,
+        condition: Condition | None = None,
     ) -> OrderItemItem:
         """``TableClient.update("OrderItem", key, ...)``: a partial update; returns the updated item."""
         return _cast(
@@ -846,6 +951,7 @@ class ShopTable:
                 must_exist=must_exist,
                 expires_in=expires_in,
                 expires_at=expires_at,
+                condition=condition,
             ),
         )
 
@@ -856,6 +962,7 @@ class ShopTable:
         line: int,
         expected_version: int | None = None,
         must_exist: bool = False,
+        condition: Condition | None = None,
     ) -> OrderItemItem | None:
         """``TableClient.delete("OrderItem", key, ...)``: delete the item; returns the deleted item, or None."""
         return _cast(
@@ -865,6 +972,7 @@ class ShopTable:
                 {"order_id": order_id, "line": line},
                 expected_version=expected_version,
                 must_exist=must_exist,
+                condition=condition,
             ),
         )
 
@@ -877,6 +985,7 @@ class ShopTable:
         expected_version: int | None = None,
         expires_in: timedelta | None = None,
         expires_at: datetime | None = None,
+        condition: Condition | None = None,
     ) -> ProductItem:
         """``TableClient.put("Product", item, ...)``: write a whole item; returns it as stored."""
         return _cast(
@@ -888,12 +997,22 @@ class ShopTable:
                 expected_version=expected_version,
                 expires_in=expires_in,
                 expires_at=expires_at,
+                condition=condition,
             ),
         )
 
-    def get_product(self, *, sku: str, consistent: bool = False) -> ProductItem | None:
+    def get_product(
+        self,
+        *,
+        sku: str,
+        consistent: bool = False,
+        attributes: Sequence[ProductAttribute] | None = None,
+    ) -> ProductItem | None:
         """``TableClient.get("Product", key, ...)``: the item with this table key, or None."""
-        return _cast("ProductItem | None", self.client.get("Product", consistent=consistent, sku=sku))
+        return _cast(
+            "ProductItem | None",
+            self.client.get("Product", consistent=consistent, attributes=attributes, sku=sku),
+        )
 
     def update_product(
         self,
@@ -907,6 +1026,7 @@ class ShopTable:
         must_exist: bool = True,
         expires_in: timedelta | None = None,
         expires_at: datetime | None = None,
+        condition: Condition | None = None,
     ) -> ProductItem:
         """``TableClient.update("Product", key, ...)``: a partial update; returns the updated item."""
         return _cast(
@@ -922,6 +1042,7 @@ class ShopTable:
                 must_exist=must_exist,
                 expires_in=expires_in,
                 expires_at=expires_at,
+                condition=condition,
             ),
         )
 
@@ -931,11 +1052,18 @@ class ShopTable:
         sku: str,
         expected_version: int | None = None,
         must_exist: bool = False,
+        condition: Condition | None = None,
     ) -> ProductItem | None:
         """``TableClient.delete("Product", key, ...)``: delete the item; returns the deleted item, or None."""
         return _cast(
             "ProductItem | None",
-            self.client.delete("Product", {"sku": sku}, expected_version=expected_version, must_exist=must_exist),
+            self.client.delete(
+                "Product",
+                {"sku": sku},
+                expected_version=expected_version,
+                must_exist=must_exist,
+                condition=condition,
+            ),
         )
 
     def put_session(
@@ -947,6 +1075,7 @@ class ShopTable:
         expected_version: int | None = None,
         expires_in: timedelta | None = None,
         expires_at: datetime | None = None,
+        condition: Condition | None = None,
     ) -> SessionItem:
         """``TableClient.put("Session", item, ...)``: write a whole item; returns it as stored."""
         return _cast(
@@ -958,12 +1087,22 @@ class ShopTable:
                 expected_version=expected_version,
                 expires_in=expires_in,
                 expires_at=expires_at,
+                condition=condition,
             ),
         )
 
-    def get_session(self, *, session_id: str, consistent: bool = False) -> SessionItem | None:
+    def get_session(
+        self,
+        *,
+        session_id: str,
+        consistent: bool = False,
+        attributes: Sequence[SessionAttribute] | None = None,
+    ) -> SessionItem | None:
         """``TableClient.get("Session", key, ...)``: the item with this table key, or None."""
-        return _cast("SessionItem | None", self.client.get("Session", consistent=consistent, session_id=session_id))
+        return _cast(
+            "SessionItem | None",
+            self.client.get("Session", consistent=consistent, attributes=attributes, session_id=session_id),
+        )
 
     def update_session(
         self,
@@ -977,6 +1116,7 @@ class ShopTable:
         must_exist: bool = True,
         expires_in: timedelta | None = None,
         expires_at: datetime | None = None,
+        condition: Condition | None = None,
     ) -> SessionItem:
         """``TableClient.update("Session", key, ...)``: a partial update; returns the updated item."""
         return _cast(
@@ -992,6 +1132,7 @@ class ShopTable:
                 must_exist=must_exist,
                 expires_in=expires_in,
                 expires_at=expires_at,
+                condition=condition,
             ),
         )
 
@@ -1001,6 +1142,7 @@ class ShopTable:
         session_id: str,
         expected_version: int | None = None,
         must_exist: bool = False,
+        condition: Condition | None = None,
     ) -> SessionItem | None:
         """``TableClient.delete("Session", key, ...)``: delete the item; returns the deleted item, or None."""
         return _cast(
@@ -1010,12 +1152,22 @@ class ShopTable:
                 {"session_id": session_id},
                 expected_version=expected_version,
                 must_exist=must_exist,
+                condition=condition,
             ),
         )
 
-    def user_profile(self, *, user_id: str, consistent: bool = False) -> Page[UserItem]:
+    def user_profile(
+        self,
+        *,
+        user_id: str,
+        consistent: bool = False,
+        attributes: Sequence[UserAttribute] | None = None,
+    ) -> Page[UserItem]:
         """Access pattern "user profile": GetItem on the table, sort key =."""
-        return _cast("Page[UserItem]", self.client.query("user profile", user_id=user_id, consistent=consistent))
+        return _cast(
+            "Page[UserItem]",
+            self.client.query("user profile", user_id=user_id, consistent=consistent, attributes=attributes),
+        )
 
     def user_by_email(
         self,
@@ -1024,16 +1176,42 @@ class ShopTable:
         limit: int | None = None,
         cursor: str | None = None,
         descending: bool | None = None,
+        filter: Condition | None = None,
+        attributes: Sequence[UserAttribute] | None = None,
     ) -> Page[UserItem]:
         """Access pattern "user by email": Query on index GSI1."""
         return _cast(
             "Page[UserItem]",
-            self.client.query("user by email", email=email, limit=limit, cursor=cursor, descending=descending),
+            self.client.query(
+                "user by email",
+                email=email,
+                limit=limit,
+                cursor=cursor,
+                descending=descending,
+                filter=filter,
+                attributes=attributes,
+            ),
         )
 
-    def user_by_email_all(self, *, email: str, descending: bool | None = None) -> Iterator[UserItem]:
+    def user_by_email_all(
+        self,
+        *,
+        email: str,
+        descending: bool | None = None,
+        filter: Condition | None = None,
+        attributes: Sequence[UserAttribute] | None = None,
+    ) -> Iterator[UserItem]:
         """Every item of access pattern "user by email", following cursors (``query_all``)."""
-        return _cast("Iterator[UserItem]", self.client.query_all("user by email", email=email, descending=descending))
+        return _cast(
+            "Iterator[UserItem]",
+            self.client.query_all(
+                "user by email",
+                email=email,
+                descending=descending,
+                filter=filter,
+                attributes=attributes,
+            ),
+        )
 
     def users_orders_newest_first(
         self,
@@ -1043,6 +1221,8 @@ class ShopTable:
         cursor: str | None = None,
         descending: bool | None = None,
         consistent: bool = False,
+        filter: Condition | None = None,
+        attributes: Sequence[OrderAttribute] | None = None,
     ) -> Page[OrderItem]:
         """Access pattern "user's orders newest first": Query on the table, sort key begins_with, descending."""
         return _cast(
@@ -1054,6 +1234,8 @@ class ShopTable:
                 cursor=cursor,
                 descending=descending,
                 consistent=consistent,
+                filter=filter,
+                attributes=attributes,
             ),
         )
 
@@ -1063,6 +1245,8 @@ class ShopTable:
         user_id: str,
         descending: bool | None = None,
         consistent: bool = False,
+        filter: Condition | None = None,
+        attributes: Sequence[OrderAttribute] | None = None,
     ) -> Iterator[OrderItem]:
         """Every item of access pattern "user's orders newest first", following cursors (``query_all``)."""
         return _cast(
@@ -1072,6 +1256,8 @@ class ShopTable:
                 user_id=user_id,
                 descending=descending,
                 consistent=consistent,
+                filter=filter,
+                attributes=attributes,
             ),
         )
 
@@ -1084,6 +1270,8 @@ class ShopTable:
         cursor: str | None = None,
         descending: bool | None = None,
         consistent: bool = False,
+        filter: Condition | None = None,
+        attributes: Sequence[OrderAttribute] | None = None,
     ) -> Page[OrderItem]:
         """Access pattern "orders in a date range": Query on the table, sort key between on created_at."""
         return _cast(
@@ -1096,6 +1284,8 @@ class ShopTable:
                 cursor=cursor,
                 descending=descending,
                 consistent=consistent,
+                filter=filter,
+                attributes=attributes,
             ),
         )
 
@@ -1106,6 +1296,8 @@ class ShopTable:
         created_at: tuple[datetime | str, datetime | str],
         descending: bool | None = None,
         consistent: bool = False,
+        filter: Condition | None = None,
+        attributes: Sequence[OrderAttribute] | None = None,
     ) -> Iterator[OrderItem]:
         """Every item of access pattern "orders in a date range", following cursors (``query_all``)."""
         return _cast(
@@ -1116,6 +1308,8 @@ class ShopTable:
                 created_at=created_at,
                 descending=descending,
                 consistent=consistent,
+                filter=filter,
+                attributes=attributes,
             ),
         )
 
@@ -1127,6 +1321,8 @@ class ShopTable:
         cursor: str | None = None,
         descending: bool | None = None,
         consistent: bool = False,
+        filter: Condition | None = None,
+        attributes: Sequence[UserAttribute | OrderAttribute] | None = None,
     ) -> Page[UserItem | OrderItem]:
         """Access pattern "user with orders": Query on the table."""
         return _cast(
@@ -1138,6 +1334,8 @@ class ShopTable:
                 cursor=cursor,
                 descending=descending,
                 consistent=consistent,
+                filter=filter,
+                attributes=attributes,
             ),
         )
 
@@ -1147,11 +1345,20 @@ class ShopTable:
         user_id: str,
         descending: bool | None = None,
         consistent: bool = False,
+        filter: Condition | None = None,
+        attributes: Sequence[UserAttribute | OrderAttribute] | None = None,
     ) -> Iterator[UserItem | OrderItem]:
         """Every item of access pattern "user with orders", following cursors (``query_all``)."""
         return _cast(
             "Iterator[UserItem | OrderItem]",
-            self.client.query_all("user with orders", user_id=user_id, descending=descending, consistent=consistent),
+            self.client.query_all(
+                "user with orders",
+                user_id=user_id,
+                descending=descending,
+                consistent=consistent,
+                filter=filter,
+                attributes=attributes,
+            ),
         )
 
     def order_by_id(
@@ -1161,18 +1368,41 @@ class ShopTable:
         limit: int | None = None,
         cursor: str | None = None,
         descending: bool | None = None,
+        filter: Condition | None = None,
+        attributes: Sequence[OrderAttribute] | None = None,
     ) -> Page[OrderItem]:
         """Access pattern "order by id": Query on index GSI1."""
         return _cast(
             "Page[OrderItem]",
-            self.client.query("order by id", order_id=order_id, limit=limit, cursor=cursor, descending=descending),
+            self.client.query(
+                "order by id",
+                order_id=order_id,
+                limit=limit,
+                cursor=cursor,
+                descending=descending,
+                filter=filter,
+                attributes=attributes,
+            ),
         )
 
-    def order_by_id_all(self, *, order_id: str, descending: bool | None = None) -> Iterator[OrderItem]:
+    def order_by_id_all(
+        self,
+        *,
+        order_id: str,
+        descending: bool | None = None,
+        filter: Condition | None = None,
+        attributes: Sequence[OrderAttribute] | None = None,
+    ) -> Iterator[OrderItem]:
         """Every item of access pattern "order by id", following cursors (``query_all``)."""
         return _cast(
             "Iterator[OrderItem]",
-            self.client.query_all("order by id", order_id=order_id, descending=descending),
+            self.client.query_all(
+                "order by id",
+                order_id=order_id,
+                descending=descending,
+                filter=filter,
+                attributes=attributes,
+            ),
         )
 
     def items_of_an_order(
@@ -1183,6 +1413,8 @@ class ShopTable:
         cursor: str | None = None,
         descending: bool | None = None,
         consistent: bool = False,
+        filter: Condition | None = None,
+        attributes: Sequence[OrderItemAttribute] | None = None,
     ) -> Page[OrderItemItem]:
         """Access pattern "items of an order": Query on the table, sort key begins_with."""
         return _cast(
@@ -1194,6 +1426,8 @@ class ShopTable:
                 cursor=cursor,
                 descending=descending,
                 consistent=consistent,
+                filter=filter,
+                attributes=attributes,
             ),
         )
 
@@ -1203,11 +1437,20 @@ class ShopTable:
         order_id: str,
         descending: bool | None = None,
         consistent: bool = False,
+        filter: Condition | None = None,
+        attributes: Sequence[OrderItemAttribute] | None = None,
     ) -> Iterator[OrderItemItem]:
         """Every item of access pattern "items of an order", following cursors (``query_all``)."""
         return _cast(
             "Iterator[OrderItemItem]",
-            self.client.query_all("items of an order", order_id=order_id, descending=descending, consistent=consistent),
+            self.client.query_all(
+                "items of an order",
+                order_id=order_id,
+                descending=descending,
+                consistent=consistent,
+                filter=filter,
+                attributes=attributes,
+            ),
         )
 
     def pending_orders_by_date(
@@ -1218,6 +1461,8 @@ class ShopTable:
         limit: int | None = None,
         cursor: str | None = None,
         descending: bool | None = None,
+        filter: Condition | None = None,
+        attributes: Sequence[OrderAttribute] | None = None,
     ) -> Page[OrderItem]:
         """Access pattern "pending orders by date": Query on index GSI2, sort key between on created_at."""
         return _cast(
@@ -1229,6 +1474,8 @@ class ShopTable:
                 limit=limit,
                 cursor=cursor,
                 descending=descending,
+                filter=filter,
+                attributes=attributes,
             ),
         )
 
@@ -1238,6 +1485,8 @@ class ShopTable:
         status: Literal["PENDING", "PAID", "SHIPPED", "CANCELLED"],
         created_at: tuple[datetime | str, datetime | str],
         descending: bool | None = None,
+        filter: Condition | None = None,
+        attributes: Sequence[OrderAttribute] | None = None,
     ) -> Iterator[OrderItem]:
         """Every item of access pattern "pending orders by date", following cursors (``query_all``)."""
         return _cast(
@@ -1247,6 +1496,8 @@ class ShopTable:
                 status=status,
                 created_at=created_at,
                 descending=descending,
+                filter=filter,
+                attributes=attributes,
             ),
         )
 
@@ -1257,6 +1508,8 @@ class ShopTable:
         limit: int | None = None,
         cursor: str | None = None,
         descending: bool | None = None,
+        filter: Condition | None = None,
+        attributes: Sequence[OrderAttribute] | None = None,
     ) -> Page[OrderItem]:
         """Access pattern "orders by status newest first": Query on index GSI3, descending."""
         return _cast(
@@ -1267,6 +1520,8 @@ class ShopTable:
                 limit=limit,
                 cursor=cursor,
                 descending=descending,
+                filter=filter,
+                attributes=attributes,
             ),
         )
 
@@ -1275,20 +1530,43 @@ class ShopTable:
         *,
         status: Literal["PENDING", "PAID", "SHIPPED", "CANCELLED"],
         descending: bool | None = None,
+        filter: Condition | None = None,
+        attributes: Sequence[OrderAttribute] | None = None,
     ) -> Iterator[OrderItem]:
         """Every item of access pattern "orders by status newest first", following cursors (``query_all``)."""
         return _cast(
             "Iterator[OrderItem]",
-            self.client.query_all("orders by status newest first", status=status, descending=descending),
+            self.client.query_all(
+                "orders by status newest first",
+                status=status,
+                descending=descending,
+                filter=filter,
+                attributes=attributes,
+            ),
         )
 
-    def product_by_sku(self, *, sku: str, consistent: bool = False) -> Page[ProductItem]:
+    def product_by_sku(
+        self,
+        *,
+        sku: str,
+        consistent: bool = False,
+        attributes: Sequence[ProductAttribute] | None = None,
+    ) -> Page[ProductItem]:
         """Access pattern "product by sku": GetItem on the table, sort key =."""
-        return _cast("Page[ProductItem]", self.client.query("product by sku", sku=sku, consistent=consistent))
+        return _cast(
+            "Page[ProductItem]",
+            self.client.query("product by sku", sku=sku, consistent=consistent, attributes=attributes),
+        )
 
-    def session_by_id(self, *, session_id: str, consistent: bool = False) -> Page[SessionItem]:
+    def session_by_id(
+        self,
+        *,
+        session_id: str,
+        consistent: bool = False,
+        attributes: Sequence[SessionAttribute] | None = None,
+    ) -> Page[SessionItem]:
         """Access pattern "session by id": GetItem on the table, sort key =."""
         return _cast(
             "Page[SessionItem]",
-            self.client.query("session by id", session_id=session_id, consistent=consistent),
+            self.client.query("session by id", session_id=session_id, consistent=consistent, attributes=attributes),
         )

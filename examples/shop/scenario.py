@@ -9,7 +9,8 @@ counter and an audit trail, all against tables created **from the synthesized te
    process that can only import what the asset contains;
 4. runs every declared access pattern and prints the keys built and the items found;
 5. shows the derived-key rules: a partial update moving an order out of the sparse GSI2,
-   an optimistic-locking conflict, a create-only conflict;
+   a conditional write (ship only a PAID order) met once then refused with the stored item,
+   a filter and a projection, an optimistic-locking conflict, a create-only conflict;
 6. the sharded product-view counter: concurrent increments, idempotent retries through the
    handler, then the table's real stream records fed (with the synthesized event filter) to
    the bundled aggregator, exact vs aggregated reads, and a replayed batch changing nothing;
@@ -39,12 +40,14 @@ if str(ROOT) not in sys.path:  # run as a script: make `examples` and `construct
 from constructs_lib.model import AccessScope, Model
 from constructs_lib.runtime import (
     AuditClient,
+    ConditionNotMetError,
     CounterClient,
     ENV_ACCESS_SCOPE,
     ItemExistsError,
     OutOfScopeError,
     TableClient,
     VersionConflictError,
+    attr,
 )
 from constructs_lib.runtime.patterns.audit import ENV_SALT, ENV_SALT_SECRET
 from constructs_lib.testing import (
@@ -196,6 +199,36 @@ def _run(cdk_out: Path, server: DynamoDBLocal, deployment: LocalDeployment) -> N
     assert [o["order_id"] for o in merged] == [o[1] for o in paid], merged
     print(f"merged read = the {len(paid)} PAID orders newest first, none lost or repeated across pages")
 
+    show("Conditional writes: ship an order only if it is PAID")
+    run = invoke_handler(asset, handler, {"op": "mark_shipped", **key}, environment=env, endpoint=server.endpoint)
+    print(f"mark_shipped via handler -> {run.result['order']['status']}")
+    again = invoke_handler(asset, handler, {"op": "mark_shipped", **key}, environment=env, endpoint=server.endpoint)
+    print(f"mark_shipped again via handler -> ok={again.result['ok']}: {again.result['error']} "
+          f"(stored status {again.result['status']})")
+    assert run.result["ok"] and not again.result["ok"] and again.result["status"] == "SHIPPED"
+    try:
+        table.update("Order", key, set={"status": "SHIPPED"}, condition=attr("status") == "PAID")
+    except ConditionNotMetError as exc:
+        assert exc.item is not None and exc.item["status"] == "SHIPPED"
+        print(f"ConditionNotMetError: condition {exc.condition!r} refused; the stored item it carries: "
+              f"{fmt(exc.item)}"[:220])
+    else:
+        raise SystemExit("a SHIPPED order was shipped again")
+
+    show("A filter and a projection on a declared pattern")
+    paid = table.query("user's orders newest first", user_id="u1", filter=attr("status").is_in("PAID", "SHIPPED"))
+    print(f"u1's orders, filter status in (PAID, SHIPPED) -> {[(o['order_id'], o['status']) for o in paid]} "
+          "(the filter runs after the read: every order of u1 was read and charged)")
+    slim = table.query("user's orders newest first", user_id="u1", attributes=["status"], limit=2)
+    print(f"projection attributes=['status'], limit=2 -> {[fmt(o) for o in slim]} (+ key fields, parsed from the keys)")
+    assert all(set(o) == {"_type", "status", "user_id", "created_at", "order_id"} for o in slim)
+    assert {o["status"] for o in paid} <= {"PAID", "SHIPPED"} and len(paid) >= 2
+    shipped = table.query("orders by status newest first", status="SHIPPED", filter=attr("user_id") == "u1",
+                          attributes=["created_at"], limit=1)
+    print(f"sharded GSI3, status SHIPPED, filter user_id == 'u1', attributes=['created_at'], limit=1 -> "
+          f"{[o['order_id'] for o in shipped]} (every shard read, the filter applied to each)")
+    assert len(shipped) == 1 and shipped.items[0]["user_id"] == "u1"
+
     show("Least privilege: the orders API's declared scope, in IAM and in its client")
     scope = AccessScope.from_json(env[ENV_ACCESS_SCOPE])
     print(f"declared: {scope.summary()}")
@@ -255,12 +288,10 @@ def traffic_demo(server: DynamoDBLocal, model: Model, table_name: str) -> None:
         table.get("Product", sku="SKU-1" if i % 10 else "SKU-2")
     for _ in range(5):
         table.query("user's orders newest first", user_id="u1")
-    # A report that filters a whole partition instead of a key condition, and a Scan, both made
-    # with the raw client the recorder wraps (the model offers neither).
+    # A report that filters a whole partition instead of a key condition (read and charged, then
+    # dropped), and a Scan made with the raw client the recorder wraps (the model offers none).
+    table.query("user's orders newest first", user_id="u1", filter=attr("status") == "CANCELLED")
     raw = recorder.wrap(server.client())
-    raw.query(TableName=table_name, KeyConditionExpression="PK = :pk", FilterExpression="#s = :s",
-              ExpressionAttributeNames={"#s": "status"},
-              ExpressionAttributeValues={":pk": {"S": "USER#u1"}, ":s": {"S": "CANCELLED"}})
     raw.scan(TableName=table_name, Limit=50)
     table.stop_recording()
     report = recorder.report(hot_share=0.10, min_requests=50, filter_ratio=3.0, min_scanned=3)

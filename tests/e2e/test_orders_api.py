@@ -61,6 +61,15 @@ def test_orders_api_places_lists_reads_and_updates_orders(invoke: Any, shop_tabl
     pending = shop_table.query("pending orders by date", status="PENDING",
                                created_at=("2000-01-01T00:00:00Z", "2100-01-01T00:00:00Z")).items
     assert [o["order_id"] for o in pending] == [first["order_id"]]
+    # WHEN it is shipped (only if PAID) THEN it ships once; a second attempt is refused with the stored status
+    shipped = invoke({"op": "mark_shipped", **key})
+    assert shipped["ok"] and shipped["order"]["status"] == "SHIPPED"
+    assert invoke({"op": "mark_shipped", **key}) == {
+        "ok": False, "error": "only a PAID order can be shipped", "status": "SHIPPED"}
+    # AND a PENDING order is refused too, unchanged
+    first_key = {"user_id": "u1", "order_id": first["order_id"],
+                 "created_at": invoke({"op": "get_order", "order_id": first["order_id"]})["order"]["created_at"]}
+    assert invoke({"op": "mark_shipped", **first_key})["status"] == "PENDING"
 
 
 def test_handler_errors_surface_with_the_cause(invoke: Any) -> None:

@@ -116,3 +116,27 @@ def test_a_typed_transaction_commits_all_or_nothing(table: TableClient) -> None:
             tx.put_order_item({"order_id": "o1", "line": 2, "sku": "SKU-2", "quantity": 1})
             tx.condition_check_user(user_id="nobody")
     assert [i["line"] for i in shop.items_of_an_order(order_id="o1")] == [1]
+
+
+def test_conditions_filters_and_projections_pass_through(table: TableClient) -> None:
+    from constructs_lib.runtime import ConditionNotMetError
+    from constructs_lib.runtime.conditions import attr
+
+    shop = ShopTable(table)
+    shop.put_user({"user_id": "u1", "email": "ada@example.com", "name": "Ada"})
+    for i in range(4):
+        shop.put_order({"user_id": "u1", "order_id": f"o{i}", "created_at": T0 + timedelta(days=i),
+                        "status": "PAID" if i % 2 else "PENDING", "line_count": i})
+    key = {"user_id": "u1", "order_id": "o0", "created_at": T0}
+    # WHEN a condition does not hold THEN the runtime's typed error, and nothing changed
+    with pytest.raises(ConditionNotMetError):
+        shop.update_order(**key, set={"status": "SHIPPED"}, condition=attr("status") == "PAID")
+    assert (shop.get_order(**key) or {}).get("status") == "PENDING"
+    shop.update_order(**key, set={"status": "SHIPPED"}, condition=attr("status") == "PENDING")
+    # AND a filtered, projected query keeps its limit over the matching items
+    page = shop.users_orders_newest_first(user_id="u1", filter=attr("line_count") >= 1, limit=2,
+                                          attributes=["status"])
+    assert [o["order_id"] for o in page] == ["o3", "o2"] and all("line_count" not in o for o in page)
+    assert [o["order_id"] for o in shop.users_orders_newest_first_all(user_id="u1", filter=attr("status") == "PAID")] \
+        == ["o3", "o1"]
+    assert shop.get_user(user_id="u1", attributes=["name"]) == table.get("User", user_id="u1", attributes=["name"])

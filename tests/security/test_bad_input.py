@@ -48,6 +48,7 @@ from constructs_lib.runtime import (
     CounterSpec,
     CursorError,
     DynamoDBError,
+    InvalidConditionError,
     ItemValidationError,
     KeyValueError,
     RuntimeClientError,
@@ -55,8 +56,10 @@ from constructs_lib.runtime import (
     TableClient,
     TransactionCanceledError,
     UnknownAccessPatternError,
+    UnknownAttributeError,
     UpdateRejectedError,
     VersionConflictError,
+    attr,
     codec,
     keys,
 )
@@ -613,6 +616,19 @@ RUNTIME_CASES = table(
         r"expected_version '1' must be a non-negative int"),
     Bad("expected-version-without-version-attribute", lambda rt: rt.table.update(*session(), set={"n": 1}, expected_version=1),
         UpdateRejectedError, r"Session: expected_version given, but the entity has no version_attribute"),
+    # Conditions, filters, projections
+    Bad("condition-on-a-key-attribute", lambda rt: rt.table.update("User", U1, set={"nick": "a"}, condition=attr("GSI1PK") == "x"),
+        UnknownAttributeError, r"names 'GSI1PK', an attribute the model manages on User"),
+    Bad("condition-used-as-bool", lambda rt: rt.table.delete("User", U1, condition=(attr("a") == 1) or (attr("b") == 2)),
+        InvalidConditionError, r"no truth value"),
+    Bad("condition-as-a-string", lambda rt: rt.table.delete("User", U1, condition="nick = :x"), InvalidConditionError,
+        r"condition='nick = :x' must be a condition built with attr"),
+    Bad("condition-with-none", lambda rt: rt.table.delete("User", U1, condition=attr("nick") == None),  # noqa: E711
+        InvalidConditionError, r"None never matches"),
+    Bad("projection-as-a-string", lambda rt: rt.table.get("User", attributes="nick", **U1), InvalidConditionError,
+        r"attributes='nick' must be a list of attribute names"),
+    Bad("projection-of-the-entity-attribute", lambda rt: rt.table.get("User", attributes=["_type"], **U1),
+        UnknownAttributeError, r"names '_type', an attribute the model manages"),
     # Counters
     Bad("counter-increment-by-float", lambda rt: rt.counter.increment("vid1", 1.5), KeyValueError,
         r"increment by 1\.5 must be an int"),

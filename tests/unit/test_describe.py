@@ -106,6 +106,9 @@ def test_access_pattern_table_has_operation_index_condition_and_runtime_example(
         'AND "2026-01-31T00:00:00.000000Z$"`'
     )
     assert rows["user with orders"][5] == '`PK = "USER#u-1"; filter _type IN ("User", "Order")`'
+    # AND the section says filters do not reduce read cost and what projections save
+    section = _section(shop_doc, "Access patterns")
+    assert "does not reduce read cost" in section and "charged on the full item size" in section
 
 
 def test_pattern_example_matches_the_runtime_query_request() -> None:

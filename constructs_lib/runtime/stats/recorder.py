@@ -241,7 +241,10 @@ class TrafficRecorder:
                     sketch = self._sketches[(sketch_index, kind)] = SpaceSaving(self.max_keys)
                 sketch.add(key, 1, cu, throttled)
             if b.shape is not None:
-                ident = (label, b.index, pattern or b.shape)
+                name = pattern or b.shape  # a caller's filter= (its #f placeholders) sets the read apart
+                if pattern and "#f0" in (params.get("FilterExpression") or ""):
+                    name = f"{pattern} + filter {b.shape.split(' FILTER ', 1)[1]}"
+                ident = (label, b.index, name)
                 if ident not in self._shapes and len(self._shapes) >= MAX_SHAPES:
                     ident = (label, b.index, "(other shapes)")
                 shape = self._shapes.get(ident)
@@ -334,3 +337,4 @@ def _recording(method: str, label: str) -> Callable[..., dict[str, Any]]:
 
 for _method, _label in OPERATION_LABELS.items():
     setattr(RecordingClient, _method, _recording(_method, _label))
+

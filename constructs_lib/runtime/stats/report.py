@@ -346,7 +346,10 @@ def _filter_heavy(snapshot: Snapshot, rate: float, ratio_limit: float, min_scann
         advice = ("DynamoDB charges for every item a Query reads, before FilterExpression drops it. Move the filtered "
                   "condition into the sort key (e.g. SK = STATUS#{status}#{created_at}, then begins_with/between), or "
                   "into a sparse GSI that only holds the matching items, and declare the read as an access pattern.")
-        if s.pattern is not None:
+        if s.pattern is not None and s.label != s.pattern:  # the caller's filter= on a declared pattern
+            advice = (f"Access pattern {s.pattern!r} is read with filter= ({s.label.split(' + filter ', 1)[-1]}), "
+                      "applied after every item the key selects is read and charged. ") + advice.split(". ", 1)[1]
+        elif s.pattern is not None:
             advice = (f"Access pattern {s.pattern!r} reads a partition shared with other entities or ranges and "
                       "filters them out. Give its items their own sort-key prefix so the key condition selects "
                       "only them (begins_with), or serve it from a sparse GSI. ") + advice.split(". ", 1)[1]

@@ -7,6 +7,7 @@ Events (direct invocation)::
     {"op": "get_order", "order_id": "01J..."}
     {"op": "orders_by_status", "status": "PAID", "limit": 10, "cursor": null}
     {"op": "mark_paid", "user_id": "u1", "created_at": "...", "order_id": "01J..."}
+    {"op": "mark_shipped", ...the same key}   (only a PAID order)
     {"op": "view_product", "sku": "SKU-1", "request_id": "req-123"}   (request_id optional)
     {"op": "product_views", "sku": "SKU-1", "exact": false}
 """
@@ -16,7 +17,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from constructs_lib.runtime import CounterClient, TableClient, new_ulid
+from constructs_lib.runtime import ConditionNotMetError, CounterClient, TableClient, attr, new_ulid
 
 _table: TableClient | None = None
 _views: CounterClient | None = None
@@ -72,6 +73,13 @@ def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
     if op == "mark_paid":
         key = {k: event[k] for k in ("user_id", "created_at", "order_id")}
         order = table.update("Order", key, set={"status": "PAID"})
+        return {"ok": True, "order": order}
+    if op == "mark_shipped":
+        key = {k: event[k] for k in ("user_id", "created_at", "order_id")}
+        try:  # a conditional write
+            order = table.update("Order", key, set={"status": "SHIPPED"}, condition=attr("status") == "PAID")
+        except ConditionNotMetError as exc:
+            return {"ok": False, "error": "only a PAID order can be shipped", "status": (exc.item or {}).get("status")}
         return {"ok": True, "order": order}
     if op == "view_product":
         # A retried request (same request_id) is counted once.

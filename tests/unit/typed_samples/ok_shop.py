@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from constructs_lib.runtime import TableClient
+from constructs_lib.runtime.conditions import attr
 from examples.shop.models_typed import EntityName, OrderItem, PatternName, ShopTable, UserItem
 
 
@@ -37,10 +38,16 @@ def use(client: TableClient) -> list[str]:
     with shop.transaction(client_request_token="req-1") as tx:
         tx.put_order({"user_id": "u1", "order_id": "o2", "created_at": created, "status": "PENDING"}, create_only=True)
         tx.put_order_item({"order_id": "o2", "line": 1, "sku": "SKU-1", "quantity": 1}).condition_check_user(user_id="u1")
-    shop.delete_order(user_id="u1", created_at=created, order_id="o1")
+    # Conditions, filters and projections, typed: attribute names of the entity only
+    shop.update_order(user_id="u1", created_at=created, order_id="o1", set={"status": "SHIPPED"},
+                      condition=attr("status") == "PAID")
+    big = shop.users_orders_newest_first(user_id="u1", filter=attr("line_count") > 1, attributes=["order_id"])
+    names += [o["order_id"] for o in big]
+    email = shop.get_user(user_id="u1", attributes=["email", "name"])
+    shop.delete_order(user_id="u1", created_at=created, order_id="o1", condition=attr("status").is_in("PAID"))
     # The untyped client, with the literal types of names:
     entity: EntityName = "Product"
     pattern: PatternName = "product by sku"
     client.get(entity, sku="SKU-1")
     client.query(pattern, sku="SKU-1")
-    return [user["email"], status, *names]
+    return [user["email"], status, *names, str(email)]
