@@ -1,14 +1,14 @@
 """Command line: see a data model.
 
-``python -m constructs_lib describe TARGET [--output FILE]``: Markdown + Mermaid of every model.
-``python -m constructs_lib export --format workbench TARGET [--output FILE]``: NoSQL Workbench JSON.
-``python -m constructs_lib fingerprint TARGET``: one ``<fingerprint>  <model>`` line per model.
+``python -m constructs_lib describe TARGET [-o FILE]``: Markdown + Mermaid of every model; ``export
+--format workbench TARGET``: NoSQL Workbench JSON; ``fingerprint TARGET``: ``<fingerprint>  <model>``
+lines; ``codegen TARGET -o FILE [--check]``: a typed module (:mod:`constructs_lib.codegen`);
 ``lock`` / ``diff`` / ``backfill TARGET``: model evolution (:mod:`constructs_lib.evolution.cli`).
 TARGET is a module (``examples.shop.model``) or a Python file, optionally ``:attribute``. A model
 module is searched for ``Model`` instances without importing the AWS CDK; an app (``build_app()``
 or a ``cdk.App``) is built without synthesizing and its ``SingleTable`` constructs described.
 Exit status: 0 on success, 2 when the target cannot be found or holds no model (and on usage
-errors), 1 when the target raises a model error or the output cannot be written.
+errors), 1 when the target raises a model error, the output cannot be written or `codegen --check` fails.
 """
 
 from __future__ import annotations
@@ -247,6 +247,27 @@ def _fingerprint(args: argparse.Namespace) -> str:
     return "".join(f"{fingerprint(model)}  {title or model.name}\n" for title, model in load_models(args.target))
 
 
+def _codegen(args: argparse.Namespace) -> str:
+    from .codegen import generate
+
+    pairs = load_models(args.target)
+    if len(pairs) != 1:
+        names = ", ".join(repr(title or model.name) for title, model in pairs)
+        raise TargetError(f"target {args.target!r} holds {len(pairs)} data models ({names}); name one as TARGET:attribute")
+    text = generate(pairs[0][1], target=args.target)
+    if args.check:
+        if args.output is None:
+            raise TargetError("codegen --check needs --output FILE (the typed module to compare)")
+        path = Path(args.output)
+        current = path.read_text(encoding="utf-8") if path.is_file() else None
+        args.output = None
+        if current == text:
+            return f"{path} is up to date with {args.target}\n"
+        args.exit_status = 1
+        return f"{path} is {'missing' if current is None else 'stale'}: regenerate it with {PROG} codegen {args.target} -o {path}\n"
+    return text
+
+
 def _evolution(args: argparse.Namespace) -> str:
     from .evolution.cli import run
 
@@ -271,7 +292,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Print the fingerprint of every data model in TARGET (what SingleTable publishes and "
                     "imported tables check).",
     )
-    for sub in (describe, export, fingerprint):
+    codegen = commands.add_parser(
+        "codegen", help="typed module (TypedDicts and a typed table class) of the model in TARGET",
+        description="Generate a Python module with one TypedDict per entity and a table class with one typed method "
+                    "per entity operation and access pattern, delegating to TableClient.",
+    )
+    codegen.add_argument("--check", action="store_true",
+                         help="write nothing; exit 1 when FILE (--output) differs from what would be generated")
+    for sub in (describe, export, fingerprint, codegen):
         sub.add_argument("target", metavar="TARGET",
                          help="module (examples.shop.model), file (app.py) or either with :attribute")
         sub.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
@@ -281,6 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
     describe.set_defaults(run=_describe)
     export.set_defaults(run=_export)
     fingerprint.set_defaults(run=_fingerprint)
+    codegen.set_defaults(run=_codegen)
     return parser
 
 

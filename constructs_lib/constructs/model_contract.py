@@ -109,7 +109,7 @@ class PublishedContract(Construct):
             values[ENCRYPTION_KEY_ARN] = table.encryption_key.key_arn
         tiers = dict.fromkeys(values, ssm.ParameterTier.STANDARD)
         if contract.include_model:
-            text = table.model.to_json(indent=None)
+            text = table.model.to_json(compact=True)  # no spaces: the 4 KB standard tier holds more
             size = len(text.encode("utf-8"))
             if size > ADVANCED_LIMIT:
                 raise ConstructPropsError(

@@ -417,6 +417,8 @@ def _entities_section(model: Model, codec: ItemCodec) -> list[str]:
         notes = []
         if entity.required:
             notes.append("required attributes: " + ", ".join(_code(r) for r in entity.required))
+        if entity.attributes:
+            notes.append("other attributes: " + ", ".join(f"{_code(a)} ({k})" for a, k in entity.attributes.items()))
         if entity.version_attribute:
             notes.append(f"version attribute {_code(entity.version_attribute)} (optimistic locking, bumped on every write)")
         if model.ttl_attribute:

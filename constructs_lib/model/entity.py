@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .exceptions import ModelValidationError
-from .fields import Field
+from .fields import ATTRIBUTE_KINDS, Field
 from .templates import KeyTemplate
 
 #: The placeholder a write-sharded index key puts its shard number in: ``STATUS#{status}#{shard}``.
@@ -140,6 +140,12 @@ class Entity:
         ``delete`` may pass ``expected_version`` and every write bumps it. Default None.
     description
         Free text for generated docs.
+    attributes
+        Other attributes the entity's items carry, name → kind (one of
+        :data:`~constructs_lib.model.fields.ATTRIBUTE_KINDS`, e.g. ``{"price_cents": "integer"}``).
+        They type the generated typed module (``python -m constructs_lib codegen``), which
+        refuses undeclared attribute names; the runtime stores them as given. A name may not be
+        a declared field or the version attribute. Default: none.
     """
 
     name: str
@@ -150,6 +156,7 @@ class Entity:
     required: Sequence[str] = ()
     version_attribute: str | None = None
     description: str = ""
+    attributes: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME_RE.match(self.name):
@@ -176,6 +183,7 @@ class Entity:
             index_keys[index_name] = key
         object.__setattr__(self, "indexes", index_keys)
         object.__setattr__(self, "required", tuple(self.required))
+        object.__setattr__(self, "attributes", self._checked_attributes(fields))
         # Parse every template once, now: errors surface where the entity is declared, and the
         # runtime (which builds keys on every call) never re-parses. Not a dataclass field, so
         # it takes no part in equality or repr.
@@ -194,6 +202,24 @@ class Entity:
         if parsed["sk"] is not None:
             key_fields += [f for f in parsed["sk"].fields if f not in key_fields]
         object.__setattr__(self, "_table_key_fields", tuple(key_fields))
+
+    def _checked_attributes(self, fields: Mapping[str, Field]) -> dict[str, str]:
+        where = f"entity {self.name!r}"
+        if not isinstance(self.attributes, Mapping):
+            raise ModelValidationError(f"{where}: attributes {self.attributes!r} must be a mapping of name to kind")
+        out: dict[str, str] = {}
+        for name, kind in self.attributes.items():
+            if not isinstance(name, str) or not name:
+                raise ModelValidationError(f"{where}: attribute name {name!r} must be a non-empty string")
+            if kind not in ATTRIBUTE_KINDS:
+                raise ModelValidationError(
+                    f"{where}: attribute {name!r} has kind {kind!r}; use one of {', '.join(ATTRIBUTE_KINDS)}"
+                )
+            if name in fields or name == self.version_attribute:
+                what = "a declared field (its kind is the field's)" if name in fields else "the version attribute"
+                raise ModelValidationError(f"{where}: attribute {name!r} is {what}; declare it once")
+            out[name] = kind
+        return out
 
     # Parsed templates ---------------------------------------------------------------------
     @property
@@ -247,6 +273,8 @@ class Entity:
             "required": list(self.required),
             "version_attribute": self.version_attribute,
             "description": self.description,
+            # Only when declared, so models without them keep their JSON byte for byte.
+            **({"attributes": dict(self.attributes)} if self.attributes else {}),
         }
 
     @classmethod
@@ -267,6 +295,7 @@ class Entity:
             required=tuple(data["required"]),
             version_attribute=data["version_attribute"],
             description=data.get("description", ""),
+            attributes=data.get("attributes") or {},
         )
 
 

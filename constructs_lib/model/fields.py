@@ -15,6 +15,17 @@ from .exceptions import ModelValidationError
 FieldKind = Literal["string", "number", "timestamp", "date"]
 KINDS: tuple[str, ...] = ("string", "number", "timestamp", "date")
 
+#: Kinds of the other (non-field) attributes an entity may declare (``Entity(attributes=...)``),
+#: with the value each holds: ``"number"`` is an int or Decimal (reads give int when integral),
+#: ``"integer"`` an int, ``"string_set"``/``"number_set"`` sets, ``"list"``/``"map"`` JSON-like
+#: containers, ``"any"`` anything storable. They type generated code (``codegen``) and docs.
+AttributeKind = Literal[
+    "string", "number", "integer", "decimal", "boolean", "binary", "string_set", "number_set", "list", "map", "any"
+]
+ATTRIBUTE_KINDS: tuple[str, ...] = (
+    "string", "number", "integer", "decimal", "boolean", "binary", "string_set", "number_set", "list", "map", "any",
+)
+
 
 @dataclass(frozen=True)
 class Field:

@@ -504,8 +504,11 @@ class Model:
             "access_patterns": [p.to_dict() for p in self.access_patterns.values()],
         }
 
-    def to_json(self, *, indent: int | None = 2) -> str:
-        """The model as JSON (the synth-time → run-time contract; deterministic output)."""
+    def to_json(self, *, indent: int | None = 2, compact: bool = False) -> str:
+        """The model as JSON (the synth-time → run-time contract; deterministic output).
+        ``compact``: one line without spaces after separators (where bytes count, e.g. in SSM)."""
+        if compact:
+            return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return json.dumps(self.to_dict(), indent=indent, sort_keys=True, ensure_ascii=False)
 
     @classmethod

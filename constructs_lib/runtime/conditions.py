@@ -235,6 +235,14 @@ class Attributes:
             for name, spec in entity.fields.items():  # type: ignore[union-attr]
                 self.fields.setdefault(name, (entity, spec))
         self.index = index
+        #: Every attribute the entities' items may carry, when each declares its ``attributes``
+        #: (None: free-form items, any name goes).
+        self.known: frozenset[str] | None = None
+        if self.entities and all(e.attributes for e in self.entities):
+            self.known = frozenset(
+                name for e in self.entities
+                for name in (*e.fields, *e.attributes, e.version_attribute, model.ttl_attribute) if name  # type: ignore[union-attr]
+            )
         #: Attributes the index stores besides keys (None: every attribute, an ``ALL`` projection).
         self.projected: frozenset[str] | None = None
         if index is not None and index.projection != "ALL":
@@ -246,6 +254,11 @@ class Attributes:
             raise UnknownAttributeError(
                 f"{what} names {root!r}, an attribute the model manages on {self.label} items; name "
                 f"fields instead: {', '.join(self.fields) or 'none declared'}", attribute=root, entity=self.label,
+            )
+        if self.known is not None and root not in self.known:
+            raise UnknownAttributeError(
+                f"{what} names {root!r}, which {self.label} does not declare; its attributes: "
+                f"{', '.join(sorted(self.known))}", attribute=root, entity=self.label,
             )
         if self.projected is not None and root not in self.projected:
             if key_fields_ok and len(path.segments) == 1 and self._key_field(root):

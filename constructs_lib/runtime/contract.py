@@ -53,6 +53,12 @@ def fingerprint(model: Model | Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:FINGERPRINT_LENGTH]
 
 
+def model_digest(model: Model) -> str:
+    """SHA-256 of the whole model's JSON (patterns, attributes and descriptions too), first
+    :data:`FINGERPRINT_LENGTH` hex digits: what a generated typed module was made from."""
+    return hashlib.sha256(model.to_json(indent=None).encode("utf-8")).hexdigest()[:FINGERPRINT_LENGTH]
+
+
 def load_bundled_model(path: str | os.PathLike[str] | None = None) -> Model:
     """Load the model JSON shipped in a Lambda asset.
 
@@ -101,5 +107,5 @@ def verify(model: Model | None = None, *, environ: Mapping[str, str] | None = No
 
 __all__ = [
     "ENV_MODEL_FINGERPRINT", "ENV_MODEL_PATH", "FINGERPRINT_LENGTH", "MODEL_FILE", "fingerprint", "key_schema",
-    "load_bundled_model", "verify",
+    "load_bundled_model", "model_digest", "verify",
 ]

@@ -100,8 +100,9 @@ class InvalidConditionError(RuntimeClientError, ValueError, TypeError):
 
 class UnknownAttributeError(UnknownFieldError):
     """A condition, filter or projection names an attribute the entity's items cannot carry: an
-    attribute the model manages (key attributes, the entity attribute) or one a non-``ALL``
-    index does not project. ``attribute`` and ``entity`` name them."""
+    attribute the model manages (key attributes, the entity attribute), one a non-``ALL`` index
+    does not project, or one an entity declaring its ``attributes`` does not declare.
+    ``attribute`` and ``entity`` name them."""
 
     def __init__(self, message: str, *, attribute: str, entity: str) -> None:
         super().__init__(message)

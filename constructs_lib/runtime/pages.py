@@ -13,19 +13,23 @@ import hmac
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from .exceptions import CursorError
 
+#: What a page holds: decoded items (``dict[str, Any]``), or an entity's ``TypedDict`` in a
+#: generated typed module (``Page[OrderItem]``).
+T = TypeVar("T")
+
 
 @dataclass(frozen=True)
-class Page:
+class Page(Generic[T]):
     """One page of query results; ``cursor`` is None on the last page."""
 
-    items: list[dict[str, Any]]
+    items: list[T]
     cursor: str | None
 
-    def __iter__(self) -> Iterator[dict[str, Any]]:
+    def __iter__(self) -> Iterator[T]:
         return iter(self.items)
 
     def __len__(self) -> int:

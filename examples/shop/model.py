@@ -34,6 +34,7 @@ shop_model = Model(
             fields={"user_id": "string", "email": "string"},
             indexes={"GSI1": IndexKey(pk="EMAIL#{email}", sk="USER")},
             required=("email",),
+            attributes={"name": "string", "updated_by": "string"},
             version_attribute="version",
             description="A customer account, looked up by email via GSI1.",
         ),
@@ -58,6 +59,7 @@ shop_model = Model(
                 ),
             },
             required=("status",),
+            attributes={"line_count": "integer"},
             description="An order, in its user's collection.",
         ),
         Entity(
@@ -66,6 +68,7 @@ shop_model = Model(
             sk="ITEM#{line}",
             fields={"order_id": "string", "line": Field.number(width=4)},
             required=("sku", "quantity"),
+            attributes={"sku": "string", "quantity": "integer"},
             description="One line of an order.",
         ),
         Entity(
@@ -74,6 +77,7 @@ shop_model = Model(
             sk="PRODUCT",
             fields={"sku": "string"},
             required=("name", "price_cents"),
+            attributes={"name": "string", "price_cents": "integer"},
         ),
         Entity(
             "Session",
@@ -81,6 +85,7 @@ shop_model = Model(
             sk="SESSION",
             fields={"session_id": "string"},
             required=("user_id",),
+            attributes={"user_id": "string"},
             description="A login session, expired by TTL.",
         ),
     ],

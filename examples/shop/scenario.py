@@ -3,7 +3,8 @@ counter and an audit trail, all against tables created **from the synthesized te
 
 1. creates the tables of ``ShopStack`` from its synthesized CloudFormation template;
 2. loads the model from the Lambda asset's ``model.json`` (what would deploy) and drives the
-   runtime ``TableClient``: users, products, a session with TTL, orders;
+   runtime ``TableClient`` — users, products and a session through the typed module generated
+   from the model (``models_typed.py``: ``shop.put_user({...})``), orders untyped;
 3. invokes the bundled orders API handler from its ``cdk.out`` asset directory, in a separate
    process that can only import what the asset contains;
 4. runs every declared access pattern and prints the keys built and the items found;
@@ -58,6 +59,7 @@ from constructs_lib.testing import (
 from constructs_lib.testing.handlers import LocalFunction, invoke_handler
 from constructs_lib.testing.streams import StreamRunner
 from examples._scenario import args_text, fmt, function_id, run_standalone, show
+from examples.shop.models_typed import ShopTable
 
 STACK = "ShopStack"
 AGGREGATOR_HANDLER = "constructs_lib.runtime.handlers.counter.handler"
@@ -92,14 +94,16 @@ def _run(cdk_out: Path, server: DynamoDBLocal, deployment: LocalDeployment) -> N
     handler = template["Resources"][fn_id]["Properties"]["Handler"]
     print(f"model {model.name!r} v{model.to_dict()['version']} loaded from asset {asset.name}; handler {handler}")
 
-    show("Writing users, products and a session through TableClient")
+    show("Writing users, products and a session through the typed module (models_typed.ShopTable)")
+    # Generated from the model by `python -m constructs_lib codegen examples.shop.model`: a type
+    # checker refuses a misspelled entity, field, pattern or value type; each call is TableClient's.
+    shop = ShopTable(table)
     for user_id, email, name in (("u1", "ada@example.com", "Ada"), ("u2", "linus@example.com", "Linus")):
-        table.put("User", {"user_id": user_id, "email": email, "name": name, "updated_by": "signup"},
-                  create_only=True)
+        shop.put_user({"user_id": user_id, "email": email, "name": name, "updated_by": "signup"}, create_only=True)
         print(f"User {user_id}: keys {table.all_keys('User', user_id=user_id, email=email)}")
     for sku, name, price in (("SKU-1", "Teapot", 2500), ("SKU-2", "Cup", 800)):
-        table.put("Product", {"sku": sku, "name": name, "price_cents": price})
-    session = table.put("Session", {"session_id": "s-1", "user_id": "u1"}, expires_in=timedelta(hours=1))
+        shop.put_product({"sku": sku, "name": name, "price_cents": price})
+    session = shop.put_session({"session_id": "s-1", "user_id": "u1"}, expires_in=timedelta(hours=1))
     print(f"Session s-1 expires_at={session['expires_at']} (epoch seconds, TTL attribute)")
 
     show("Orders: two written directly (past dates), three placed through the bundled handler")
@@ -246,8 +250,11 @@ def _run(cdk_out: Path, server: DynamoDBLocal, deployment: LocalDeployment) -> N
         raise SystemExit("the orders API's client ran a pattern outside its declared scope")
 
     show("Optimistic locking and create-only writes")
-    user = table.get("User", user_id="u1")
-    assert user is not None
+    user = shop.get_user(user_id="u1")
+    assert user is not None and "version" in user
+    newest = shop.users_orders_newest_first(user_id="u1", limit=1).items
+    print(f"typed: get_user -> version {user['version']}; users_orders_newest_first(limit=1) -> "
+          f"{[o['order_id'] for o in newest]}")
     table.update("User", {"user_id": "u1"}, set={"email": "ada@new.example.com", "updated_by": "support"},
                  expected_version=user["version"])
     try:

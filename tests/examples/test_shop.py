@@ -67,6 +67,7 @@ def test_scenario_runs_end_to_end(shop: Any, dynamodb_local: Any, capsys: pytest
     # THEN every pattern was served and the counter and audit steps reported exact results
     assert "11 access patterns served" in out
     assert "merged read = the 2 PAID orders newest first" in out
+    assert "typed: get_user -> version 1; users_orders_newest_first(limit=1) -> ['" in out  # the typed module
     assert "0 dead-lettered" in out
     assert "emails in clear anywhere in the 17 audit items: 0" in out
     # AND the conditional write shipped the order once, then was refused with the stored item

@@ -66,6 +66,7 @@ def test_producer_publishes_name_arns_fingerprint_and_model(producer: Template, 
     # AND the fingerprint and the model are literals: the key-schema fingerprint and the compact JSON
     assert found[f"{PREFIX}/model-fingerprint"]["Value"] == fingerprint(shop_model)
     assert Model.from_json(found[f"{PREFIX}/model"]["Value"]) == shop_model
+    assert found[f"{PREFIX}/model"]["Value"] == shop_model.to_json(compact=True)  # no spaces after separators
     assert found[f"{PREFIX}/model"]["Tier"] == "Standard"
 
 
@@ -88,7 +89,7 @@ def test_without_stream_no_stream_parameter_and_cmk_adds_the_key(shop_model: Mod
 def test_a_model_over_4_kb_uses_the_advanced_tier(scratch_stack: cdk.Stack) -> None:
     # GIVEN a model between the standard (4 KB) and the advanced (8 KB) limit
     model = big_model(25)
-    assert STANDARD_LIMIT < len(model.to_json(indent=None)) <= ADVANCED_LIMIT
+    assert STANDARD_LIMIT < len(model.to_json(compact=True)) <= ADVANCED_LIMIT
     # WHEN published THEN only the model parameter is advanced
     stack = cdk.Stack(cdk.App(), "Big")
     SingleTable(stack, "Data", model=model, publish=ModelContract(parameter_prefix="/big"))
@@ -100,7 +101,7 @@ def test_a_model_over_4_kb_uses_the_advanced_tier(scratch_stack: cdk.Stack) -> N
 def test_a_model_over_8_kb_is_refused_unless_the_fingerprint_alone_is_published(scratch_stack: cdk.Stack) -> None:
     # GIVEN a model too large for any SSM String parameter
     model = big_model(80)
-    size = len(model.to_json(indent=None).encode())
+    size = len(model.to_json(compact=True).encode())
     assert size > ADVANCED_LIMIT
     # WHEN published with its model THEN a props error names the size and the way out
     with pytest.raises(ConstructPropsError, match=rf"model 'big' is {size} bytes as JSON.*"

@@ -168,9 +168,10 @@ def test_asset_contains_exactly_runtime_model_json_and_handler(shop) -> None:
     assert {"constructs_lib/runtime/client.py", "constructs_lib/runtime/stats/recorder.py",
             "constructs_lib/runtime/patterns/counter/client.py", "constructs_lib/model/model.py"} <= sources
     assert not [f for f in sources if "backfill" in f or "handlers/" in f or "patterns/audit" in f]
-    # AND nothing of the documentation writers, model evolution or the constructs came along
+    # AND nothing of the documentation writers, model evolution, the typed-module generator or the
+    # constructs came along
     assert not [f for f in files if f.startswith(("constructs_lib/docgen/", "constructs_lib/evolution/",
-                                                  "constructs_lib/constructs/"))]
+                                                  "constructs_lib/codegen/", "constructs_lib/constructs/"))]
     # AND the compiled files are exactly the Python 3.13 bytecode of the modules importing the
     # handler loads and of the model package its first call loads (when a 3.13 interpreter exists
     # here), next to their sources

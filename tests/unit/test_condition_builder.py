@@ -200,3 +200,33 @@ def test_own_condition_precedence() -> None:
     assert held(("version", "v", 2), {"v": 2}) and not held(("version", "v", 2), {"v": 3})
     assert not held(("version", "v", 2), None) and held(("unversioned", "v"), {"a": 1})
     assert not held(("unversioned", "v"), {"v": 1}) and not held(("never",), {"v": 1})
+
+
+def test_declared_attributes_close_the_names_conditions_filters_and_projections_take() -> None:
+    # GIVEN an entity declaring its other attributes, and one that does not
+    declared = Model(
+        "cond_declared",
+        entities=[
+            Entity("Product", pk="PRODUCT#{sku}", fields=["sku"], attributes={"stock": "integer", "title": "string"},
+                   version_attribute="rev"),
+            Entity("Note", pk="NOTE#{id}", fields=["id"]),
+        ],
+        ttl_attribute="expires",
+        access_patterns=[AccessPattern("product", entity="Product")],
+    )
+    product = Attributes(declared, [declared.entities["Product"]])
+    # WHEN a condition, filter or projection names a declared field, attribute, version or TTL attribute THEN fine
+    for name in ("sku", "stock", "title", "rev", "expires"):
+        render(attr(name).exists(), product, "c")
+    assert projection(["stock", "title"], product, ["PK"]).text.startswith("#p0")
+    # WHEN it names anything else (a typo) THEN a typed error names the attribute, the entity and what it declares
+    with pytest.raises(UnknownAttributeError, match=r"'stok', which Product does not declare; its attributes: "
+                                                    r"expires, rev, sku, stock, title") as caught:
+        render(attr("stok") >= 1, product, "c")
+    assert (caught.value.attribute, caught.value.entity) == ("stok", "Product")
+    with pytest.raises(UnknownAttributeError, match="'titel', which Product does not declare"):
+        projection(["titel"], product, ["PK"])
+    # AND nested paths are checked by their top-level attribute only
+    render(attr("title.en") == "x", product, "c")
+    # AND an entity declaring no attributes keeps free-form items: any name goes
+    render(attr("anything") == 1, Attributes(declared, [declared.entities["Note"]]), "c")

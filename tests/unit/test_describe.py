@@ -78,6 +78,7 @@ def test_fields_types_and_entity_attributes_are_listed(shop_doc: str) -> None:
     assert "| `line` | number (4 digits, zero-padded in keys) |" in item
     assert "version attribute `version`" in user and "version attribute" not in order
     assert "required attributes: `sku`, `quantity`" in item
+    assert "other attributes: `sku` (string), `quantity` (integer)" in item  # their declared kinds
     assert "TTL attribute `expires_at`" in user
     assert "tenant field" not in shop_doc
 

@@ -174,3 +174,19 @@ def test_an_unrelated_missing_module_is_not_blamed_on_the_cdk_extra() -> None:
     )
     # THEN the original ModuleNotFoundError comes through unchanged
     assert result["caught"] == {"type": "ModuleNotFoundError", "message": "No module named 'constructs_lib_no_such_module'"}
+
+
+def test_a_generated_typed_module_loads_like_the_runtime() -> None:
+    # GIVEN a fresh interpreter WHEN the shop's generated typed module is imported
+    result = run(
+        """
+        import examples.shop.models_typed as typed
+        report(table=typed.ShopTable.__name__)
+        """
+    )
+    # THEN it loaded no CDK and no boto3 (it can ship in a Lambda asset beside the handler), and of
+    # the package only the runtime and the model it reads
+    assert result["table"] == "ShopTable"
+    assert result["cdk"] == [] and result["aws"] == [] and result["attempts"] == []
+    assert {m.split(".")[1] for m in result["ours"] if "." in m} <= {"runtime", "model"}
+    assert "constructs_lib.runtime.contract" in result["ours"]

@@ -1,0 +1,148 @@
+"""The one list of ``TableClient`` keyword options the typed methods expose, and those they omit.
+
+A new option of ``TableClient.put``/``get``/``update``/``delete``/``query``/``query_all`` is added
+here (name, annotation in the generated module, default, imports, where it applies); an option
+the installed ``TableClient`` lacks is left out of the generated signatures. A unit test compares
+this list with ``TableClient``'s signatures: an option added there and not here fails it.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+
+from ..model import Model, ResolvedPattern
+from ..model.templates import Placeholder
+
+
+def _always(resolved: ResolvedPattern | None, model: Model) -> bool:
+    return True
+
+
+def _paged(resolved: ResolvedPattern | None, model: Model) -> bool:
+    """Query patterns page; a GetItem pattern returns at most one item and refuses a cursor."""
+    return resolved is None or resolved.operation == "Query"
+
+
+def _consistent(resolved: ResolvedPattern | None, model: Model) -> bool:
+    """GSIs do not support consistent reads (the runtime refuses ``consistent=True`` there)."""
+    return resolved is None or resolved.index is None or resolved.index.kind != "GSI"
+
+
+def _bucketed(resolved: ResolvedPattern | None, model: Model) -> bool:
+    """``partition_at`` applies to a ``between`` range whose partition key buckets the range field."""
+    if resolved is None or resolved.pattern.sk != "between" or not resolved.sk_fields:
+        return False
+    entity = model.entities[resolved.pattern.entities[0]]
+    index = resolved.index
+    template = entity.pk_template if index is None or index.kind == "LSI" else entity.index_templates(index.name)[0]
+    segments = template.segments if template is not None else ()
+    return any(isinstance(s, Placeholder) and s.field == resolved.sk_fields[-1] and bool(s.bucket) for s in segments)
+
+
+@dataclass(frozen=True)
+class Option:
+    """One keyword option: ``name: annotation = default`` in the generated signature."""
+
+    name: str
+    #: ``{attributes}`` stands for the ``Literal`` of the method's entity's attribute names.
+    annotation: str
+    default: str
+    #: Names the annotation uses, as ``(module, name)`` imports of the generated module.
+    imports: tuple[tuple[str, str], ...] = ()
+    #: Whether a typed method of this access pattern (None: an entity method) takes it.
+    applies: Callable[[ResolvedPattern | None, Model], bool] = field(default=_always, compare=False)
+
+
+@cache
+def accepted(method: str) -> frozenset[str]:
+    """The keyword names ``TableClient.<method>`` takes (``query_all`` passes its own to ``query``;
+    ``Transaction.<op>`` passes them to ``requests.<op>``, which builds the action)."""
+    from ..runtime import requests
+    from ..runtime.client import TableClient
+
+    if method.startswith("transaction."):
+        target = getattr(requests, method.removeprefix("transaction."))
+    else:
+        target = getattr(TableClient, "query" if method == "query_all" else method)
+    return frozenset(inspect.signature(target).parameters)
+
+
+_DATETIME = (("datetime", "datetime"),)
+_CONDITION = (("constructs_lib.runtime.conditions", "Condition"),)
+_NAMES = (("collections.abc", "Sequence"),)
+_TIMEDELTA = (("datetime", "timedelta"),)
+_EXPIRY = (
+    Option("expires_in", "timedelta | None", "None", _TIMEDELTA),
+    Option("expires_at", "datetime | None", "None", _DATETIME),
+)
+
+#: A condition on the stored item (``attr("status") == "PAID"``, :mod:`constructs_lib.runtime.conditions`).
+_WRITE_CONDITION = Option("condition", "Condition | None", "None", _CONDITION)
+#: Read only these attributes (a projection; the item's key fields and entity come back too).
+_PROJECTION = Option("attributes", "Sequence[{attributes}] | None", "None", _NAMES)
+#: Drop items that fail a condition after they are read (no read cost saved).
+_FILTER = Option("filter", "Condition | None", "None", _CONDITION, applies=_paged)
+
+#: Method of ``TableClient`` → the options its typed counterparts take, in signature order.
+OPTIONS: dict[str, tuple[Option, ...]] = {
+    "put": (
+        Option("create_only", "bool", "False"),
+        Option("expected_version", "int | None", "None"),
+        *_EXPIRY,
+        _WRITE_CONDITION,
+    ),
+    "get": (Option("consistent", "bool", "False"), _PROJECTION),
+    "update": (
+        Option("expected_version", "int | None", "None"),
+        Option("must_exist", "bool", "True"),
+        *_EXPIRY,
+        _WRITE_CONDITION,
+    ),
+    "delete": (
+        Option("expected_version", "int | None", "None"),
+        Option("must_exist", "bool", "False"),
+        _WRITE_CONDITION,
+    ),
+    "query": (
+        Option("limit", "int | None", "None", applies=_paged),
+        Option("cursor", "str | None", "None", applies=_paged),
+        Option("descending", "bool | None", "None", applies=_paged),
+        Option("consistent", "bool", "False", applies=_consistent),
+        Option("partition_at", "datetime | None", "None", _DATETIME, applies=_bucketed),
+        _FILTER,
+        _PROJECTION,
+    ),
+    "query_all": (
+        Option("descending", "bool | None", "None"),
+        Option("consistent", "bool", "False", applies=_consistent),
+        _FILTER,
+        _PROJECTION,
+    ),
+    "transaction.condition_check": (
+        Option("exists", "bool", "True"),
+        Option("expected_version", "int | None", "None"),
+        _WRITE_CONDITION,
+    ),
+}
+# A transaction's put, update and delete take the single-item calls' options.
+OPTIONS.update({f"transaction.{op}": OPTIONS[op] for op in ("put", "update", "delete")})
+
+#: Keyword parameters of ``TableClient`` methods the typed methods take in another form or leave
+#: out, with the reason (the untyped client, ``.client``, still has them).
+OMITTED: dict[str, dict[str, str]] = {
+    "put": {},
+    "get": {"raw": "raw items keep their key attributes, which the entity's TypedDict does not describe"},
+    "update": {
+        "key": "the table-key fields are typed keyword parameters",
+        "set": "typed as the entity's Patch", "remove": "typed as the entity's attribute names",
+        "add": "typed as the entity's Patch", "delete": "typed as the entity's Patch",
+    },
+    "delete": {"key": "the table-key fields are typed keyword parameters"},
+    "transaction.condition_check": {},
+    "query": {"raw": "raw items keep their key attributes, which the entity's TypedDict does not describe"},
+    "query_all": {},
+}
+OMITTED.update({f"transaction.{op}": OMITTED[op] for op in ("put", "update", "delete")})
