@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from request_count import Calls
 
 from constructs_lib.model import AccessPattern, Entity, Field, Index, IndexKey, Model
 from constructs_lib.runtime import (
@@ -66,21 +67,6 @@ MODEL = Model(
         AccessPattern("tickets of a queue", entity="Ticket", index="ByQueue"),
     ],
 )
-
-
-class Calls:
-    """Counts the requests a boto3 client sends (a botocore ``before-send`` hook)."""
-
-    def __init__(self, client: Any) -> None:
-        self.count = 0
-        client.meta.events.register("before-send.dynamodb.*", self._seen)
-        self._client = client
-
-    def _seen(self, **_: Any) -> None:
-        self.count += 1
-
-    def close(self) -> None:
-        self._client.meta.events.unregister("before-send.dynamodb.*", self._seen)
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from request_count import Calls
 
 from constructs_lib.model import AccessScope, Model
 from constructs_lib.runtime import (
@@ -31,21 +32,6 @@ ORDERS_SCOPE = AccessScope(
 )
 CREATED = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 ORDER = {"user_id": "u1", "order_id": "o1", "created_at": CREATED}
-
-
-class Calls:
-    """Counts the requests a boto3 client sends (a botocore ``before-send`` hook)."""
-
-    def __init__(self, client: Any) -> None:
-        self.count = 0
-        self._client = client
-        client.meta.events.register("before-send.dynamodb.*", self._seen)
-
-    def _seen(self, **_: Any) -> None:
-        self.count += 1
-
-    def close(self) -> None:
-        self._client.meta.events.unregister("before-send.dynamodb.*", self._seen)
 
 
 def scoped_client(model: Model, scope: AccessScope, name: str, client: Any, tmp_path: Path,

@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 import pytest
+from request_count import Calls
 
 from constructs_lib.model import AccessPattern, Entity, Index, IndexKey, Model
 from constructs_lib.runtime import (
@@ -53,21 +54,6 @@ MODEL = Model(
         AccessPattern("readings in a range", entity="Reading", sk="between"),
     ],
 )
-
-
-class Calls:
-    """Counts the requests a boto3 client sends (a botocore ``before-send`` hook)."""
-
-    def __init__(self, client: Any) -> None:
-        self.count = 0
-        client.meta.events.register("before-send.dynamodb.*", self._seen)
-        self._client = client
-
-    def _seen(self, **_: Any) -> None:
-        self.count += 1
-
-    def close(self) -> None:
-        self._client.meta.events.unregister("before-send.dynamodb.*", self._seen)
 
 
 @pytest.fixture(scope="module")
