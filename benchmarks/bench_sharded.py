@@ -67,7 +67,7 @@ def run(ctx: Context) -> Section:
     from aws_cdk.assertions import Template
 
     from constructs_lib import SingleTable
-    from constructs_lib.runtime import TableClient, sharded
+    from constructs_lib.runtime import TableClient, merged_reads
     from constructs_lib.testing import deploy_template
 
     assert ctx.ddb is not None
@@ -95,11 +95,11 @@ def run(ctx: Context) -> Section:
 
         def serial(fn: Any) -> Any:
             def run_serial() -> None:
-                shared, sharded._pool = sharded._executor(), serial_pool
+                shared, merged_reads._pool = merged_reads._executor(), serial_pool
                 try:
                     fn()
                 finally:
-                    sharded._pool = shared
+                    merged_reads._pool = shared
             return run_serial
 
         def whole(pattern: str) -> Any:
@@ -158,10 +158,10 @@ def run(ctx: Context) -> Section:
                       ["read", "pattern", "items", "Queries", "RCU"], cost_rows)],
         notes=[
             ("A merged page costs one Query per shard; each shard's first read asks for its share of the page "
-             "with margin (ceil(1.5 × limit / N) + 2 items, runtime.sharded.first_read_limit) and a shard that "
+             "with margin (ceil(1.5 × limit / N) + 2 items, runtime.merged_reads.first_read_limit) and a shard that "
              "runs dry is read again, so a page reads more items than it returns, and every Query rounds its "
              "RCU up; the whole read costs about the same RCU as one partition (each item read once)."),
-            ("Shards are read on a shared pool of at most 8 threads (runtime.sharded.MAX_PARALLEL); the serial "
+            ("Shards are read on a shared pool of at most 8 threads (runtime.merged_reads.MAX_PARALLEL); the serial "
              "row runs the same read with one thread, the cost the bounded parallelism avoids."),
             ("DynamoDB Local serves every partition from one JVM on this machine's 2 shared cores, so parallel "
              "Queries compete for the same CPU; these ratios describe this machine, not AWS."),

@@ -487,9 +487,9 @@ class TableClient:
             raise SettingsError(f"pattern {pattern!r} reads GSI {resolved.index.name!r}; GSIs do not support consistent reads")
         forward = not (resolved.pattern.descending if descending is None else descending)
         if resolved.shards:  # a write-sharded index: every shard read, merged in sort-key order
-            from . import sharded  # loaded by functions that read a sharded index only
+            from . import merged_reads  # loaded by functions that read a sharded index only
 
-            return sharded.query(self, pattern, resolved, vals, partition_value, limit=limit, cursor=cursor,
+            return merged_reads.query(self, pattern, resolved, vals, partition_value, limit=limit, cursor=cursor,
                                  forward=forward, raw=raw, filter=filter, attributes=attributes)
         params = requests.query_params(
             self.codec, self.table_name, resolved, vals, partition_value, filter=filter, attributes=attributes,

@@ -213,7 +213,7 @@ def test_runtime_and_model_agree_on_the_shard_placeholder_and_bounds() -> None:
 
 
 def test_first_read_limit_is_the_share_with_margin_never_above_the_page() -> None:
-    from constructs_lib.runtime.sharded import first_read_limit
+    from constructs_lib.runtime.merged_reads import first_read_limit
 
     assert first_read_limit(100, 4) == 40  # ceil(150 / 4) + 2
     assert first_read_limit(100, 16) == 12  # ceil(150 / 16) + 2
