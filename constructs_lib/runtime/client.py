@@ -490,7 +490,7 @@ class TableClient:
             from . import merged_reads  # loaded by functions that read a sharded index only
 
             return merged_reads.query(self, pattern, resolved, vals, partition_value, limit=limit, cursor=cursor,
-                                 forward=forward, raw=raw, filter=filter, attributes=attributes)
+                                      forward=forward, raw=raw, filter=filter, attributes=attributes)
         params = requests.query_params(
             self.codec, self.table_name, resolved, vals, partition_value, filter=filter, attributes=attributes,
         )
