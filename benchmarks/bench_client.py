@@ -231,12 +231,22 @@ def _peer_cpu(
         OURS_ADAPTIVE: (_operations(ours_adaptive, orders), adaptive_client),
     }
     # Record each peer's own answers from DynamoDB Local (put first: the later calls read what it wrote).
+    # Each peer's put and update must leave the same stored item as TableClient's ("the same work").
+    stored: dict[str, list[dict[str, Any]]] = {}
+    key = captured["get"][0][1]["Key"]
+    reader = boto3.session.Session().client("dynamodb", **kwargs)  # never stubbed
     stubs = {}
     for peer, (ops, client) in ops_of.items():
         recorder = peers.ResponseRecorder(client)
+        stored[peer] = []
         for name in ("put", "get", "query", "update"):
             ops[name](orders[0])
+            if name in ("put", "update"):
+                stored[peer].append(reader.get_item(TableName=table_name, Key=key, ConsistentRead=True)["Item"])
         stubs[peer] = peers.StubTransport(client, recorder.bodies)
+    differ = {peer: sorted({a for before, after in zip(items, stored[OURS], strict=True)
+                            for a in set(before) | set(after) if before.get(a) != after.get(a)})
+              for peer, items in stored.items() if items != stored[OURS]}
     rows: list[Row] = []
     medians: dict[str, dict[str, float]] = {}
     for name in ("put", "get", "query", "update"):
@@ -276,7 +286,8 @@ def _peer_cpu(
          f"`query`, `update_item(ReturnValues=\"ALL_NEW\")`). {PYNAMODB} {pynamodb.__version__}: an `Order` model "
          f"with the stored attributes, f-string keys, `save()`, `get()`, `list(query(..., limit=10))`, "
          f"`update(actions=[...], condition=...)`. Same work per order: the same item with its GSI keys (GSI2 only "
-         f"while `PENDING`), the same key condition and limit, the same update (two attributes set, GSI2 left, "
+         f"while `PENDING`, GSI3's write-sharded key with its shard hashed from `order_id`), the same key condition "
+         f"and limit, the same update (two attributes set, GSI2 left, GSI3 moved to the new status, "
          f"`attribute_exists` condition, new item returned). Each client is configured as its users get it: raw "
          f"boto3 and the resource API with boto3's defaults, TableClient with its default client's configuration "
          f"(`_aws.client_config(retry_mode='{RETRY_MODE}')`: retries `{RETRY_MODE}` / {MAX_ATTEMPTS} attempts, no client-side parameter "
@@ -289,6 +300,9 @@ def _peer_cpu(
          + f". Context row *{OURS_ADAPTIVE}*: the same client with botocore's adaptive retry mode (a client-side "
          f"rate limiter updated on every response, which costs CPU on every call) instead of TableClient's "
          f"default `{RETRY_MODE}` one; PynamoDB retries in standard mode too."),
+        ("Sanity check: every peer's put and update leave the same stored item as TableClient's: "
+         + ("yes" if not differ else "**no** — " + "; ".join(f"{peer}: {', '.join(a)}" for peer, a in differ.items()))
+         + "."),
     ]
     return rows, notes
 
@@ -348,7 +362,7 @@ def run(ctx: Context) -> Section:
         (f"Data: {USERS * ORDERS_PER_USER} orders of {USERS} users written first with TableClient. Each operation "
          f"cycles over them: put `Order` (whole item, derived GSI keys), get by table key, query "
          f"`{QUERY_PATTERN}` (limit {QUERY_LIMIT}: one Query returning {QUERY_LIMIT} items, decoded), update "
-         f"`status` + `note` (the sparse GSI2 keys recomputed in the same UpdateItem, `attribute_exists` "
+         f"`status` + `note` (the sparse GSI2 and write-sharded GSI3 keys recomputed in the same UpdateItem, `attribute_exists` "
          f"condition, `ReturnValues=ALL_NEW`)."),
         (f"Baseline: the request TableClient sends for the same order, captured once through a recording client "
          f"(so it is byte-for-byte the same call) and replayed with `client.<method>(**params)`, pre-built. One boto3 "

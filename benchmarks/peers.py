@@ -7,8 +7,9 @@
   built with f-strings: ``save()``, ``get()``, ``query()``, ``update(actions=...)``.
 
 Every peer does the same work per order as ``TableClient``: the same item (keys, derived GSI keys,
-sparse ``GSI2`` only while ``PENDING``), the same key condition, the same update (set two
-attributes, leave ``GSI2``, ``attribute_exists`` condition, the new item returned).
+sparse ``GSI2`` only while ``PENDING``, the write-sharded ``GSI3`` key with its shard hashed from
+``order_id``), the same key condition, the same update (set two attributes, leave ``GSI2``, move
+``GSI3`` to the new status, ``attribute_exists`` condition, the new item returned).
 
 :class:`StubTransport` is a botocore ``before-send`` hook: after a peer's request is validated,
 serialized and signed it answers with that peer's own response, recorded once from DynamoDB Local
@@ -17,6 +18,7 @@ serialized and signed it answers with that peer's own response, recorded once fr
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -31,6 +33,14 @@ _HEADERS = {"Content-Type": "application/x-amz-json-1.0"}
 def created_text(value: datetime) -> str:
     """The stored form of ``created_at`` (ISO-8601 UTC, microseconds), as the model stores it."""
     return value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def status_shard(order_id: str) -> str:
+    """GSI3's shard of an order, as a user computes it by hand: sha256 of the ``order_id``, its
+    first 8 bytes mod the shop's shard count, two digits (what ``TableClient`` writes)."""
+    from examples.shop.model import ORDER_STATUS_SHARDS
+
+    return f"{int.from_bytes(hashlib.sha256(order_id.encode()).digest()[:8], 'big') % ORDER_STATUS_SHARDS:02d}"
 
 
 class ResponseRecorder:
@@ -82,6 +92,7 @@ def resource_ops(table: Any, query_user: Callable[[dict[str, Any]], str]) -> dic
             "total_cents": o["total_cents"], "note": o["note"], "_type": "Order",
             "PK": f"USER#{o['user_id']}", "SK": f"ORDER#{created}#{o['order_id']}",
             "GSI1PK": f"ORDER#{o['order_id']}", "GSI1SK": "ORDER",
+            "GSI3PK": f"STATUS#{o['status']}#{status_shard(o['order_id'])}", "GSI3SK": f"{created}#{o['order_id']}",
         }
         if o["status"] == "PENDING":
             item["GSI2PK"], item["GSI2SK"] = f"STATUS#{o['status']}", f"{created}#{o['order_id']}"
@@ -101,9 +112,9 @@ def resource_ops(table: Any, query_user: Callable[[dict[str, Any]], str]) -> dic
 
     def update(o: dict[str, Any]) -> object:
         return table.update_item(
-            Key=key(o), UpdateExpression="SET #s = :s, #n = :n REMOVE GSI2PK, GSI2SK",
+            Key=key(o), UpdateExpression="SET #s = :s, #n = :n, GSI3PK = :g REMOVE GSI2PK, GSI2SK",
             ExpressionAttributeNames={"#s": "status", "#n": "note"},
-            ExpressionAttributeValues={":s": "SHIPPED", ":n": "updated"},
+            ExpressionAttributeValues={":s": "SHIPPED", ":n": "updated", ":g": f"STATUS#SHIPPED#{status_shard(o['order_id'])}"},
             ConditionExpression=Attr("PK").exists(), ReturnValues="ALL_NEW",
         )["Attributes"]
 
@@ -125,6 +136,8 @@ def pynamodb_model(table_name: str, host: str, region: str) -> Any:
         GSI1SK = UnicodeAttribute(null=True)
         GSI2PK = UnicodeAttribute(null=True)
         GSI2SK = UnicodeAttribute(null=True)
+        GSI3PK = UnicodeAttribute(null=True)
+        GSI3SK = UnicodeAttribute(null=True)
         type = UnicodeAttribute(attr_name="_type")
         user_id = UnicodeAttribute()
         order_id = UnicodeAttribute()
@@ -153,7 +166,8 @@ def pynamodb_ops(order: Any, query_user: Callable[[dict[str, Any]], str]) -> dic
         created = created_text(o["created_at"])
         item = order(
             f"USER#{o['user_id']}", f"ORDER#{created}#{o['order_id']}",
-            GSI1PK=f"ORDER#{o['order_id']}", GSI1SK="ORDER", type="Order", user_id=o["user_id"],
+            GSI1PK=f"ORDER#{o['order_id']}", GSI1SK="ORDER", GSI3PK=f"STATUS#{o['status']}#{status_shard(o['order_id'])}",
+            GSI3SK=f"{created}#{o['order_id']}", type="Order", user_id=o["user_id"],
             order_id=o["order_id"], created_at=created, status=o["status"], total_cents=o["total_cents"], note=o["note"],
         )
         if o["status"] == "PENDING":
@@ -170,7 +184,8 @@ def pynamodb_ops(order: Any, query_user: Callable[[dict[str, Any]], str]) -> dic
     def update(o: dict[str, Any]) -> object:
         item = order(f"USER#{o['user_id']}", f"ORDER#{created_text(o['created_at'])}#{o['order_id']}")
         item.update(
-            actions=[order.status.set("SHIPPED"), order.note.set("updated"), order.GSI2PK.remove(),
+            actions=[order.status.set("SHIPPED"), order.note.set("updated"),
+                     order.GSI3PK.set(f"STATUS#SHIPPED#{status_shard(o['order_id'])}"), order.GSI2PK.remove(),
                      order.GSI2SK.remove()],
             condition=order.PK.exists(),
         )
