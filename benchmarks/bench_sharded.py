@@ -23,7 +23,14 @@ PAGE = 100
 
 
 def _model() -> Any:
-    from constructs_lib.model import AccessPattern, Entity, Field, Index, IndexKey, Model
+    from constructs_lib.model import (
+        AccessPattern,
+        Entity,
+        Field,
+        Index,
+        IndexKey,
+        Model,
+    )
 
     sk = "{placed}#{order_id}"
     return Model(
