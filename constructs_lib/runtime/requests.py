@@ -463,8 +463,9 @@ def query_params(
     params: dict[str, Any] = {"TableName": table_name, "KeyConditionExpression": condition}
     if index is not None:
         params["IndexName"] = index.name
-    if p.sk in (None, "<", "<=", ">", ">="):
-        # Not bounded to the entity's own sort-key prefix: other entities may share the range.
+    if p.sk in (None, "<", "<=", ">", ">=") or resolved.shared_range:
+        # Not bounded to the entity's own sort-key prefix, or another entity's prefix overlaps it:
+        # other entities may share the range.
         names = ", ".join(expr.value(e) for e in p.entities)
         params["FilterExpression"] = f"{expr.name(model.entity_attribute)} IN ({names})"
     if filter is not None or attributes is not None:
