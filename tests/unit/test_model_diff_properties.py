@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from constructs_lib.evolution.diff import SAFE, diff_models
-from constructs_lib.model import Entity, Field, Model, ModelError
+from constructs_lib.model import Entity, Field, Index, Model, ModelError
 from constructs_lib.runtime import codec
 from constructs_lib.runtime.contract import fingerprint
 from constructs_lib.runtime.exceptions import RuntimeClientError
@@ -308,7 +308,7 @@ def m_any_leaf(draw: Any, data: Data) -> None:
     parent[path[-1]] = draw(st.sampled_from(pool))
 
 
-MUTATIONS = [m_field_spec, m_fields, m_attributes_required, m_entities, m_indexes, m_index_keys, m_model, m_any_leaf]
+MUTATIONS = [m_field_spec, m_field_spec, m_fields, m_attributes_required, m_entities, m_indexes, m_index_keys, m_model, m_any_leaf]
 
 
 @st.composite
@@ -316,7 +316,7 @@ def mutated(draw: Any) -> tuple[Model, Model, list[str]]:
     base = draw(st.one_of(st.sampled_from(sorted(BASES)).map(lambda n: BASES[n]()), small_models()))
     data = base.to_dict()
     applied = []
-    for _ in range(draw(st.integers(1, 4))):
+    for _ in range(draw(st.sampled_from([1, 1, 1, 2, 3]))):  # mostly one: a change alone shows its level
         mutation = draw(st.sampled_from(MUTATIONS))
         trial = copy.deepcopy(data)
         mutation(draw, trial)
@@ -434,3 +434,41 @@ def test_the_reference_sees_the_team_enum_narrowing() -> None:
     # THEN the reference finds the GREEN teams unwritable, and a widening harmless
     assert harms(team_model(), narrowed) == ["Team.kind = 'GREEN' is refused on write"]
     assert harms(narrowed, team_model()) == []
+
+
+# The same property per field, over random pairs of declarations -----------------------------------
+@st.composite
+def field_specs(draw: Any) -> Field:
+    kind = draw(st.sampled_from(["string", "number", "timestamp", "date"]))
+    if kind == "number":
+        return Field("number", width=draw(st.integers(1, 12)))
+    if kind != "string":
+        return Field(kind)
+    choices = draw(st.none() | st.lists(st.sampled_from(["A", "B", "GREEN", "xxxxxxxxxx"]), min_size=1, unique=True))
+    return Field("string", choices=tuple(choices) if choices else None,
+                 max_length=draw(st.none() | st.integers(1, 40)))
+
+
+def _one_field(spec: Field, role: str) -> Model:
+    pk = "T#{id}#{x}" if role == "table key" else "T#{id}"
+    keys = {"GSI1": ("G#{x}", "{id}")} if role == "index key" else {}
+    return Model("m", entities=[Entity("Thing", pk=pk, sk="T", fields={"id": "string", "x": spec}, indexes=keys)],
+                 indexes=[Index("GSI1")] if keys else [])
+
+
+@settings(max_examples=2 * EXAMPLES, deadline=None)
+@given(before=field_specs(), after=field_specs(), role=st.sampled_from(["free", "table key", "index key"]))
+def test_each_field_change_is_never_safe_when_stored_values_are_refused_or_rekeyed(
+    before: Field, after: Field, role: str
+) -> None:
+    # GIVEN a field declared as `before`, then as `after`, used by no key, the table key or a GSI key
+    old, new = _one_field(before, role), _one_field(after, role)
+    # WHEN the models are diffed
+    diff = diff_models(old, new)
+    # THEN a changed declaration is reported by a rule
+    assert bool(diff.changes) == (before != after)
+    assert not [c for c in diff.changes if c.rule == "unclassified"], diff.render()
+    # AND if a value stored under `before` is refused, or keyed differently, under `after`, it is not safe
+    reasons = harms(old, new)
+    if reasons:
+        assert any(c.level != SAFE for c in diff.changes), f"{reasons} yet {diff.render()}"
