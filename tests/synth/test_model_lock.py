@@ -149,3 +149,44 @@ def test_backfill_construct_grants_only_what_the_job_does():
                       for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])})
     assert actions == ["dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Scan",
                        "dynamodb:UpdateItem", "lambda:InvokeFunction", "logs:CreateLogStream", "logs:PutLogEvents"]
+
+
+LEAGUE_APP = '''
+import aws_cdk as cdk
+
+from constructs_lib import SingleTable
+from constructs_lib.model import Entity, Field, Model
+
+
+def build_app(outdir=None, *, context=None):
+    app = cdk.App(outdir=outdir, context=context)
+    kinds = str(app.node.try_get_context("league:kinds") or "RED,BLUE").split(",")
+    model = Model("league", entities=[Entity("Team", pk="TEAM#{kind}#{team_id}", sk="TEAM",
+                                             fields={"kind": Field.enum(*kinds), "team_id": "string"})])
+    SingleTable(cdk.Stack(app, "League"), "Data", model=model)
+    return app
+'''
+
+
+def test_cli_flags_a_narrowed_enum_in_a_table_key(tmp_path, capsys):
+    from constructs_lib.__main__ import main
+
+    app = tmp_path / "league_app.py"
+    app.write_text(LEAGUE_APP, encoding="utf-8")
+    lock = str(tmp_path / "lock.json")
+    # GIVEN teams keyed TEAM#{kind}#{team_id} locked with kind RED/BLUE/GREEN
+    assert main(["lock", str(app), "--lock", lock, "-c", "league:kinds=RED,BLUE,GREEN"]) == 0
+    capsys.readouterr()
+    # WHEN the app narrows kind to RED/BLUE THEN diff names the field and the removed choice, breaking
+    assert main(["diff", str(app), "--lock", lock]) == 3
+    out = capsys.readouterr().out
+    assert "no model changes" not in out
+    assert "[breaking] field-choices:Team.kind: field Team.kind drops choice(s) ['GREEN']" in out
+    # AND a plain `lock` refuses to record it, and `lock --advance` refuses the breaking change by id
+    assert main(["lock", str(app), "--lock", lock]) == 1
+    assert "differs from the lock" in capsys.readouterr().err
+    assert main(["lock", str(app), "--lock", lock, "--advance"]) == 1
+    assert "field-choices:Team.kind" in capsys.readouterr().err
+    # AND once acknowledged, diff passes and the lock advances
+    assert main(["diff", str(app), "--lock", lock, "--acknowledge", "field-choices:Team.kind"]) == 0
+    assert "(acknowledged) field-choices:Team.kind" in capsys.readouterr().out
