@@ -51,10 +51,17 @@ class Option:
     #: ``{attributes}`` stands for the ``Literal`` of the method's entity's attribute names.
     annotation: str
     default: str
-    #: Modules the annotation uses (each imported under its alias).
+    #: Modules the annotation (and the argument) use (each imported under its alias).
     imports: tuple[str, ...] = ("builtins",)
     #: Whether a typed method of this access pattern (None: an entity method) takes it.
     applies: Callable[[ResolvedPattern | None, Model], bool] = field(default=_always, compare=False)
+    #: What the method passes on to ``TableClient`` (None: the parameter as it is).
+    argument: str | None = None
+
+    @property
+    def call(self) -> str:
+        """``name=argument`` in the delegating call."""
+        return f"{self.name}={self.argument or self.name}"
 
 
 @cache
@@ -91,8 +98,13 @@ _EXPIRY = (
 
 #: A condition on the stored item (``attr("status") == "PAID"``, :mod:`constructs_lib.runtime.conditions`).
 _WRITE_CONDITION = Option("condition", "_conditions.Condition | None", "None", _CONDITION)
-#: Read only these attributes (a projection; the item's key fields and entity come back too).
-_PROJECTION = Option("attributes", "_abc.Sequence[{attributes}] | None", "None", _NAMES)
+#: Read only these attributes (a projection; the item's key fields and entity come back too). The
+#: typed names are attribute names, not document paths: each goes on as a ``Name`` (``a.b`` is
+#: the attribute so named, never ``a`` → ``b``; docs/adr/0039-names-and-attribute-paths.md).
+_PROJECTION = Option(
+    "attributes", "_abc.Sequence[{attributes}] | None", "None", (*_NAMES, *_CONDITION),
+    argument="None if attributes is None else [_conditions.Name(a) for a in attributes]",
+)
 #: Drop items that fail a condition after they are read (no read cost saved).
 _FILTER = Option("filter", "_conditions.Condition | None", "None", _CONDITION, applies=_paged)
 

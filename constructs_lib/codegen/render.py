@@ -349,7 +349,7 @@ class _Generator:
         where = f"{name} of entity {entity.name!r}"
         options = self._options(f"transaction.{op}" if transaction else op, [entity.name])
         option_params = [f"{o.name}: {o.annotation} = {o.default}" for o in options]
-        option_args = [f"{o.name}={o.name}" for o in options]
+        option_args = [o.call for o in options]
         returns: str = {"put": n.item, "get": f"{n.item} | None", "update": n.item, "delete": f"{n.item} | None"}.get(op, "")
         what = f"``{'Transaction' if transaction else 'TableClient'}.{op}({ent}, {'item' if op == 'put' else 'key'}, ...)``"
         doc = {
@@ -449,7 +449,7 @@ class _Generator:
                 self.imports.add("collections.abc")
             options = self._options(call, p.entities, resolved)
             params = [f"{q}: {a}" for _, q, a in keys] + [f"{o.name}: {o.annotation} = {o.default}" for o in options]
-            args = [_quote(name), values, *(f"{o.name}={o.name}" for o in options)]
+            args = [_quote(name), values, *(o.call for o in options)]
             text = doc if not suffix else f"Every item of access pattern {_quote(name)}, following cursors (``query_all``)."
             out += self._method(method + suffix, params, returns, text, call, args, keyword_from=0, cast=returns)
         return out

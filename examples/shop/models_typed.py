@@ -726,7 +726,12 @@ class ShopTable:
         """``TableClient.get("User", key, ...)``: the item with this table key, or None."""
         return _t.cast(
             "UserItem | None",
-            self.client.get("User", consistent=consistent, attributes=attributes, user_id=user_id),
+            self.client.get(
+                "User",
+                consistent=consistent,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
+                user_id=user_id,
+            ),
         )
 
     def update_user(
@@ -821,7 +826,7 @@ class ShopTable:
             self.client.get(
                 "Order",
                 consistent=consistent,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
                 user_id=user_id,
                 created_at=created_at,
                 order_id=order_id,
@@ -920,7 +925,13 @@ class ShopTable:
         """``TableClient.get("OrderItem", key, ...)``: the item with this table key, or None."""
         return _t.cast(
             "OrderItemItem | None",
-            self.client.get("OrderItem", consistent=consistent, attributes=attributes, order_id=order_id, line=line),
+            self.client.get(
+                "OrderItem",
+                consistent=consistent,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
+                order_id=order_id,
+                line=line,
+            ),
         )
 
     def update_order_item(
@@ -1012,7 +1023,12 @@ class ShopTable:
         """``TableClient.get("Product", key, ...)``: the item with this table key, or None."""
         return _t.cast(
             "ProductItem | None",
-            self.client.get("Product", consistent=consistent, attributes=attributes, sku=sku),
+            self.client.get(
+                "Product",
+                consistent=consistent,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
+                sku=sku,
+            ),
         )
 
     def update_product(
@@ -1102,7 +1118,12 @@ class ShopTable:
         """``TableClient.get("Session", key, ...)``: the item with this table key, or None."""
         return _t.cast(
             "SessionItem | None",
-            self.client.get("Session", consistent=consistent, attributes=attributes, session_id=session_id),
+            self.client.get(
+                "Session",
+                consistent=consistent,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
+                session_id=session_id,
+            ),
         )
 
     def update_session(
@@ -1167,7 +1188,12 @@ class ShopTable:
         """Access pattern "user profile": GetItem on the table, sort key =."""
         return _t.cast(
             "_rt.Page[UserItem]",
-            self.client.query("user profile", {"user_id": user_id}, consistent=consistent, attributes=attributes),
+            self.client.query(
+                "user profile",
+                {"user_id": user_id},
+                consistent=consistent,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
+            ),
         )
 
     def user_by_email(
@@ -1190,7 +1216,7 @@ class ShopTable:
                 cursor=cursor,
                 descending=descending,
                 filter=filter,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
             ),
         )
 
@@ -1210,7 +1236,7 @@ class ShopTable:
                 {"email": email},
                 descending=descending,
                 filter=filter,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
             ),
         )
 
@@ -1236,7 +1262,7 @@ class ShopTable:
                 descending=descending,
                 consistent=consistent,
                 filter=filter,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
             ),
         )
 
@@ -1258,7 +1284,7 @@ class ShopTable:
                 descending=descending,
                 consistent=consistent,
                 filter=filter,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
             ),
         )
 
@@ -1285,7 +1311,7 @@ class ShopTable:
                 descending=descending,
                 consistent=consistent,
                 filter=filter,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
             ),
         )
 
@@ -1308,7 +1334,7 @@ class ShopTable:
                 descending=descending,
                 consistent=consistent,
                 filter=filter,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
             ),
         )
 
@@ -1334,7 +1360,7 @@ class ShopTable:
                 descending=descending,
                 consistent=consistent,
                 filter=filter,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
             ),
         )
 
@@ -1356,7 +1382,7 @@ class ShopTable:
                 descending=descending,
                 consistent=consistent,
                 filter=filter,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
             ),
         )
 
@@ -1380,7 +1406,7 @@ class ShopTable:
                 cursor=cursor,
                 descending=descending,
                 filter=filter,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
             ),
         )
 
@@ -1400,7 +1426,7 @@ class ShopTable:
                 {"order_id": order_id},
                 descending=descending,
                 filter=filter,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
             ),
         )
 
@@ -1426,7 +1452,7 @@ class ShopTable:
                 descending=descending,
                 consistent=consistent,
                 filter=filter,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
             ),
         )
 
@@ -1448,7 +1474,7 @@ class ShopTable:
                 descending=descending,
                 consistent=consistent,
                 filter=filter,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
             ),
         )
 
@@ -1473,7 +1499,7 @@ class ShopTable:
                 cursor=cursor,
                 descending=descending,
                 filter=filter,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
             ),
         )
 
@@ -1494,7 +1520,7 @@ class ShopTable:
                 {"status": status, "created_at": created_at},
                 descending=descending,
                 filter=filter,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
             ),
         )
 
@@ -1518,7 +1544,7 @@ class ShopTable:
                 cursor=cursor,
                 descending=descending,
                 filter=filter,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
             ),
         )
 
@@ -1538,7 +1564,7 @@ class ShopTable:
                 {"status": status},
                 descending=descending,
                 filter=filter,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
             ),
         )
 
@@ -1552,7 +1578,12 @@ class ShopTable:
         """Access pattern "product by sku": GetItem on the table, sort key =."""
         return _t.cast(
             "_rt.Page[ProductItem]",
-            self.client.query("product by sku", {"sku": sku}, consistent=consistent, attributes=attributes),
+            self.client.query(
+                "product by sku",
+                {"sku": sku},
+                consistent=consistent,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
+            ),
         )
 
     def session_by_id(
@@ -1569,6 +1600,6 @@ class ShopTable:
                 "session by id",
                 {"session_id": session_id},
                 consistent=consistent,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
             ),
         )
