@@ -1,8 +1,10 @@
-"""Python names for a model's entities and access patterns, with collisions resolved.
+"""Python names for a model's entities, access patterns and key fields, with collisions resolved.
 
 Method names are ``snake_case`` ASCII; a name already taken (by an earlier entity or pattern,
 in declaration order, or by a member of the table class) gets the first free ``_2``, ``_3``...
-suffix, so the same model always yields the same names.
+suffix, so the same model always yields the same names. The generated module names every type
+through a module alias (:data:`ALIASES`: ``_b.str``, ``_t.Literal``), which no generated
+method, parameter or ``TypedDict`` key may take, so no model name can shadow a type.
 """
 
 from __future__ import annotations
@@ -16,6 +18,20 @@ from .exceptions import CodegenError
 
 #: Members of the generated table class that no generated method may take.
 RESERVED_MEMBERS = frozenset({"client", "from_environment", "transaction"})
+#: Module → the alias the generated module imports it as; every annotation and call goes
+#: through one (``_b.str``, ``_dt.date``), so a method named ``str`` shadows nothing it uses.
+ALIASES: dict[str, str] = {
+    "builtins": "_b",
+    "collections.abc": "_abc",
+    "datetime": "_dt",
+    "decimal": "_decimal",
+    "typing": "_t",
+    "constructs_lib.runtime": "_rt",
+    "constructs_lib.runtime.conditions": "_conditions",
+    "constructs_lib.runtime.contract": "_contract",
+}
+#: Names no parameter of a generated method may take: the aliases its body uses, and ``self``.
+RESERVED_PARAMETERS = frozenset({"self", *ALIASES.values()})
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -59,27 +75,33 @@ class Namer:
             n += 1
 
 
-def check_parameter(name: str, *, where: str) -> str:
-    """``name`` if it can be a keyword parameter of a generated method; else :class:`CodegenError`."""
-    if not _IDENTIFIER.match(name) or keyword.iskeyword(name) or name in ("self", "_cast"):
-        raise CodegenError(
-            f"{where}: field {name!r} cannot be a keyword parameter of a generated method (it must be a Python "
-            "identifier, not a keyword or 'self'); rename the field in the model, or use the untyped TableClient"
-        )
-    return name
-
-
-def check_unique(names: list[str], *, where: str) -> None:
-    """Refuse a signature in which a field and an option share a name."""
-    seen: set[str] = set()
-    for name in names:
-        if name in seen:
-            raise CodegenError(
-                f"{where}: {name!r} is both a key field and an option of the method; rename the field in the model"
-            )
-        seen.add(name)
+def parameters(fields: Iterable[str], taken: Iterable[str]) -> dict[str, str]:
+    """Key field → its keyword parameter: the field's name, or (a keyword, ``self``, a module
+    alias, or a name in ``taken``, e.g. an option of the method) the name with the first free
+    run of trailing ``_``: ``class`` → ``class_``, ``limit`` → ``limit_``."""
+    used = set(taken) | RESERVED_PARAMETERS
+    out: dict[str, str] = {}
+    for name in fields:
+        param = name
+        while keyword.iskeyword(param) or param in used:
+            param += "_"
+        used.add(param)
+        out[name] = param
+    return out
 
 
 def is_class_key(name: str) -> bool:
     """Whether ``name`` can be a key of a class-syntax ``TypedDict`` (else the functional syntax is used)."""
-    return bool(_IDENTIFIER.match(name)) and not keyword.iskeyword(name) and not name.startswith("__")
+    return (bool(_IDENTIFIER.match(name)) and not keyword.iskeyword(name) and not name.startswith("__")
+            and name not in RESERVED_PARAMETERS)
+
+
+def check_get_keys(fields: Iterable[str], options: Iterable[str], *, where: str) -> None:
+    """Refuse a table-key field ``TableClient.get`` cannot take: it takes the key as keyword
+    arguments beside ``options`` (its own parameters), so a field of such a name never reaches it."""
+    clash = sorted(set(fields) & set(options))
+    if clash:
+        raise CodegenError(
+            f"{where}: field {clash[0]!r} has the name of a parameter of TableClient.get, which takes the table key "
+            f"as keyword arguments beside its parameters ({', '.join(sorted(options))}); rename the field in the model"
+        )

@@ -47,13 +47,21 @@ class Option:
     """One keyword option: ``name: annotation = default`` in the generated signature."""
 
     name: str
+    #: Every name qualified by its module alias (``_b.int | None``, see ``names.ALIASES``);
     #: ``{attributes}`` stands for the ``Literal`` of the method's entity's attribute names.
     annotation: str
     default: str
-    #: Names the annotation uses, as ``(module, name)`` imports of the generated module.
-    imports: tuple[tuple[str, str], ...] = ()
+    #: Modules the annotation (and the argument) use (each imported under its alias).
+    imports: tuple[str, ...] = ("builtins",)
     #: Whether a typed method of this access pattern (None: an entity method) takes it.
     applies: Callable[[ResolvedPattern | None, Model], bool] = field(default=_always, compare=False)
+    #: What the method passes on to ``TableClient`` (None: the parameter as it is).
+    argument: str | None = None
+
+    @property
+    def call(self) -> str:
+        """``name=argument`` in the delegating call."""
+        return f"{self.name}={self.argument or self.name}"
 
 
 @cache
@@ -70,60 +78,74 @@ def accepted(method: str) -> frozenset[str]:
     return frozenset(inspect.signature(target).parameters)
 
 
-_DATETIME = (("datetime", "datetime"),)
-_CONDITION = (("constructs_lib.runtime.conditions", "Condition"),)
-_NAMES = (("collections.abc", "Sequence"),)
-_TIMEDELTA = (("datetime", "timedelta"),)
+@cache
+def get_parameters() -> frozenset[str]:
+    """The named parameters of ``TableClient.get`` (``self`` and ``entity`` included): it takes a
+    table key as keyword arguments beside them, so a key field of one of these names cannot be passed."""
+    from ..runtime.client import TableClient
+
+    parameters = inspect.signature(TableClient.get).parameters.values()
+    return frozenset(p.name for p in parameters if p.kind is not inspect.Parameter.VAR_KEYWORD)
+
+
+_DATETIME = ("datetime",)
+_CONDITION = ("constructs_lib.runtime.conditions",)
+_NAMES = ("collections.abc",)
 _EXPIRY = (
-    Option("expires_in", "timedelta | None", "None", _TIMEDELTA),
-    Option("expires_at", "datetime | None", "None", _DATETIME),
+    Option("expires_in", "_dt.timedelta | None", "None", _DATETIME),
+    Option("expires_at", "_dt.datetime | None", "None", _DATETIME),
 )
 
 #: A condition on the stored item (``attr("status") == "PAID"``, :mod:`constructs_lib.runtime.conditions`).
-_WRITE_CONDITION = Option("condition", "Condition | None", "None", _CONDITION)
-#: Read only these attributes (a projection; the item's key fields and entity come back too).
-_PROJECTION = Option("attributes", "Sequence[{attributes}] | None", "None", _NAMES)
+_WRITE_CONDITION = Option("condition", "_conditions.Condition | None", "None", _CONDITION)
+#: Read only these attributes (a projection; the item's key fields and entity come back too). The
+#: typed names are attribute names, not document paths: each goes on as a ``Name`` (``a.b`` is
+#: the attribute so named, never ``a`` → ``b``; docs/adr/0039-names-and-attribute-paths.md).
+_PROJECTION = Option(
+    "attributes", "_abc.Sequence[{attributes}] | None", "None", (*_NAMES, *_CONDITION),
+    argument="None if attributes is None else [_conditions.Name(a) for a in attributes]",
+)
 #: Drop items that fail a condition after they are read (no read cost saved).
-_FILTER = Option("filter", "Condition | None", "None", _CONDITION, applies=_paged)
+_FILTER = Option("filter", "_conditions.Condition | None", "None", _CONDITION, applies=_paged)
 
 #: Method of ``TableClient`` → the options its typed counterparts take, in signature order.
 OPTIONS: dict[str, tuple[Option, ...]] = {
     "put": (
-        Option("create_only", "bool", "False"),
-        Option("expected_version", "int | None", "None"),
+        Option("create_only", "_b.bool", "False"),
+        Option("expected_version", "_b.int | None", "None"),
         *_EXPIRY,
         _WRITE_CONDITION,
     ),
-    "get": (Option("consistent", "bool", "False"), _PROJECTION),
+    "get": (Option("consistent", "_b.bool", "False"), _PROJECTION),
     "update": (
-        Option("expected_version", "int | None", "None"),
-        Option("must_exist", "bool", "True"),
+        Option("expected_version", "_b.int | None", "None"),
+        Option("must_exist", "_b.bool", "True"),
         *_EXPIRY,
         _WRITE_CONDITION,
     ),
     "delete": (
-        Option("expected_version", "int | None", "None"),
-        Option("must_exist", "bool", "False"),
+        Option("expected_version", "_b.int | None", "None"),
+        Option("must_exist", "_b.bool", "False"),
         _WRITE_CONDITION,
     ),
     "query": (
-        Option("limit", "int | None", "None", applies=_paged),
-        Option("cursor", "str | None", "None", applies=_paged),
-        Option("descending", "bool | None", "None", applies=_paged),
-        Option("consistent", "bool", "False", applies=_consistent),
-        Option("partition_at", "datetime | None", "None", _DATETIME, applies=_bucketed),
+        Option("limit", "_b.int | None", "None", applies=_paged),
+        Option("cursor", "_b.str | None", "None", applies=_paged),
+        Option("descending", "_b.bool | None", "None", applies=_paged),
+        Option("consistent", "_b.bool", "False", applies=_consistent),
+        Option("partition_at", "_dt.datetime | None", "None", _DATETIME, applies=_bucketed),
         _FILTER,
         _PROJECTION,
     ),
     "query_all": (
-        Option("descending", "bool | None", "None"),
-        Option("consistent", "bool", "False", applies=_consistent),
+        Option("descending", "_b.bool | None", "None"),
+        Option("consistent", "_b.bool", "False", applies=_consistent),
         _FILTER,
         _PROJECTION,
     ),
     "transaction.condition_check": (
-        Option("exists", "bool", "True"),
-        Option("expected_version", "int | None", "None"),
+        Option("exists", "_b.bool", "True"),
+        Option("expected_version", "_b.int | None", "None"),
         _WRITE_CONDITION,
     ),
 }

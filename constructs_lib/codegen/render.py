@@ -2,75 +2,64 @@
 
 Deterministic: the same model gives the same bytes (declaration order throughout, no time
 stamps). Lines stay within :data:`LINE_LENGTH`; the module imports the standard library and
-``constructs_lib.runtime`` only, so it can ship in a Lambda asset next to the handler.
+``constructs_lib.runtime`` only, so it can ship in a Lambda asset next to the handler. It imports
+modules under aliases (``names.ALIASES``) and qualifies every name it uses (``_b.str``), so no
+entity, pattern or field name can shadow one.
 """
 
 from __future__ import annotations
 
+import keyword
 import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from ..model import Entity, Field, Model, ResolvedPattern
 from ..runtime.contract import fingerprint, model_digest
-from .names import RESERVED_MEMBERS, Namer, camel, check_parameter, check_unique, is_class_key, snake
-from .options import OPTIONS, Option, accepted
+from .names import ALIASES, RESERVED_MEMBERS, Namer, camel, check_get_keys, is_class_key, parameters, snake
+from .options import OPTIONS, Option, accepted, get_parameters
 
 LINE_LENGTH = 120
 INDENT = "    "
 
-#: Attribute kind (``Entity(attributes=...)``) → annotation and the imports it needs.
-ATTRIBUTE_TYPES: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
-    "string": ("str", ()),
-    "number": ("int | Decimal", (("decimal", "Decimal"),)),
-    "integer": ("int", ()),
-    "decimal": ("Decimal", (("decimal", "Decimal"),)),
-    "boolean": ("bool", ()),
-    "binary": ("bytes", ()),
-    "string_set": ("AbstractSet[str]", (("collections.abc", "Set as AbstractSet"),)),
-    "number_set": ("AbstractSet[int | Decimal]", (("collections.abc", "Set as AbstractSet"), ("decimal", "Decimal"))),
-    "list": ("list[Any]", (("typing", "Any"),)),
-    "map": ("dict[str, Any]", (("typing", "Any"),)),
-    "any": ("Any", (("typing", "Any"),)),
+#: Attribute kind (``Entity(attributes=...)``) → annotation and the modules it needs.
+ATTRIBUTE_TYPES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "string": ("_b.str", ()),
+    "number": ("_b.int | _decimal.Decimal", ("decimal",)),
+    "integer": ("_b.int", ()),
+    "decimal": ("_decimal.Decimal", ("decimal",)),
+    "boolean": ("_b.bool", ()),
+    "binary": ("_b.bytes", ()),
+    "string_set": ("_abc.Set[_b.str]", ("collections.abc",)),
+    "number_set": ("_abc.Set[_b.int | _decimal.Decimal]", ("collections.abc", "decimal")),
+    "list": ("_b.list[_t.Any]", ("typing",)),
+    "map": ("_b.dict[_b.str, _t.Any]", ("typing",)),
+    "any": ("_t.Any", ("typing",)),
 }
 
 
 class _Imports:
-    """``from module import name`` lines the module needs, sorted."""
+    """``import module as alias`` lines of the modules the module uses, sorted (stdlib first)."""
 
     def __init__(self) -> None:
-        self.names: dict[str, set[str]] = {}
+        self.modules: set[str] = {"builtins"}
 
-    def add(self, *pairs: tuple[str, str]) -> None:
-        for module, name in pairs:
-            self.names.setdefault(module, set()).add(name)
+    def add(self, *modules: str) -> None:
+        self.modules.update(modules)
 
     def lines(self) -> list[str]:
-        stdlib = sorted(m for m in self.names if not m.startswith("constructs_lib"))
-        ours = sorted(m for m in self.names if m.startswith("constructs_lib"))
+        stdlib = sorted(m for m in self.modules if not m.startswith("constructs_lib"))
+        ours = sorted(m for m in self.modules if m.startswith("constructs_lib"))
         out: list[str] = []
         for group in (stdlib, ours):
-            for module in group:
-                out.append(_wrap_import(module, sorted(self.names[module], key=_import_order)))
+            out += [f"import {m} as {ALIASES[m]}" for m in group]
             if group:
                 out.append("")
         return out
 
 
-def _import_order(name: str) -> tuple[int, str]:
-    """isort's order within a ``from`` import: constants, classes, then the rest."""
-    return (0 if name.isupper() else 1 if name[:1].isupper() else 2, name)
-
-
-def _wrap_import(module: str, names: list[str]) -> str:
-    line = f"from {module} import {', '.join(names)}"
-    if len(line) <= LINE_LENGTH:
-        return line
-    return f"from {module} import (\n" + "".join(f"{INDENT}{n},\n" for n in names) + ")"
-
-
 def _literal(values: Iterable[str]) -> str:
-    return f"Literal[{', '.join(_quote(v) for v in values)}]"
+    return f"_t.Literal[{', '.join(_quote(v) for v in values)}]"
 
 
 def _quote(text: str) -> str:
@@ -129,9 +118,7 @@ class _Generator:
         self.model = model
         self.target = target
         self.imports = _Imports()
-        self.imports.add(("typing", "Literal"), ("typing", "TypedDict"), ("typing", "cast as _cast"))
-        self.imports.add(("constructs_lib.runtime", "ModelMismatchError"), ("constructs_lib.runtime", "TableClient"))
-        self.imports.add(("constructs_lib.runtime.contract", "model_digest"))
+        self.imports.add("typing", "constructs_lib.runtime", "constructs_lib.runtime.contract")
         entity_namer = Namer(reserved=())
         self.entities: dict[str, _EntityNames] = {}
         for entity in model.entities.values():
@@ -154,14 +141,11 @@ class _Generator:
         if field.kind == "string":
             if field.choices:
                 return _literal(field.choices)
-            return "str"
+            return "_b.str"
         if field.kind == "number":
-            return "int"
-        if field.kind == "timestamp":
-            self.imports.add(("datetime", "datetime"))
-            return "datetime | str"
-        self.imports.add(("datetime", "date"))
-        return "date | str"
+            return "_b.int"
+        self.imports.add("datetime")
+        return "_dt.datetime | _b.str" if field.kind == "timestamp" else "_dt.date | _b.str"
 
     def attribute_type(self, kind: str) -> str:
         annotation, needs = ATTRIBUTE_TYPES[kind]
@@ -182,9 +166,9 @@ class _Generator:
         for name, kind in entity.attributes.items():
             keys.setdefault(name, self.attribute_type(kind))
         if entity.version_attribute:
-            keys.setdefault(entity.version_attribute, "int")
+            keys.setdefault(entity.version_attribute, "_b.int")
         if model.ttl_attribute:
-            keys.setdefault(model.ttl_attribute, "int")
+            keys.setdefault(model.ttl_attribute, "_b.int")
         keys.setdefault(model.entity_attribute, _literal([entity.name]))
         return [(name, annotation, name in required) for name, annotation in keys.items()]
 
@@ -239,17 +223,15 @@ class _Generator:
         one = f"{name} = {_literal(values)}"
         if len(one) <= LINE_LENGTH:
             return [one]
-        return [f"{name} = Literal[", *[f"{INDENT}{_quote(v)}," for v in values], "]"]
+        return [f"{name} = _t.Literal[", *[f"{INDENT}{_quote(v)}," for v in values], "]"]
 
     def entity_types(self, entity: Entity) -> list[str]:
         names = self.entities[entity.name]
         keys = self.item_keys(entity)
-        if any(not required for _, _, required in keys):
-            self.imports.add(("typing", "NotRequired"))
         doc = f"An item of entity {_quote(entity.name)}: table key {entity.pk}" + (f" / {entity.sk}" if entity.sk else "") + "."
         if entity.description:
             doc += f"\n\n{entity.description}"
-        out = self._typed_dict(names.item, [(k, a if r else f"NotRequired[{a}]") for k, a, r in keys], doc, total=True)
+        out = self._typed_dict(names.item, [(k, a if r else f"_t.NotRequired[{a}]") for k, a, r in keys], doc, total=True)
         removable = self.removable(entity)
         out += ["", ""]
         out += self._typed_dict(
@@ -263,18 +245,17 @@ class _Generator:
         if removable:
             out += self._assignment(names.removable, [k for k, _ in removable])
         else:
-            self.imports.add(("typing", "Never"))
-            out.append(f"{names.removable} = Never")
+            out.append(f"{names.removable} = _t.Never")
         return out
 
     def _typed_dict(self, name: str, keys: list[tuple[str, str]], doc: str, *, total: bool) -> list[str]:
         flag = "" if total else ", total=False"
         if all(is_class_key(k) for k, _ in keys):
-            lines = [f"class {name}(TypedDict{flag}):", *_docstring(doc, INDENT)]
+            lines = [f"class {name}(_t.TypedDict{flag}):", *_docstring(doc, INDENT)]
             if keys:
                 lines.append("")
             return lines + [f"{INDENT}{k}: {a}" for k, a in keys]
-        lines = [f"#: {doc.splitlines()[0]}", f"{name} = TypedDict(", f"{INDENT}{_quote(name)},", f"{INDENT}{{"]
+        lines = [f"#: {doc.splitlines()[0]}", f"{name} = _t.TypedDict(", f"{INDENT}{_quote(name)},", f"{INDENT}{{"]
         lines += [f"{INDENT * 2}{_quote(k)}: {a}," for k, a in keys]
         return lines + [f"{INDENT}}},", *([f"{INDENT}total=False,"] if not total else []), ")"]
 
@@ -283,7 +264,6 @@ class _Generator:
         model = self.model
         cls = f"{camel(model.name)}Table"
         self.class_name = cls
-        self.imports.add(("typing", "Any"))
         out = [
             f"class {cls}:",
             *_docstring(
@@ -292,10 +272,10 @@ class _Generator:
                 INDENT,
             ),
             "",
-            f"{INDENT}def __init__(self, client: TableClient) -> None:",
-            f"{INDENT * 2}digest = model_digest(client.model)",
+            f"{INDENT}def __init__(self, client: _rt.TableClient) -> None:",
+            f"{INDENT * 2}digest = _contract.model_digest(client.model)",
             f"{INDENT * 2}if digest != MODEL_DIGEST:",
-            f"{INDENT * 3}raise ModelMismatchError(",
+            f"{INDENT * 3}raise _rt.ModelMismatchError(",
             f'{INDENT * 4}f"the client\'s model {{client.model.name!r}} (digest {{digest}}) is not the model this typed module "',
             f'{INDENT * 4}f"was generated from ({{MODEL_NAME!r}}, digest {{MODEL_DIGEST}}); regenerate it with "',
             f'{INDENT * 4}"python -m constructs_lib codegen",',
@@ -306,14 +286,14 @@ class _Generator:
             f"{INDENT * 2}self.client = client",
             "",
             f"{INDENT}@classmethod",
-            f"{INDENT}def from_environment(cls, **kwargs: Any) -> {cls}:",
+            f"{INDENT}def from_environment(cls, **kwargs: _t.Any) -> {cls}:",
             *_docstring("Inside a generated Lambda function: ``TableClient.from_environment(**kwargs)``, typed.", INDENT * 2),
-            f"{INDENT * 2}return cls(TableClient.from_environment(**kwargs))",
+            f"{INDENT * 2}return cls(_rt.TableClient.from_environment(**kwargs))",
         ]
         transaction = f"{camel(model.name)}Transaction"
         out += [
             "",
-            f"{INDENT}def transaction(self, *, client_request_token: str | None = None) -> {transaction}:",
+            f"{INDENT}def transaction(self, *, client_request_token: _b.str | None = None) -> {transaction}:",
             *_docstring("``TableClient.transaction``, typed: ``with table.transaction() as tx: tx.put_...(...)``.",
                         INDENT * 2),
             f"{INDENT * 2}return {transaction}(self.client.transaction(client_request_token=client_request_token))",
@@ -342,15 +322,18 @@ class _Generator:
         out = ["", *_signature(name, params, returns, keyword_from=keyword_from), *_docstring(doc, INDENT * 2)]
         if cast is None:
             return out + _call(f"{receiver}.{call}", args, INDENT * 2) + [f"{INDENT * 2}return self"]
-        one = f"{INDENT * 2}return _cast({_quote(cast)}, {receiver}.{call}({', '.join(args)}))"
+        one = f"{INDENT * 2}return _t.cast({_quote(cast)}, {receiver}.{call}({', '.join(args)}))"
         if len(one) <= LINE_LENGTH:
             return out + [one]
         wrapped = _call(f"{receiver}.{call}", args, INDENT * 3, ",")
-        return out + [f"{INDENT * 2}return _cast(", f"{INDENT * 3}{_quote(cast)},", *wrapped, f"{INDENT * 2})"]
+        return out + [f"{INDENT * 2}return _t.cast(", f"{INDENT * 3}{_quote(cast)},", *wrapped, f"{INDENT * 2})"]
 
-    def _key_params(self, entity: Entity, fields: Sequence[str], where: str) -> list[tuple[str, str]]:
+    def _key_params(self, entity: Entity, fields: Sequence[str], taken: Iterable[str]) -> list[tuple[str, str, str]]:
+        """(field, parameter, annotation) of each key field: the parameter is the field's name
+        unless that is a keyword, ``self``, a module alias or in ``taken`` (``class`` → ``class_``)."""
         declared: dict[str, Field] = entity.fields  # type: ignore[assignment]
-        return [(check_parameter(f, where=where), self.field_type(declared[f])) for f in fields]
+        names = parameters(fields, taken)
+        return [(f, names[f], self.field_type(declared[f])) for f in fields]
 
     def entity_methods(self, entity: Entity, *, transaction: str | None = None) -> list[str]:
         """``put_``/``get_``/``update_``/``delete_`` of ``entity`` on the table class; with
@@ -366,7 +349,7 @@ class _Generator:
         where = f"{name} of entity {entity.name!r}"
         options = self._options(f"transaction.{op}" if transaction else op, [entity.name])
         option_params = [f"{o.name}: {o.annotation} = {o.default}" for o in options]
-        option_args = [f"{o.name}={o.name}" for o in options]
+        option_args = [o.call for o in options]
         returns: str = {"put": n.item, "get": f"{n.item} | None", "update": n.item, "delete": f"{n.item} | None"}.get(op, "")
         what = f"``{'Transaction' if transaction else 'TableClient'}.{op}({ent}, {'item' if op == 'put' else 'key'}, ...)``"
         doc = {
@@ -384,24 +367,28 @@ class _Generator:
         if op == "put":
             return self._method(name, [f"item: {n.item}", "/", *option_params], returns, doc, op,
                                 [ent, "item", *option_args], keyword_from=2, cast=cast, receiver=receiver)
-        keys = self._key_params(entity, entity.table_key_fields, where)
         changes: list[tuple[str, str]] = []
         if op == "update":
-            self.imports.add(("collections.abc", "Sequence"))
+            self.imports.add("collections.abc")
             changes = [
                 (f"set: {n.patch} | None = None", "set=set"),
-                (f"remove: Sequence[{n.removable}] = ()", "remove=remove"),
+                (f"remove: _abc.Sequence[{n.removable}] = ()", "remove=remove"),
                 (f"add: {n.patch} | None = None", "add=add"),
                 (f"delete: {n.patch} | None = None", "delete=delete"),
             ]
-        reserved = ["entity"] if op == "get" else []
-        check_unique([k for k, _ in keys] + [c.split(":")[0] for c, _ in changes] + [o.name for o in options]
-                     + reserved, where=where)
-        params = [f"{k}: {a}" for k, a in keys] + [c for c, _ in changes] + option_params
-        if op == "get":  # TableClient.get takes the key fields as keywords
-            args = [ent, *option_args, *(f"{k}={k}" for k, _ in keys)]
+        if op == "get":
+            check_get_keys(entity.table_key_fields, get_parameters(), where=where)
+        keys = self._key_params(entity, entity.table_key_fields, [c.split(":")[0] for c, _ in changes]
+                                + [o.name for o in options])
+        params = [f"{p}: {a}" for _, p, a in keys] + [c for c, _ in changes] + option_params
+        if op == "get":  # TableClient.get takes the key fields as keywords; a keyword's through **
+            spelled = [f"{k}={p}" for k, p, _ in keys if not keyword.iskeyword(k)]
+            unspellable = [f"{_quote(k)}: {p}" for k, p, _ in keys if keyword.iskeyword(k)]
+            if unspellable:  # typed as Any: mypy would check the values against get's own parameters
+                spelled.append(f"**_t.cast(\"_b.dict[_b.str, _t.Any]\", {{{', '.join(unspellable)}}})")
+            args = [ent, *option_args, *spelled]
         else:
-            key = "{" + ", ".join(f"{_quote(k)}: {k}" for k, _ in keys) + "}"
+            key = "{" + ", ".join(f"{_quote(k)}: {p}" for k, p, _ in keys) + "}"
             args = [ent, key, *(a for _, a in changes), *option_args]
         return self._method(name, params, returns, doc, op, args, keyword_from=0, cast=cast, receiver=receiver)
 
@@ -415,21 +402,20 @@ class _Generator:
                 INDENT,
             ),
             "",
-            f"{INDENT}def __init__(self, transaction: Transaction) -> None:",
+            f"{INDENT}def __init__(self, transaction: _rt.Transaction) -> None:",
             f"{INDENT * 2}#: The untyped transaction every method adds to.",
             f"{INDENT * 2}self.transaction = transaction",
             "",
             f"{INDENT}def __enter__(self) -> {cls}:",
             f"{INDENT * 2}return self",
             "",
-            f"{INDENT}def __exit__(self, exc_type: object, exc: object, tb: object) -> None:",
+            f"{INDENT}def __exit__(self, exc_type: _b.object, exc: _b.object, tb: _b.object) -> None:",
             f"{INDENT * 2}self.transaction.__exit__(exc_type, exc, tb)",
             "",
             f"{INDENT}def commit(self) -> None:",
             *_docstring("Commit the actions (``with`` does it on leaving the block).", INDENT * 2),
             f"{INDENT * 2}self.transaction.commit()",
         ]
-        self.imports.add(("constructs_lib.runtime", "Transaction"))
         for entity in self.model.entities.values():
             out += self.entity_methods(entity, transaction=cls)
         return out
@@ -438,11 +424,13 @@ class _Generator:
         method = self.patterns[name]
         p = resolved.pattern
         entity = self.model.entities[p.entities[0]]
-        where = f"method {method} of access pattern {name!r}"
-        # A time-bucketed partition key takes the range field too: it is one parameter.
-        keys = self._key_params(entity, list(dict.fromkeys(resolved.pk_fields + resolved.sk_fields)), where)
+        # A time-bucketed partition key takes the range field too: it is one parameter. The key
+        # goes to query() as one mapping, so a field may share an option's name (its parameter won't).
+        taken = {o.name for call in ("query", "query_all") for o in self._options(call, p.entities, resolved)}
+        keys = self._key_params(entity, list(dict.fromkeys(resolved.pk_fields + resolved.sk_fields)), taken)
         if p.sk == "between" and resolved.sk_fields:
-            keys = [(k, f"tuple[{a}, {a}]" if k == resolved.sk_fields[-1] else a) for k, a in keys]
+            keys = [(k, q, f"_b.tuple[{a}, {a}]" if k == resolved.sk_fields[-1] else a) for k, q, a in keys]
+        values = "{" + ", ".join(f"{_quote(k)}: {q}" for k, q, _ in keys) + "}"
         item = " | ".join(self.entities[e].item for e in p.entities)
         where_read = "the table" if resolved.index is None else f"index {resolved.index.name}"
         doc = f"Access pattern {_quote(name)}: {resolved.operation} on {where_read}"
@@ -453,17 +441,15 @@ class _Generator:
         doc += "."
         if p.description:
             doc += f"\n\n{p.description}"
-        self.imports.add(("constructs_lib.runtime", "Page"))
         out: list[str] = []
-        for suffix, call, returns in (("", "query", f"Page[{item}]"), ("_all", "query_all", f"Iterator[{item}]")):
+        for suffix, call, returns in (("", "query", f"_rt.Page[{item}]"), ("_all", "query_all", f"_abc.Iterator[{item}]")):
             if suffix == "_all":
                 if resolved.operation != "Query":
                     continue
-                self.imports.add(("collections.abc", "Iterator"))
+                self.imports.add("collections.abc")
             options = self._options(call, p.entities, resolved)
-            check_unique([k for k, _ in keys] + [o.name for o in options], where=where)
-            params = [f"{k}: {a}" for k, a in keys] + [f"{o.name}: {o.annotation} = {o.default}" for o in options]
-            args = [_quote(name), *(f"{k}={k}" for k, _ in keys), *(f"{o.name}={o.name}" for o in options)]
+            params = [f"{q}: {a}" for _, q, a in keys] + [f"{o.name}: {o.annotation} = {o.default}" for o in options]
+            args = [_quote(name), values, *(o.call for o in options)]
             text = doc if not suffix else f"Every item of access pattern {_quote(name)}, following cursors (``query_all``)."
             out += self._method(method + suffix, params, returns, text, call, args, keyword_from=0, cast=returns)
         return out
@@ -475,6 +461,7 @@ def generate(model: Model, *, target: str | None = None) -> str:
     Raises
     ------
     CodegenError
-        A field cannot be a keyword parameter (not an identifier, or the name of an option).
+        A table-key field has the name of a parameter of ``TableClient.get`` (``consistent``,
+        ``attributes``...), which takes the key as keyword arguments beside them.
     """
     return _Generator(model, target).module()

@@ -145,7 +145,9 @@ class Entity:
         :data:`~constructs_lib.model.fields.ATTRIBUTE_KINDS`, e.g. ``{"price_cents": "integer"}``).
         They type the generated typed module (``python -m constructs_lib codegen``), which
         refuses undeclared attribute names; the runtime stores them as given. A name may not be
-        a declared field or the version attribute. Default: none.
+        a declared field or the version attribute. A name may hold ``.`` or ``[`` (DynamoDB
+        allows it): conditions and projections then name it with ``Name("a.b")``, since a path
+        string ``"a.b"`` means ``b`` inside ``a``. Default: none.
     """
 
     name: str

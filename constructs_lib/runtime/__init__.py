@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     )
     from .conditions import (
         Condition,
+        Name,
         attr,
         size,
     )
@@ -133,6 +134,7 @@ _LAZY = {
     "ENV_MODEL_FINGERPRINT": "contract",
     "fingerprint": "contract",
     "Condition": "conditions",
+    "Name": "conditions",
     "attr": "conditions",
     "size": "conditions",
     "escape": "codec",
@@ -194,6 +196,7 @@ __all__ = [
     "IndexNotReadyError",
     "InvalidConditionError",
     "ModelMismatchError",
+    "Name",
     "OutOfScopeError",
     "Page",
     "RecordingClient",

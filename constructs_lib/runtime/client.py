@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
     from ..model import Entity, Model, ResolvedPattern
     from ..model.scope import AccessScope
-    from .conditions import Condition
+    from .conditions import Condition, Name
     from .scope import ScopeGuard
     from .stats import TrafficRecorder
     from .tenant import TenantTableClient
@@ -313,7 +313,7 @@ class TableClient:
         )
 
     def get(
-        self, entity: str, *, consistent: bool = False, raw: bool = False, attributes: Sequence[str] | None = None,
+        self, entity: str, *, consistent: bool = False, raw: bool = False, attributes: Sequence[str | Name] | None = None,
         **key_values: Any,
     ) -> dict[str, Any] | None:
         """Read one item by its table-key fields; None if absent. ``attributes`` reads only those
@@ -325,7 +325,7 @@ class TableClient:
 
     def _get(
         self, ent: Entity, key_values: Mapping[str, Any], consistent: bool, raw: bool,
-        attributes: Sequence[str] | None = None,
+        attributes: Sequence[str | Name] | None = None,
     ) -> dict[str, Any] | None:
         resp = _aws.call(
             self.client, "get_item", hooks=self.hooks, TableName=self.table_name,
@@ -427,7 +427,7 @@ class TableClient:
         raw: bool = False,
         partition_at: Any = None,
         filter: Condition | None = None,  # noqa: A002 - reads as the option it is
-        attributes: Sequence[str] | None = None,
+        attributes: Sequence[str | Name] | None = None,
         **kw: Any,
     ) -> Page:
         """Run a declared access pattern; returns one :class:`Page` of at most ``limit`` items.
@@ -458,7 +458,7 @@ class TableClient:
     def _query(
         self, pattern: str, values: Mapping[str, Any] | None, kw: Mapping[str, Any], limit: int | None,
         cursor: str | None, descending: bool | None, consistent: bool, raw: bool, partition_at: Any,
-        filter: Condition | None = None, attributes: Sequence[str] | None = None,  # noqa: A002
+        filter: Condition | None = None, attributes: Sequence[str | Name] | None = None,  # noqa: A002
     ) -> Page:
         resolved = self.pattern(pattern)
         vals = {**(values or {}), **kw}
@@ -590,7 +590,7 @@ class TableClient:
     # Batch operations ------------------------------------------------------------------------------
     def batch_get(
         self, requests_: Sequence[tuple[str, Mapping[str, Any]]], *, consistent: bool = False,
-        attributes: Sequence[str] | None = None,
+        attributes: Sequence[str | Name] | None = None,
     ) -> list[dict[str, Any] | None]:
         """Read many items by key, in chunks of 100, retrying unprocessed keys with backoff.
 

@@ -5,7 +5,9 @@ A condition is an immutable tree built with :func:`attr`, :func:`size`, comparis
 :func:`render` turns it into expression text for the entities a request touches: names checked,
 values encoded like on write, every name and value through its own placeholders (``#c0``/``:c0``
 for write conditions, ``#f0``/``:f0`` for filters, ``#p0`` for projections), so they never meet
-the request's own ``#n``/``:v``. See docs/adr/0031-conditions-filters-projections.md.
+the request's own ``#n``/``:v``. A path string is a DynamoDB document path (``a.b`` nested,
+``w[0]`` a list element); :class:`Name` names one attribute whose name holds ``.`` or ``[``. See
+docs/adr/0031-conditions-filters-projections.md and docs/adr/0039-names-and-attribute-paths.md.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from .items import check_attribute_name, to_dynamo
 if TYPE_CHECKING:
     from ..model import Entity, Field, Index, Model
 
-__all__ = ["Condition", "Path", "Size", "attr", "size"]
+__all__ = ["Condition", "Name", "Path", "Size", "attr", "size"]
 
 #: DynamoDB's limit on the operands of one ``IN``.
 MAX_IN_VALUES = 100
@@ -112,14 +114,43 @@ class _Operand:
         return Condition("is_in", self, *values)
 
 
-class Path(_Operand):
-    """An attribute of the item, by the model's field name; ``a.b[0]`` reaches into maps and lists."""
+class Name:
+    """One top-level attribute, by its exact name: ``attr(Name("a.b"))`` is the attribute called
+    ``a.b``, where ``attr("a.b")`` is the document path ``a`` → ``b`` (as in DynamoDB)."""
 
-    __slots__ = ("segments", "text")
+    __slots__ = ("name",)
 
     def __init__(self, name: str) -> None:
+        self.name = check_attribute_name(name, where="Name: attribute name")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Name) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash((Name, self.name))
+
+    def __repr__(self) -> str:
+        return f"Name({self.name!r})"
+
+
+class Path(_Operand):
+    """An attribute of the item: a document path (``a.b[0]`` reaches into maps and lists), or a
+    :class:`Name` for one attribute whose name holds ``.`` or ``[``."""
+
+    __slots__ = ("exact", "segments", "text")
+
+    def __init__(self, name: str | Name) -> None:
+        #: Whether the path is one attribute named exactly (a :class:`Name`), not a document path.
+        self.exact = isinstance(name, Name)
+        if isinstance(name, Name):
+            self.segments: tuple[str | int, ...] = (name.name,)
+            self.text = name.name
+            return
         if not isinstance(name, str) or not name:
-            raise InvalidConditionError(f"attribute name {name!r:.60} must be a non-empty string")
+            raise InvalidConditionError(
+                f"attribute path {name!r:.60} must be a non-empty string (a document path such as 'a.b[0]') or a "
+                "Name('exact name')"
+            )
         segments: list[str | int] = []
         for part in name.split("."):
             m = _PART.fullmatch(part)
@@ -127,8 +158,13 @@ class Path(_Operand):
                 raise InvalidConditionError(f"attribute path {name!r}: bad segment {part!r} (write 'a', 'a.b[0]')")
             segments.append(check_attribute_name(m.group(1), where=f"attribute path {name!r}: name"))
             segments += [int(i) for i in _INDEX.findall(m.group(2))]
-        self.segments: tuple[str | int, ...] = tuple(segments)
+        self.segments = tuple(segments)
         self.text = name
+
+    @property
+    def shown(self) -> str:
+        """The path as written: ``'a.b[0]'`` or ``Name('a.b')``."""
+        return f"Name({self.text!r})" if self.exact else repr(self.text)
 
     @property
     def root(self) -> str:
@@ -151,7 +187,7 @@ class Path(_Operand):
         return Condition("not_exists", self)
 
     def __repr__(self) -> str:
-        return f"attr({self.text!r})"
+        return f"attr({self.shown})"
 
     __str__ = __repr__
 
@@ -172,14 +208,15 @@ class Size(_Operand):
     __str__ = __repr__
 
 
-def attr(name: str) -> Path:
-    """The attribute ``name`` (a field name of the entity; ``a.b[0]`` for nested values)."""
+def attr(name: str | Name) -> Path:
+    """The attribute at document path ``name`` (``"status"``; ``"a.b[0]"`` for nested values), or
+    the one attribute ``Name("a.b")`` names exactly."""
     return Path(name)
 
 
-def size(path: Path | str) -> Size:
+def size(path: Path | Name | str) -> Size:
     """``size(attr("tags")) > 3``: the size of an attribute (see :class:`Size`)."""
-    return Size(Path(path) if isinstance(path, str) else path)
+    return Size(Path(path) if isinstance(path, (str, Name)) else path)
 
 
 # Rendering ----------------------------------------------------------------------------------------
@@ -256,9 +293,11 @@ class Attributes:
                 f"fields instead: {', '.join(self.fields) or 'none declared'}", attribute=root, entity=self.label,
             )
         if self.known is not None and root not in self.known:
+            hint = (f"; the path {path.text!r} reads {root!r} and then a nested value, and {path.text!r} is a declared "
+                    f"attribute: name it with Name({path.text!r})" if not path.exact and path.text in self.known else "")
             raise UnknownAttributeError(
                 f"{what} names {root!r}, which {self.label} does not declare; its attributes: "
-                f"{', '.join(sorted(self.known))}", attribute=root, entity=self.label,
+                f"{', '.join(sorted(self.known))}{hint}", attribute=root, entity=self.label,
             )
         if self.projected is not None and root not in self.projected:
             if key_fields_ok and len(path.segments) == 1 and self._key_field(root):
@@ -352,11 +391,15 @@ def _right(left: _Operand, value: Any, how: str, scope: Attributes, ph: Placehol
     return ph.value(scope.value(left, value, how))
 
 
-def projection(attributes: Iterable[str], scope: Attributes, always: Iterable[str]) -> Rendered:
-    """A ``ProjectionExpression`` of ``attributes`` (checked against ``scope``) plus the
-    attributes ``always`` kept (entity attribute, keys), with ``#p`` placeholders."""
-    if isinstance(attributes, (str, bytes)) or not isinstance(attributes, Iterable):
-        raise InvalidConditionError(f"attributes={attributes!r:.60} must be a list of attribute names")
+def projection(attributes: Iterable[str | Name], scope: Attributes, always: Iterable[str]) -> Rendered:
+    """A ``ProjectionExpression`` of ``attributes`` (document paths or :class:`Name` s, checked
+    against ``scope``) plus the attributes ``always`` kept (entity attribute, keys), with ``#p``
+    placeholders."""
+    if isinstance(attributes, (str, bytes, Name)) or not isinstance(attributes, Iterable):
+        raise InvalidConditionError(
+            f"attributes={attributes!r:.60} must be a list of attribute names (document paths such as 'a.b[0]', "
+            "or Name('exact name'))"
+        )
     paths = [scope.check(Path(a), "attributes", key_fields_ok=True) for a in attributes]
     if not paths:
         raise InvalidConditionError("attributes=[] projects nothing; pass None to read whole items")
@@ -364,7 +407,7 @@ def projection(attributes: Iterable[str], scope: Attributes, always: Iterable[st
         for other in paths[:i]:
             shorter, longer = sorted((other.segments, path.segments), key=len)
             if longer[: len(shorter)] == shorter:
-                raise InvalidConditionError(f"attributes: {other.text!r} and {path.text!r} overlap; name each value once")
+                raise InvalidConditionError(f"attributes: {other.shown} and {path.shown} overlap; name each value once")
     ph = Placeholders("p")
     # On an index that does not project it, a key field comes back parsed from the keys (always read).
     parts = [ph.path(p) for p in paths if scope.projected is None or p.root in scope.projected]

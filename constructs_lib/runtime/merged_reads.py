@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
 
     from ..model import Model, ResolvedPattern
-    from .conditions import Condition
+    from .conditions import Condition, Name
     from .items import ItemCodec
     from .pages import CursorCodec
 
@@ -132,7 +132,7 @@ class _Shard:
 def query(
     table: TableClient, pattern: str, resolved: ResolvedPattern, vals: Mapping[str, Any], partition_value: Any, *,
     limit: int | None, cursor: str | None, forward: bool, raw: bool,
-    filter: Condition | None = None, attributes: Sequence[str] | None = None,  # noqa: A002 - the query option
+    filter: Condition | None = None, attributes: Sequence[str | Name] | None = None,  # noqa: A002 - the query option
 ) -> Page:
     """One page of a pattern on a sharded index: at most ``limit`` items of all shards, merged.
     ``filter``/``attributes`` apply to every shard's Query (a projection keeps the index key

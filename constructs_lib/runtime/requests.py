@@ -35,7 +35,7 @@ from .limits import MAX_EXPRESSION_BYTES
 
 if TYPE_CHECKING:
     from ..model import Entity, Model, ResolvedPattern
-    from .conditions import Condition, Rendered
+    from .conditions import Condition, Name, Rendered
 
 
 class Expression:
@@ -169,7 +169,7 @@ def table_key(model: Model) -> list[str]:
     return [model.pk_attribute] + ([model.sk_attribute] if model.has_sort_key else [])
 
 
-def item_projection(model: Model, entities: Sequence[Entity], attributes: Iterable[str] | None) -> dict[str, Any]:
+def item_projection(model: Model, entities: Sequence[Entity], attributes: Iterable[str | Name] | None) -> dict[str, Any]:
     """``ProjectionExpression`` and its names for a GetItem/BatchGetItem of ``attributes`` plus
     the entity attribute and the table key (what an item needs to parse back); {}: whole items."""
     if attributes is None:
@@ -431,7 +431,7 @@ def _version(value: Any) -> int:
 # Queries ---------------------------------------------------------------------------------------
 def query_params(
     codec: ItemCodec, table_name: str, resolved: ResolvedPattern, vals: Mapping[str, Any], partition_value: Any = None,
-    *, filter: Condition | None = None, attributes: Iterable[str] | None = None,  # noqa: A002 - the query option's name
+    *, filter: Condition | None = None, attributes: Iterable[str | Name] | None = None,  # noqa: A002 - the query option's name
 ) -> dict[str, Any]:
     """Query parameters (key condition, index, entity filter) of a declared access pattern.
 
@@ -475,7 +475,7 @@ def query_params(
 
 def read_options(
     params: dict[str, Any], expr: Expression, model: Model, resolved: ResolvedPattern, *,
-    filter: Condition | None = None, attributes: Iterable[str] | None = None,  # noqa: A002 - the query option's name
+    filter: Condition | None = None, attributes: Iterable[str | Name] | None = None,  # noqa: A002 - the query option's name
 ) -> None:
     """Add the caller's ``filter`` (ANDed with the entity filter, placeholders ``#f``/``:f``) and
     projection (``attributes`` plus what an item needs to parse back and to continue a page: the

@@ -9,13 +9,14 @@ Generated from examples.shop.model.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from datetime import datetime, timedelta
-from typing import Any, Literal, NotRequired, TypedDict, cast as _cast
+import builtins as _b
+import collections.abc as _abc
+import datetime as _dt
+import typing as _t
 
-from constructs_lib.runtime import ModelMismatchError, Page, TableClient, Transaction
-from constructs_lib.runtime.conditions import Condition
-from constructs_lib.runtime.contract import model_digest
+import constructs_lib.runtime as _rt
+import constructs_lib.runtime.conditions as _conditions
+import constructs_lib.runtime.contract as _contract
 
 
 MODEL_NAME = "shop"
@@ -25,9 +26,9 @@ MODEL_FINGERPRINT = "48e827b449d3a8f01999ad2fa40d45ee"
 MODEL_DIGEST = "3a554c0138f0e881e260340c97268d12"
 
 #: The model's entity names (``TableClient.put(entity, ...)`` and friends).
-EntityName = Literal["User", "Order", "OrderItem", "Product", "Session"]
+EntityName = _t.Literal["User", "Order", "OrderItem", "Product", "Session"]
 #: The model's access pattern names (``TableClient.query(pattern, ...)``).
-PatternName = Literal[
+PatternName = _t.Literal[
     "user profile",
     "user by email",
     "user's orders newest first",
@@ -42,140 +43,140 @@ PatternName = Literal[
 ]
 
 
-class UserItem(TypedDict):
+class UserItem(_t.TypedDict):
     """An item of entity "User": table key USER#{user_id} / PROFILE.
 
     A customer account, looked up by email via GSI1.
     """
 
-    user_id: str
-    email: str
-    name: NotRequired[str]
-    updated_by: NotRequired[str]
-    version: NotRequired[int]
-    expires_at: NotRequired[int]
-    _type: NotRequired[Literal["User"]]
+    user_id: _b.str
+    email: _b.str
+    name: _t.NotRequired[_b.str]
+    updated_by: _t.NotRequired[_b.str]
+    version: _t.NotRequired[_b.int]
+    expires_at: _t.NotRequired[_b.int]
+    _type: _t.NotRequired[_t.Literal["User"]]
 
 
-class UserPatch(TypedDict, total=False):
+class UserPatch(_t.TypedDict, total=False):
     """Attributes of "User" an update may set (None removes one); also its add/delete amounts."""
 
-    email: str | None
-    name: str | None
-    updated_by: str | None
-    expires_at: int | None
+    email: _b.str | None
+    name: _b.str | None
+    updated_by: _b.str | None
+    expires_at: _b.int | None
 
 
 #: Every attribute name of "User" (e.g. to read only some).
-UserAttribute = Literal["user_id", "email", "name", "updated_by", "version", "expires_at", "_type"]
+UserAttribute = _t.Literal["user_id", "email", "name", "updated_by", "version", "expires_at", "_type"]
 #: Attributes of "User" an update may remove.
-UserRemovable = Literal["email", "name", "updated_by", "expires_at"]
+UserRemovable = _t.Literal["email", "name", "updated_by", "expires_at"]
 
 
-class OrderItem(TypedDict):
+class OrderItem(_t.TypedDict):
     """An item of entity "Order": table key USER#{user_id} / ORDER#{created_at}#{order_id}.
 
     An order, in its user's collection.
     """
 
-    user_id: str
-    created_at: datetime | str
-    order_id: str
-    status: Literal["PENDING", "PAID", "SHIPPED", "CANCELLED"]
-    line_count: NotRequired[int]
-    expires_at: NotRequired[int]
-    _type: NotRequired[Literal["Order"]]
+    user_id: _b.str
+    created_at: _dt.datetime | _b.str
+    order_id: _b.str
+    status: _t.Literal["PENDING", "PAID", "SHIPPED", "CANCELLED"]
+    line_count: _t.NotRequired[_b.int]
+    expires_at: _t.NotRequired[_b.int]
+    _type: _t.NotRequired[_t.Literal["Order"]]
 
 
-class OrderPatch(TypedDict, total=False):
+class OrderPatch(_t.TypedDict, total=False):
     """Attributes of "Order" an update may set (None removes one); also its add/delete amounts."""
 
-    status: Literal["PENDING", "PAID", "SHIPPED", "CANCELLED"] | None
-    line_count: int | None
-    expires_at: int | None
+    status: _t.Literal["PENDING", "PAID", "SHIPPED", "CANCELLED"] | None
+    line_count: _b.int | None
+    expires_at: _b.int | None
 
 
 #: Every attribute name of "Order" (e.g. to read only some).
-OrderAttribute = Literal["user_id", "created_at", "order_id", "status", "line_count", "expires_at", "_type"]
+OrderAttribute = _t.Literal["user_id", "created_at", "order_id", "status", "line_count", "expires_at", "_type"]
 #: Attributes of "Order" an update may remove.
-OrderRemovable = Literal["status", "line_count", "expires_at"]
+OrderRemovable = _t.Literal["status", "line_count", "expires_at"]
 
 
-class OrderItemItem(TypedDict):
+class OrderItemItem(_t.TypedDict):
     """An item of entity "OrderItem": table key ORDER#{order_id} / ITEM#{line}.
 
     One line of an order.
     """
 
-    order_id: str
-    line: int
-    sku: str
-    quantity: int
-    expires_at: NotRequired[int]
-    _type: NotRequired[Literal["OrderItem"]]
+    order_id: _b.str
+    line: _b.int
+    sku: _b.str
+    quantity: _b.int
+    expires_at: _t.NotRequired[_b.int]
+    _type: _t.NotRequired[_t.Literal["OrderItem"]]
 
 
-class OrderItemPatch(TypedDict, total=False):
+class OrderItemPatch(_t.TypedDict, total=False):
     """Attributes of "OrderItem" an update may set (None removes one); also its add/delete amounts."""
 
-    sku: str | None
-    quantity: int | None
-    expires_at: int | None
+    sku: _b.str | None
+    quantity: _b.int | None
+    expires_at: _b.int | None
 
 
 #: Every attribute name of "OrderItem" (e.g. to read only some).
-OrderItemAttribute = Literal["order_id", "line", "sku", "quantity", "expires_at", "_type"]
+OrderItemAttribute = _t.Literal["order_id", "line", "sku", "quantity", "expires_at", "_type"]
 #: Attributes of "OrderItem" an update may remove.
-OrderItemRemovable = Literal["sku", "quantity", "expires_at"]
+OrderItemRemovable = _t.Literal["sku", "quantity", "expires_at"]
 
 
-class ProductItem(TypedDict):
+class ProductItem(_t.TypedDict):
     """An item of entity "Product": table key PRODUCT#{sku} / PRODUCT."""
 
-    sku: str
-    name: str
-    price_cents: int
-    expires_at: NotRequired[int]
-    _type: NotRequired[Literal["Product"]]
+    sku: _b.str
+    name: _b.str
+    price_cents: _b.int
+    expires_at: _t.NotRequired[_b.int]
+    _type: _t.NotRequired[_t.Literal["Product"]]
 
 
-class ProductPatch(TypedDict, total=False):
+class ProductPatch(_t.TypedDict, total=False):
     """Attributes of "Product" an update may set (None removes one); also its add/delete amounts."""
 
-    name: str | None
-    price_cents: int | None
-    expires_at: int | None
+    name: _b.str | None
+    price_cents: _b.int | None
+    expires_at: _b.int | None
 
 
 #: Every attribute name of "Product" (e.g. to read only some).
-ProductAttribute = Literal["sku", "name", "price_cents", "expires_at", "_type"]
+ProductAttribute = _t.Literal["sku", "name", "price_cents", "expires_at", "_type"]
 #: Attributes of "Product" an update may remove.
-ProductRemovable = Literal["name", "price_cents", "expires_at"]
+ProductRemovable = _t.Literal["name", "price_cents", "expires_at"]
 
 
-class SessionItem(TypedDict):
+class SessionItem(_t.TypedDict):
     """An item of entity "Session": table key SESSION#{session_id} / SESSION.
 
     A login session, expired by TTL.
     """
 
-    session_id: str
-    user_id: str
-    expires_at: NotRequired[int]
-    _type: NotRequired[Literal["Session"]]
+    session_id: _b.str
+    user_id: _b.str
+    expires_at: _t.NotRequired[_b.int]
+    _type: _t.NotRequired[_t.Literal["Session"]]
 
 
-class SessionPatch(TypedDict, total=False):
+class SessionPatch(_t.TypedDict, total=False):
     """Attributes of "Session" an update may set (None removes one); also its add/delete amounts."""
 
-    user_id: str | None
-    expires_at: int | None
+    user_id: _b.str | None
+    expires_at: _b.int | None
 
 
 #: Every attribute name of "Session" (e.g. to read only some).
-SessionAttribute = Literal["session_id", "user_id", "expires_at", "_type"]
+SessionAttribute = _t.Literal["session_id", "user_id", "expires_at", "_type"]
 #: Attributes of "Session" an update may remove.
-SessionRemovable = Literal["user_id", "expires_at"]
+SessionRemovable = _t.Literal["user_id", "expires_at"]
 
 
 class ShopTransaction:
@@ -183,14 +184,14 @@ class ShopTransaction:
     each adds an action and returns the transaction; leaving the ``with`` block commits them atomically.
     """
 
-    def __init__(self, transaction: Transaction) -> None:
+    def __init__(self, transaction: _rt.Transaction) -> None:
         #: The untyped transaction every method adds to.
         self.transaction = transaction
 
     def __enter__(self) -> ShopTransaction:
         return self
 
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+    def __exit__(self, exc_type: _b.object, exc: _b.object, tb: _b.object) -> None:
         self.transaction.__exit__(exc_type, exc, tb)
 
     def commit(self) -> None:
@@ -202,11 +203,11 @@ class ShopTransaction:
         item: UserItem,
         /,
         *,
-        create_only: bool = False,
-        expected_version: int | None = None,
-        expires_in: timedelta | None = None,
-        expires_at: datetime | None = None,
-        condition: Condition | None = None,
+        create_only: _b.bool = False,
+        expected_version: _b.int | None = None,
+        expires_in: _dt.timedelta | None = None,
+        expires_at: _dt.datetime | None = None,
+        condition: _conditions.Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.put("User", item, ...)``: write a whole item."""
         self.transaction.put(
@@ -223,16 +224,16 @@ class ShopTransaction:
     def update_user(
         self,
         *,
-        user_id: str,
+        user_id: _b.str,
         set: UserPatch | None = None,
-        remove: Sequence[UserRemovable] = (),
+        remove: _abc.Sequence[UserRemovable] = (),
         add: UserPatch | None = None,
         delete: UserPatch | None = None,
-        expected_version: int | None = None,
-        must_exist: bool = True,
-        expires_in: timedelta | None = None,
-        expires_at: datetime | None = None,
-        condition: Condition | None = None,
+        expected_version: _b.int | None = None,
+        must_exist: _b.bool = True,
+        expires_in: _dt.timedelta | None = None,
+        expires_at: _dt.datetime | None = None,
+        condition: _conditions.Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.update("User", key, ...)``: a partial update."""
         self.transaction.update(
@@ -253,10 +254,10 @@ class ShopTransaction:
     def delete_user(
         self,
         *,
-        user_id: str,
-        expected_version: int | None = None,
-        must_exist: bool = False,
-        condition: Condition | None = None,
+        user_id: _b.str,
+        expected_version: _b.int | None = None,
+        must_exist: _b.bool = False,
+        condition: _conditions.Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.delete("User", key, ...)``: delete the item."""
         self.transaction.delete(
@@ -271,10 +272,10 @@ class ShopTransaction:
     def condition_check_user(
         self,
         *,
-        user_id: str,
-        exists: bool = True,
-        expected_version: int | None = None,
-        condition: Condition | None = None,
+        user_id: _b.str,
+        exists: _b.bool = True,
+        expected_version: _b.int | None = None,
+        condition: _conditions.Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.condition_check("User", key, ...)``: the transaction commits only if this item passes the
         check.
@@ -293,11 +294,11 @@ class ShopTransaction:
         item: OrderItem,
         /,
         *,
-        create_only: bool = False,
-        expected_version: int | None = None,
-        expires_in: timedelta | None = None,
-        expires_at: datetime | None = None,
-        condition: Condition | None = None,
+        create_only: _b.bool = False,
+        expected_version: _b.int | None = None,
+        expires_in: _dt.timedelta | None = None,
+        expires_at: _dt.datetime | None = None,
+        condition: _conditions.Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.put("Order", item, ...)``: write a whole item."""
         self.transaction.put(
@@ -314,18 +315,18 @@ class ShopTransaction:
     def update_order(
         self,
         *,
-        user_id: str,
-        created_at: datetime | str,
-        order_id: str,
+        user_id: _b.str,
+        created_at: _dt.datetime | _b.str,
+        order_id: _b.str,
         set: OrderPatch | None = None,
-        remove: Sequence[OrderRemovable] = (),
+        remove: _abc.Sequence[OrderRemovable] = (),
         add: OrderPatch | None = None,
         delete: OrderPatch | None = None,
-        expected_version: int | None = None,
-        must_exist: bool = True,
-        expires_in: timedelta | None = None,
-        expires_at: datetime | None = None,
-        condition: Condition | None = None,
+        expected_version: _b.int | None = None,
+        must_exist: _b.bool = True,
+        expires_in: _dt.timedelta | None = None,
+        expires_at: _dt.datetime | None = None,
+        condition: _conditions.Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.update("Order", key, ...)``: a partial update."""
         self.transaction.update(
@@ -346,12 +347,12 @@ class ShopTransaction:
     def delete_order(
         self,
         *,
-        user_id: str,
-        created_at: datetime | str,
-        order_id: str,
-        expected_version: int | None = None,
-        must_exist: bool = False,
-        condition: Condition | None = None,
+        user_id: _b.str,
+        created_at: _dt.datetime | _b.str,
+        order_id: _b.str,
+        expected_version: _b.int | None = None,
+        must_exist: _b.bool = False,
+        condition: _conditions.Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.delete("Order", key, ...)``: delete the item."""
         self.transaction.delete(
@@ -366,12 +367,12 @@ class ShopTransaction:
     def condition_check_order(
         self,
         *,
-        user_id: str,
-        created_at: datetime | str,
-        order_id: str,
-        exists: bool = True,
-        expected_version: int | None = None,
-        condition: Condition | None = None,
+        user_id: _b.str,
+        created_at: _dt.datetime | _b.str,
+        order_id: _b.str,
+        exists: _b.bool = True,
+        expected_version: _b.int | None = None,
+        condition: _conditions.Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.condition_check("Order", key, ...)``: the transaction commits only if this item passes the
         check.
@@ -390,11 +391,11 @@ class ShopTransaction:
         item: OrderItemItem,
         /,
         *,
-        create_only: bool = False,
-        expected_version: int | None = None,
-        expires_in: timedelta | None = None,
-        expires_at: datetime | None = None,
-        condition: Condition | None = None,
+        create_only: _b.bool = False,
+        expected_version: _b.int | None = None,
+        expires_in: _dt.timedelta | None = None,
+        expires_at: _dt.datetime | None = None,
+        condition: _conditions.Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.put("OrderItem", item, ...)``: write a whole item."""
         self.transaction.put(
@@ -411,17 +412,17 @@ class ShopTransaction:
     def update_order_item(
         self,
         *,
-        order_id: str,
-        line: int,
+        order_id: _b.str,
+        line: _b.int,
         set: OrderItemPatch | None = None,
-        remove: Sequence[OrderItemRemovable] = (),
+        remove: _abc.Sequence[OrderItemRemovable] = (),
         add: OrderItemPatch | None = None,
         delete: OrderItemPatch | None = None,
-        expected_version: int | None = None,
-        must_exist: bool = True,
-        expires_in: timedelta | None = None,
-        expires_at: datetime | None = None,
-        condition: Condition | None = None,
+        expected_version: _b.int | None = None,
+        must_exist: _b.bool = True,
+        expires_in: _dt.timedelta | None = None,
+        expires_at: _dt.datetime | None = None,
+        condition: _conditions.Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.update("OrderItem", key, ...)``: a partial update."""
         self.transaction.update(
@@ -442,11 +443,11 @@ class ShopTransaction:
     def delete_order_item(
         self,
         *,
-        order_id: str,
-        line: int,
-        expected_version: int | None = None,
-        must_exist: bool = False,
-        condition: Condition | None = None,
+        order_id: _b.str,
+        line: _b.int,
+        expected_version: _b.int | None = None,
+        must_exist: _b.bool = False,
+        condition: _conditions.Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.delete("OrderItem", key, ...)``: delete the item."""
         self.transaction.delete(
@@ -461,11 +462,11 @@ class ShopTransaction:
     def condition_check_order_item(
         self,
         *,
-        order_id: str,
-        line: int,
-        exists: bool = True,
-        expected_version: int | None = None,
-        condition: Condition | None = None,
+        order_id: _b.str,
+        line: _b.int,
+        exists: _b.bool = True,
+        expected_version: _b.int | None = None,
+        condition: _conditions.Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.condition_check("OrderItem", key, ...)``: the transaction commits only if this item passes
         the check.
@@ -484,11 +485,11 @@ class ShopTransaction:
         item: ProductItem,
         /,
         *,
-        create_only: bool = False,
-        expected_version: int | None = None,
-        expires_in: timedelta | None = None,
-        expires_at: datetime | None = None,
-        condition: Condition | None = None,
+        create_only: _b.bool = False,
+        expected_version: _b.int | None = None,
+        expires_in: _dt.timedelta | None = None,
+        expires_at: _dt.datetime | None = None,
+        condition: _conditions.Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.put("Product", item, ...)``: write a whole item."""
         self.transaction.put(
@@ -505,16 +506,16 @@ class ShopTransaction:
     def update_product(
         self,
         *,
-        sku: str,
+        sku: _b.str,
         set: ProductPatch | None = None,
-        remove: Sequence[ProductRemovable] = (),
+        remove: _abc.Sequence[ProductRemovable] = (),
         add: ProductPatch | None = None,
         delete: ProductPatch | None = None,
-        expected_version: int | None = None,
-        must_exist: bool = True,
-        expires_in: timedelta | None = None,
-        expires_at: datetime | None = None,
-        condition: Condition | None = None,
+        expected_version: _b.int | None = None,
+        must_exist: _b.bool = True,
+        expires_in: _dt.timedelta | None = None,
+        expires_at: _dt.datetime | None = None,
+        condition: _conditions.Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.update("Product", key, ...)``: a partial update."""
         self.transaction.update(
@@ -535,10 +536,10 @@ class ShopTransaction:
     def delete_product(
         self,
         *,
-        sku: str,
-        expected_version: int | None = None,
-        must_exist: bool = False,
-        condition: Condition | None = None,
+        sku: _b.str,
+        expected_version: _b.int | None = None,
+        must_exist: _b.bool = False,
+        condition: _conditions.Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.delete("Product", key, ...)``: delete the item."""
         self.transaction.delete(
@@ -553,10 +554,10 @@ class ShopTransaction:
     def condition_check_product(
         self,
         *,
-        sku: str,
-        exists: bool = True,
-        expected_version: int | None = None,
-        condition: Condition | None = None,
+        sku: _b.str,
+        exists: _b.bool = True,
+        expected_version: _b.int | None = None,
+        condition: _conditions.Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.condition_check("Product", key, ...)``: the transaction commits only if this item passes the
         check.
@@ -575,11 +576,11 @@ class ShopTransaction:
         item: SessionItem,
         /,
         *,
-        create_only: bool = False,
-        expected_version: int | None = None,
-        expires_in: timedelta | None = None,
-        expires_at: datetime | None = None,
-        condition: Condition | None = None,
+        create_only: _b.bool = False,
+        expected_version: _b.int | None = None,
+        expires_in: _dt.timedelta | None = None,
+        expires_at: _dt.datetime | None = None,
+        condition: _conditions.Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.put("Session", item, ...)``: write a whole item."""
         self.transaction.put(
@@ -596,16 +597,16 @@ class ShopTransaction:
     def update_session(
         self,
         *,
-        session_id: str,
+        session_id: _b.str,
         set: SessionPatch | None = None,
-        remove: Sequence[SessionRemovable] = (),
+        remove: _abc.Sequence[SessionRemovable] = (),
         add: SessionPatch | None = None,
         delete: SessionPatch | None = None,
-        expected_version: int | None = None,
-        must_exist: bool = True,
-        expires_in: timedelta | None = None,
-        expires_at: datetime | None = None,
-        condition: Condition | None = None,
+        expected_version: _b.int | None = None,
+        must_exist: _b.bool = True,
+        expires_in: _dt.timedelta | None = None,
+        expires_at: _dt.datetime | None = None,
+        condition: _conditions.Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.update("Session", key, ...)``: a partial update."""
         self.transaction.update(
@@ -626,10 +627,10 @@ class ShopTransaction:
     def delete_session(
         self,
         *,
-        session_id: str,
-        expected_version: int | None = None,
-        must_exist: bool = False,
-        condition: Condition | None = None,
+        session_id: _b.str,
+        expected_version: _b.int | None = None,
+        must_exist: _b.bool = False,
+        condition: _conditions.Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.delete("Session", key, ...)``: delete the item."""
         self.transaction.delete(
@@ -644,10 +645,10 @@ class ShopTransaction:
     def condition_check_session(
         self,
         *,
-        session_id: str,
-        exists: bool = True,
-        expected_version: int | None = None,
-        condition: Condition | None = None,
+        session_id: _b.str,
+        exists: _b.bool = True,
+        expected_version: _b.int | None = None,
+        condition: _conditions.Condition | None = None,
     ) -> ShopTransaction:
         """``Transaction.condition_check("Session", key, ...)``: the transaction commits only if this item passes the
         check.
@@ -668,10 +669,10 @@ class ShopTable:
     Raises ModelMismatchError when ``client``'s model is not the one this module was generated from.
     """
 
-    def __init__(self, client: TableClient) -> None:
-        digest = model_digest(client.model)
+    def __init__(self, client: _rt.TableClient) -> None:
+        digest = _contract.model_digest(client.model)
         if digest != MODEL_DIGEST:
-            raise ModelMismatchError(
+            raise _rt.ModelMismatchError(
                 f"the client's model {client.model.name!r} (digest {digest}) is not the model this typed module "
                 f"was generated from ({MODEL_NAME!r}, digest {MODEL_DIGEST}); regenerate it with "
                 "python -m constructs_lib codegen",
@@ -682,11 +683,11 @@ class ShopTable:
         self.client = client
 
     @classmethod
-    def from_environment(cls, **kwargs: Any) -> ShopTable:
+    def from_environment(cls, **kwargs: _t.Any) -> ShopTable:
         """Inside a generated Lambda function: ``TableClient.from_environment(**kwargs)``, typed."""
-        return cls(TableClient.from_environment(**kwargs))
+        return cls(_rt.TableClient.from_environment(**kwargs))
 
-    def transaction(self, *, client_request_token: str | None = None) -> ShopTransaction:
+    def transaction(self, *, client_request_token: _b.str | None = None) -> ShopTransaction:
         """``TableClient.transaction``, typed: ``with table.transaction() as tx: tx.put_...(...)``."""
         return ShopTransaction(self.client.transaction(client_request_token=client_request_token))
 
@@ -695,14 +696,14 @@ class ShopTable:
         item: UserItem,
         /,
         *,
-        create_only: bool = False,
-        expected_version: int | None = None,
-        expires_in: timedelta | None = None,
-        expires_at: datetime | None = None,
-        condition: Condition | None = None,
+        create_only: _b.bool = False,
+        expected_version: _b.int | None = None,
+        expires_in: _dt.timedelta | None = None,
+        expires_at: _dt.datetime | None = None,
+        condition: _conditions.Condition | None = None,
     ) -> UserItem:
         """``TableClient.put("User", item, ...)``: write a whole item; returns it as stored."""
-        return _cast(
+        return _t.cast(
             "UserItem",
             self.client.put(
                 "User",
@@ -718,32 +719,37 @@ class ShopTable:
     def get_user(
         self,
         *,
-        user_id: str,
-        consistent: bool = False,
-        attributes: Sequence[UserAttribute] | None = None,
+        user_id: _b.str,
+        consistent: _b.bool = False,
+        attributes: _abc.Sequence[UserAttribute] | None = None,
     ) -> UserItem | None:
         """``TableClient.get("User", key, ...)``: the item with this table key, or None."""
-        return _cast(
+        return _t.cast(
             "UserItem | None",
-            self.client.get("User", consistent=consistent, attributes=attributes, user_id=user_id),
+            self.client.get(
+                "User",
+                consistent=consistent,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
+                user_id=user_id,
+            ),
         )
 
     def update_user(
         self,
         *,
-        user_id: str,
+        user_id: _b.str,
         set: UserPatch | None = None,
-        remove: Sequence[UserRemovable] = (),
+        remove: _abc.Sequence[UserRemovable] = (),
         add: UserPatch | None = None,
         delete: UserPatch | None = None,
-        expected_version: int | None = None,
-        must_exist: bool = True,
-        expires_in: timedelta | None = None,
-        expires_at: datetime | None = None,
-        condition: Condition | None = None,
+        expected_version: _b.int | None = None,
+        must_exist: _b.bool = True,
+        expires_in: _dt.timedelta | None = None,
+        expires_at: _dt.datetime | None = None,
+        condition: _conditions.Condition | None = None,
     ) -> UserItem:
         """``TableClient.update("User", key, ...)``: a partial update; returns the updated item."""
-        return _cast(
+        return _t.cast(
             "UserItem",
             self.client.update(
                 "User",
@@ -763,13 +769,13 @@ class ShopTable:
     def delete_user(
         self,
         *,
-        user_id: str,
-        expected_version: int | None = None,
-        must_exist: bool = False,
-        condition: Condition | None = None,
+        user_id: _b.str,
+        expected_version: _b.int | None = None,
+        must_exist: _b.bool = False,
+        condition: _conditions.Condition | None = None,
     ) -> UserItem | None:
         """``TableClient.delete("User", key, ...)``: delete the item; returns the deleted item, or None."""
-        return _cast(
+        return _t.cast(
             "UserItem | None",
             self.client.delete(
                 "User",
@@ -785,14 +791,14 @@ class ShopTable:
         item: OrderItem,
         /,
         *,
-        create_only: bool = False,
-        expected_version: int | None = None,
-        expires_in: timedelta | None = None,
-        expires_at: datetime | None = None,
-        condition: Condition | None = None,
+        create_only: _b.bool = False,
+        expected_version: _b.int | None = None,
+        expires_in: _dt.timedelta | None = None,
+        expires_at: _dt.datetime | None = None,
+        condition: _conditions.Condition | None = None,
     ) -> OrderItem:
         """``TableClient.put("Order", item, ...)``: write a whole item; returns it as stored."""
-        return _cast(
+        return _t.cast(
             "OrderItem",
             self.client.put(
                 "Order",
@@ -808,19 +814,19 @@ class ShopTable:
     def get_order(
         self,
         *,
-        user_id: str,
-        created_at: datetime | str,
-        order_id: str,
-        consistent: bool = False,
-        attributes: Sequence[OrderAttribute] | None = None,
+        user_id: _b.str,
+        created_at: _dt.datetime | _b.str,
+        order_id: _b.str,
+        consistent: _b.bool = False,
+        attributes: _abc.Sequence[OrderAttribute] | None = None,
     ) -> OrderItem | None:
         """``TableClient.get("Order", key, ...)``: the item with this table key, or None."""
-        return _cast(
+        return _t.cast(
             "OrderItem | None",
             self.client.get(
                 "Order",
                 consistent=consistent,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
                 user_id=user_id,
                 created_at=created_at,
                 order_id=order_id,
@@ -830,21 +836,21 @@ class ShopTable:
     def update_order(
         self,
         *,
-        user_id: str,
-        created_at: datetime | str,
-        order_id: str,
+        user_id: _b.str,
+        created_at: _dt.datetime | _b.str,
+        order_id: _b.str,
         set: OrderPatch | None = None,
-        remove: Sequence[OrderRemovable] = (),
+        remove: _abc.Sequence[OrderRemovable] = (),
         add: OrderPatch | None = None,
         delete: OrderPatch | None = None,
-        expected_version: int | None = None,
-        must_exist: bool = True,
-        expires_in: timedelta | None = None,
-        expires_at: datetime | None = None,
-        condition: Condition | None = None,
+        expected_version: _b.int | None = None,
+        must_exist: _b.bool = True,
+        expires_in: _dt.timedelta | None = None,
+        expires_at: _dt.datetime | None = None,
+        condition: _conditions.Condition | None = None,
     ) -> OrderItem:
         """``TableClient.update("Order", key, ...)``: a partial update; returns the updated item."""
-        return _cast(
+        return _t.cast(
             "OrderItem",
             self.client.update(
                 "Order",
@@ -864,15 +870,15 @@ class ShopTable:
     def delete_order(
         self,
         *,
-        user_id: str,
-        created_at: datetime | str,
-        order_id: str,
-        expected_version: int | None = None,
-        must_exist: bool = False,
-        condition: Condition | None = None,
+        user_id: _b.str,
+        created_at: _dt.datetime | _b.str,
+        order_id: _b.str,
+        expected_version: _b.int | None = None,
+        must_exist: _b.bool = False,
+        condition: _conditions.Condition | None = None,
     ) -> OrderItem | None:
         """``TableClient.delete("Order", key, ...)``: delete the item; returns the deleted item, or None."""
-        return _cast(
+        return _t.cast(
             "OrderItem | None",
             self.client.delete(
                 "Order",
@@ -888,14 +894,14 @@ class ShopTable:
         item: OrderItemItem,
         /,
         *,
-        create_only: bool = False,
-        expected_version: int | None = None,
-        expires_in: timedelta | None = None,
-        expires_at: datetime | None = None,
-        condition: Condition | None = None,
+        create_only: _b.bool = False,
+        expected_version: _b.int | None = None,
+        expires_in: _dt.timedelta | None = None,
+        expires_at: _dt.datetime | None = None,
+        condition: _conditions.Condition | None = None,
     ) -> OrderItemItem:
         """``TableClient.put("OrderItem", item, ...)``: write a whole item; returns it as stored."""
-        return _cast(
+        return _t.cast(
             "OrderItemItem",
             self.client.put(
                 "OrderItem",
@@ -911,34 +917,40 @@ class ShopTable:
     def get_order_item(
         self,
         *,
-        order_id: str,
-        line: int,
-        consistent: bool = False,
-        attributes: Sequence[OrderItemAttribute] | None = None,
+        order_id: _b.str,
+        line: _b.int,
+        consistent: _b.bool = False,
+        attributes: _abc.Sequence[OrderItemAttribute] | None = None,
     ) -> OrderItemItem | None:
         """``TableClient.get("OrderItem", key, ...)``: the item with this table key, or None."""
-        return _cast(
+        return _t.cast(
             "OrderItemItem | None",
-            self.client.get("OrderItem", consistent=consistent, attributes=attributes, order_id=order_id, line=line),
+            self.client.get(
+                "OrderItem",
+                consistent=consistent,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
+                order_id=order_id,
+                line=line,
+            ),
         )
 
     def update_order_item(
         self,
         *,
-        order_id: str,
-        line: int,
+        order_id: _b.str,
+        line: _b.int,
         set: OrderItemPatch | None = None,
-        remove: Sequence[OrderItemRemovable] = (),
+        remove: _abc.Sequence[OrderItemRemovable] = (),
         add: OrderItemPatch | None = None,
         delete: OrderItemPatch | None = None,
-        expected_version: int | None = None,
-        must_exist: bool = True,
-        expires_in: timedelta | None = None,
-        expires_at: datetime | None = None,
-        condition: Condition | None = None,
+        expected_version: _b.int | None = None,
+        must_exist: _b.bool = True,
+        expires_in: _dt.timedelta | None = None,
+        expires_at: _dt.datetime | None = None,
+        condition: _conditions.Condition | None = None,
     ) -> OrderItemItem:
         """``TableClient.update("OrderItem", key, ...)``: a partial update; returns the updated item."""
-        return _cast(
+        return _t.cast(
             "OrderItemItem",
             self.client.update(
                 "OrderItem",
@@ -958,14 +970,14 @@ class ShopTable:
     def delete_order_item(
         self,
         *,
-        order_id: str,
-        line: int,
-        expected_version: int | None = None,
-        must_exist: bool = False,
-        condition: Condition | None = None,
+        order_id: _b.str,
+        line: _b.int,
+        expected_version: _b.int | None = None,
+        must_exist: _b.bool = False,
+        condition: _conditions.Condition | None = None,
     ) -> OrderItemItem | None:
         """``TableClient.delete("OrderItem", key, ...)``: delete the item; returns the deleted item, or None."""
-        return _cast(
+        return _t.cast(
             "OrderItemItem | None",
             self.client.delete(
                 "OrderItem",
@@ -981,14 +993,14 @@ class ShopTable:
         item: ProductItem,
         /,
         *,
-        create_only: bool = False,
-        expected_version: int | None = None,
-        expires_in: timedelta | None = None,
-        expires_at: datetime | None = None,
-        condition: Condition | None = None,
+        create_only: _b.bool = False,
+        expected_version: _b.int | None = None,
+        expires_in: _dt.timedelta | None = None,
+        expires_at: _dt.datetime | None = None,
+        condition: _conditions.Condition | None = None,
     ) -> ProductItem:
         """``TableClient.put("Product", item, ...)``: write a whole item; returns it as stored."""
-        return _cast(
+        return _t.cast(
             "ProductItem",
             self.client.put(
                 "Product",
@@ -1004,32 +1016,37 @@ class ShopTable:
     def get_product(
         self,
         *,
-        sku: str,
-        consistent: bool = False,
-        attributes: Sequence[ProductAttribute] | None = None,
+        sku: _b.str,
+        consistent: _b.bool = False,
+        attributes: _abc.Sequence[ProductAttribute] | None = None,
     ) -> ProductItem | None:
         """``TableClient.get("Product", key, ...)``: the item with this table key, or None."""
-        return _cast(
+        return _t.cast(
             "ProductItem | None",
-            self.client.get("Product", consistent=consistent, attributes=attributes, sku=sku),
+            self.client.get(
+                "Product",
+                consistent=consistent,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
+                sku=sku,
+            ),
         )
 
     def update_product(
         self,
         *,
-        sku: str,
+        sku: _b.str,
         set: ProductPatch | None = None,
-        remove: Sequence[ProductRemovable] = (),
+        remove: _abc.Sequence[ProductRemovable] = (),
         add: ProductPatch | None = None,
         delete: ProductPatch | None = None,
-        expected_version: int | None = None,
-        must_exist: bool = True,
-        expires_in: timedelta | None = None,
-        expires_at: datetime | None = None,
-        condition: Condition | None = None,
+        expected_version: _b.int | None = None,
+        must_exist: _b.bool = True,
+        expires_in: _dt.timedelta | None = None,
+        expires_at: _dt.datetime | None = None,
+        condition: _conditions.Condition | None = None,
     ) -> ProductItem:
         """``TableClient.update("Product", key, ...)``: a partial update; returns the updated item."""
-        return _cast(
+        return _t.cast(
             "ProductItem",
             self.client.update(
                 "Product",
@@ -1049,13 +1066,13 @@ class ShopTable:
     def delete_product(
         self,
         *,
-        sku: str,
-        expected_version: int | None = None,
-        must_exist: bool = False,
-        condition: Condition | None = None,
+        sku: _b.str,
+        expected_version: _b.int | None = None,
+        must_exist: _b.bool = False,
+        condition: _conditions.Condition | None = None,
     ) -> ProductItem | None:
         """``TableClient.delete("Product", key, ...)``: delete the item; returns the deleted item, or None."""
-        return _cast(
+        return _t.cast(
             "ProductItem | None",
             self.client.delete(
                 "Product",
@@ -1071,14 +1088,14 @@ class ShopTable:
         item: SessionItem,
         /,
         *,
-        create_only: bool = False,
-        expected_version: int | None = None,
-        expires_in: timedelta | None = None,
-        expires_at: datetime | None = None,
-        condition: Condition | None = None,
+        create_only: _b.bool = False,
+        expected_version: _b.int | None = None,
+        expires_in: _dt.timedelta | None = None,
+        expires_at: _dt.datetime | None = None,
+        condition: _conditions.Condition | None = None,
     ) -> SessionItem:
         """``TableClient.put("Session", item, ...)``: write a whole item; returns it as stored."""
-        return _cast(
+        return _t.cast(
             "SessionItem",
             self.client.put(
                 "Session",
@@ -1094,32 +1111,37 @@ class ShopTable:
     def get_session(
         self,
         *,
-        session_id: str,
-        consistent: bool = False,
-        attributes: Sequence[SessionAttribute] | None = None,
+        session_id: _b.str,
+        consistent: _b.bool = False,
+        attributes: _abc.Sequence[SessionAttribute] | None = None,
     ) -> SessionItem | None:
         """``TableClient.get("Session", key, ...)``: the item with this table key, or None."""
-        return _cast(
+        return _t.cast(
             "SessionItem | None",
-            self.client.get("Session", consistent=consistent, attributes=attributes, session_id=session_id),
+            self.client.get(
+                "Session",
+                consistent=consistent,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
+                session_id=session_id,
+            ),
         )
 
     def update_session(
         self,
         *,
-        session_id: str,
+        session_id: _b.str,
         set: SessionPatch | None = None,
-        remove: Sequence[SessionRemovable] = (),
+        remove: _abc.Sequence[SessionRemovable] = (),
         add: SessionPatch | None = None,
         delete: SessionPatch | None = None,
-        expected_version: int | None = None,
-        must_exist: bool = True,
-        expires_in: timedelta | None = None,
-        expires_at: datetime | None = None,
-        condition: Condition | None = None,
+        expected_version: _b.int | None = None,
+        must_exist: _b.bool = True,
+        expires_in: _dt.timedelta | None = None,
+        expires_at: _dt.datetime | None = None,
+        condition: _conditions.Condition | None = None,
     ) -> SessionItem:
         """``TableClient.update("Session", key, ...)``: a partial update; returns the updated item."""
-        return _cast(
+        return _t.cast(
             "SessionItem",
             self.client.update(
                 "Session",
@@ -1139,13 +1161,13 @@ class ShopTable:
     def delete_session(
         self,
         *,
-        session_id: str,
-        expected_version: int | None = None,
-        must_exist: bool = False,
-        condition: Condition | None = None,
+        session_id: _b.str,
+        expected_version: _b.int | None = None,
+        must_exist: _b.bool = False,
+        condition: _conditions.Condition | None = None,
     ) -> SessionItem | None:
         """``TableClient.delete("Session", key, ...)``: delete the item; returns the deleted item, or None."""
-        return _cast(
+        return _t.cast(
             "SessionItem | None",
             self.client.delete(
                 "Session",
@@ -1159,414 +1181,425 @@ class ShopTable:
     def user_profile(
         self,
         *,
-        user_id: str,
-        consistent: bool = False,
-        attributes: Sequence[UserAttribute] | None = None,
-    ) -> Page[UserItem]:
+        user_id: _b.str,
+        consistent: _b.bool = False,
+        attributes: _abc.Sequence[UserAttribute] | None = None,
+    ) -> _rt.Page[UserItem]:
         """Access pattern "user profile": GetItem on the table, sort key =."""
-        return _cast(
-            "Page[UserItem]",
-            self.client.query("user profile", user_id=user_id, consistent=consistent, attributes=attributes),
+        return _t.cast(
+            "_rt.Page[UserItem]",
+            self.client.query(
+                "user profile",
+                {"user_id": user_id},
+                consistent=consistent,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
+            ),
         )
 
     def user_by_email(
         self,
         *,
-        email: str,
-        limit: int | None = None,
-        cursor: str | None = None,
-        descending: bool | None = None,
-        filter: Condition | None = None,
-        attributes: Sequence[UserAttribute] | None = None,
-    ) -> Page[UserItem]:
+        email: _b.str,
+        limit: _b.int | None = None,
+        cursor: _b.str | None = None,
+        descending: _b.bool | None = None,
+        filter: _conditions.Condition | None = None,
+        attributes: _abc.Sequence[UserAttribute] | None = None,
+    ) -> _rt.Page[UserItem]:
         """Access pattern "user by email": Query on index GSI1."""
-        return _cast(
-            "Page[UserItem]",
+        return _t.cast(
+            "_rt.Page[UserItem]",
             self.client.query(
                 "user by email",
-                email=email,
+                {"email": email},
                 limit=limit,
                 cursor=cursor,
                 descending=descending,
                 filter=filter,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
             ),
         )
 
     def user_by_email_all(
         self,
         *,
-        email: str,
-        descending: bool | None = None,
-        filter: Condition | None = None,
-        attributes: Sequence[UserAttribute] | None = None,
-    ) -> Iterator[UserItem]:
+        email: _b.str,
+        descending: _b.bool | None = None,
+        filter: _conditions.Condition | None = None,
+        attributes: _abc.Sequence[UserAttribute] | None = None,
+    ) -> _abc.Iterator[UserItem]:
         """Every item of access pattern "user by email", following cursors (``query_all``)."""
-        return _cast(
-            "Iterator[UserItem]",
+        return _t.cast(
+            "_abc.Iterator[UserItem]",
             self.client.query_all(
                 "user by email",
-                email=email,
+                {"email": email},
                 descending=descending,
                 filter=filter,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
             ),
         )
 
     def users_orders_newest_first(
         self,
         *,
-        user_id: str,
-        limit: int | None = None,
-        cursor: str | None = None,
-        descending: bool | None = None,
-        consistent: bool = False,
-        filter: Condition | None = None,
-        attributes: Sequence[OrderAttribute] | None = None,
-    ) -> Page[OrderItem]:
+        user_id: _b.str,
+        limit: _b.int | None = None,
+        cursor: _b.str | None = None,
+        descending: _b.bool | None = None,
+        consistent: _b.bool = False,
+        filter: _conditions.Condition | None = None,
+        attributes: _abc.Sequence[OrderAttribute] | None = None,
+    ) -> _rt.Page[OrderItem]:
         """Access pattern "user's orders newest first": Query on the table, sort key begins_with, descending."""
-        return _cast(
-            "Page[OrderItem]",
+        return _t.cast(
+            "_rt.Page[OrderItem]",
             self.client.query(
                 "user's orders newest first",
-                user_id=user_id,
+                {"user_id": user_id},
                 limit=limit,
                 cursor=cursor,
                 descending=descending,
                 consistent=consistent,
                 filter=filter,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
             ),
         )
 
     def users_orders_newest_first_all(
         self,
         *,
-        user_id: str,
-        descending: bool | None = None,
-        consistent: bool = False,
-        filter: Condition | None = None,
-        attributes: Sequence[OrderAttribute] | None = None,
-    ) -> Iterator[OrderItem]:
+        user_id: _b.str,
+        descending: _b.bool | None = None,
+        consistent: _b.bool = False,
+        filter: _conditions.Condition | None = None,
+        attributes: _abc.Sequence[OrderAttribute] | None = None,
+    ) -> _abc.Iterator[OrderItem]:
         """Every item of access pattern "user's orders newest first", following cursors (``query_all``)."""
-        return _cast(
-            "Iterator[OrderItem]",
+        return _t.cast(
+            "_abc.Iterator[OrderItem]",
             self.client.query_all(
                 "user's orders newest first",
-                user_id=user_id,
+                {"user_id": user_id},
                 descending=descending,
                 consistent=consistent,
                 filter=filter,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
             ),
         )
 
     def orders_in_a_date_range(
         self,
         *,
-        user_id: str,
-        created_at: tuple[datetime | str, datetime | str],
-        limit: int | None = None,
-        cursor: str | None = None,
-        descending: bool | None = None,
-        consistent: bool = False,
-        filter: Condition | None = None,
-        attributes: Sequence[OrderAttribute] | None = None,
-    ) -> Page[OrderItem]:
+        user_id: _b.str,
+        created_at: _b.tuple[_dt.datetime | _b.str, _dt.datetime | _b.str],
+        limit: _b.int | None = None,
+        cursor: _b.str | None = None,
+        descending: _b.bool | None = None,
+        consistent: _b.bool = False,
+        filter: _conditions.Condition | None = None,
+        attributes: _abc.Sequence[OrderAttribute] | None = None,
+    ) -> _rt.Page[OrderItem]:
         """Access pattern "orders in a date range": Query on the table, sort key between on created_at."""
-        return _cast(
-            "Page[OrderItem]",
+        return _t.cast(
+            "_rt.Page[OrderItem]",
             self.client.query(
                 "orders in a date range",
-                user_id=user_id,
-                created_at=created_at,
+                {"user_id": user_id, "created_at": created_at},
                 limit=limit,
                 cursor=cursor,
                 descending=descending,
                 consistent=consistent,
                 filter=filter,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
             ),
         )
 
     def orders_in_a_date_range_all(
         self,
         *,
-        user_id: str,
-        created_at: tuple[datetime | str, datetime | str],
-        descending: bool | None = None,
-        consistent: bool = False,
-        filter: Condition | None = None,
-        attributes: Sequence[OrderAttribute] | None = None,
-    ) -> Iterator[OrderItem]:
+        user_id: _b.str,
+        created_at: _b.tuple[_dt.datetime | _b.str, _dt.datetime | _b.str],
+        descending: _b.bool | None = None,
+        consistent: _b.bool = False,
+        filter: _conditions.Condition | None = None,
+        attributes: _abc.Sequence[OrderAttribute] | None = None,
+    ) -> _abc.Iterator[OrderItem]:
         """Every item of access pattern "orders in a date range", following cursors (``query_all``)."""
-        return _cast(
-            "Iterator[OrderItem]",
+        return _t.cast(
+            "_abc.Iterator[OrderItem]",
             self.client.query_all(
                 "orders in a date range",
-                user_id=user_id,
-                created_at=created_at,
+                {"user_id": user_id, "created_at": created_at},
                 descending=descending,
                 consistent=consistent,
                 filter=filter,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
             ),
         )
 
     def user_with_orders(
         self,
         *,
-        user_id: str,
-        limit: int | None = None,
-        cursor: str | None = None,
-        descending: bool | None = None,
-        consistent: bool = False,
-        filter: Condition | None = None,
-        attributes: Sequence[UserAttribute | OrderAttribute] | None = None,
-    ) -> Page[UserItem | OrderItem]:
+        user_id: _b.str,
+        limit: _b.int | None = None,
+        cursor: _b.str | None = None,
+        descending: _b.bool | None = None,
+        consistent: _b.bool = False,
+        filter: _conditions.Condition | None = None,
+        attributes: _abc.Sequence[UserAttribute | OrderAttribute] | None = None,
+    ) -> _rt.Page[UserItem | OrderItem]:
         """Access pattern "user with orders": Query on the table."""
-        return _cast(
-            "Page[UserItem | OrderItem]",
+        return _t.cast(
+            "_rt.Page[UserItem | OrderItem]",
             self.client.query(
                 "user with orders",
-                user_id=user_id,
+                {"user_id": user_id},
                 limit=limit,
                 cursor=cursor,
                 descending=descending,
                 consistent=consistent,
                 filter=filter,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
             ),
         )
 
     def user_with_orders_all(
         self,
         *,
-        user_id: str,
-        descending: bool | None = None,
-        consistent: bool = False,
-        filter: Condition | None = None,
-        attributes: Sequence[UserAttribute | OrderAttribute] | None = None,
-    ) -> Iterator[UserItem | OrderItem]:
+        user_id: _b.str,
+        descending: _b.bool | None = None,
+        consistent: _b.bool = False,
+        filter: _conditions.Condition | None = None,
+        attributes: _abc.Sequence[UserAttribute | OrderAttribute] | None = None,
+    ) -> _abc.Iterator[UserItem | OrderItem]:
         """Every item of access pattern "user with orders", following cursors (``query_all``)."""
-        return _cast(
-            "Iterator[UserItem | OrderItem]",
+        return _t.cast(
+            "_abc.Iterator[UserItem | OrderItem]",
             self.client.query_all(
                 "user with orders",
-                user_id=user_id,
+                {"user_id": user_id},
                 descending=descending,
                 consistent=consistent,
                 filter=filter,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
             ),
         )
 
     def order_by_id(
         self,
         *,
-        order_id: str,
-        limit: int | None = None,
-        cursor: str | None = None,
-        descending: bool | None = None,
-        filter: Condition | None = None,
-        attributes: Sequence[OrderAttribute] | None = None,
-    ) -> Page[OrderItem]:
+        order_id: _b.str,
+        limit: _b.int | None = None,
+        cursor: _b.str | None = None,
+        descending: _b.bool | None = None,
+        filter: _conditions.Condition | None = None,
+        attributes: _abc.Sequence[OrderAttribute] | None = None,
+    ) -> _rt.Page[OrderItem]:
         """Access pattern "order by id": Query on index GSI1."""
-        return _cast(
-            "Page[OrderItem]",
+        return _t.cast(
+            "_rt.Page[OrderItem]",
             self.client.query(
                 "order by id",
-                order_id=order_id,
+                {"order_id": order_id},
                 limit=limit,
                 cursor=cursor,
                 descending=descending,
                 filter=filter,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
             ),
         )
 
     def order_by_id_all(
         self,
         *,
-        order_id: str,
-        descending: bool | None = None,
-        filter: Condition | None = None,
-        attributes: Sequence[OrderAttribute] | None = None,
-    ) -> Iterator[OrderItem]:
+        order_id: _b.str,
+        descending: _b.bool | None = None,
+        filter: _conditions.Condition | None = None,
+        attributes: _abc.Sequence[OrderAttribute] | None = None,
+    ) -> _abc.Iterator[OrderItem]:
         """Every item of access pattern "order by id", following cursors (``query_all``)."""
-        return _cast(
-            "Iterator[OrderItem]",
+        return _t.cast(
+            "_abc.Iterator[OrderItem]",
             self.client.query_all(
                 "order by id",
-                order_id=order_id,
+                {"order_id": order_id},
                 descending=descending,
                 filter=filter,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
             ),
         )
 
     def items_of_an_order(
         self,
         *,
-        order_id: str,
-        limit: int | None = None,
-        cursor: str | None = None,
-        descending: bool | None = None,
-        consistent: bool = False,
-        filter: Condition | None = None,
-        attributes: Sequence[OrderItemAttribute] | None = None,
-    ) -> Page[OrderItemItem]:
+        order_id: _b.str,
+        limit: _b.int | None = None,
+        cursor: _b.str | None = None,
+        descending: _b.bool | None = None,
+        consistent: _b.bool = False,
+        filter: _conditions.Condition | None = None,
+        attributes: _abc.Sequence[OrderItemAttribute] | None = None,
+    ) -> _rt.Page[OrderItemItem]:
         """Access pattern "items of an order": Query on the table, sort key begins_with."""
-        return _cast(
-            "Page[OrderItemItem]",
+        return _t.cast(
+            "_rt.Page[OrderItemItem]",
             self.client.query(
                 "items of an order",
-                order_id=order_id,
+                {"order_id": order_id},
                 limit=limit,
                 cursor=cursor,
                 descending=descending,
                 consistent=consistent,
                 filter=filter,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
             ),
         )
 
     def items_of_an_order_all(
         self,
         *,
-        order_id: str,
-        descending: bool | None = None,
-        consistent: bool = False,
-        filter: Condition | None = None,
-        attributes: Sequence[OrderItemAttribute] | None = None,
-    ) -> Iterator[OrderItemItem]:
+        order_id: _b.str,
+        descending: _b.bool | None = None,
+        consistent: _b.bool = False,
+        filter: _conditions.Condition | None = None,
+        attributes: _abc.Sequence[OrderItemAttribute] | None = None,
+    ) -> _abc.Iterator[OrderItemItem]:
         """Every item of access pattern "items of an order", following cursors (``query_all``)."""
-        return _cast(
-            "Iterator[OrderItemItem]",
+        return _t.cast(
+            "_abc.Iterator[OrderItemItem]",
             self.client.query_all(
                 "items of an order",
-                order_id=order_id,
+                {"order_id": order_id},
                 descending=descending,
                 consistent=consistent,
                 filter=filter,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
             ),
         )
 
     def pending_orders_by_date(
         self,
         *,
-        status: Literal["PENDING", "PAID", "SHIPPED", "CANCELLED"],
-        created_at: tuple[datetime | str, datetime | str],
-        limit: int | None = None,
-        cursor: str | None = None,
-        descending: bool | None = None,
-        filter: Condition | None = None,
-        attributes: Sequence[OrderAttribute] | None = None,
-    ) -> Page[OrderItem]:
+        status: _t.Literal["PENDING", "PAID", "SHIPPED", "CANCELLED"],
+        created_at: _b.tuple[_dt.datetime | _b.str, _dt.datetime | _b.str],
+        limit: _b.int | None = None,
+        cursor: _b.str | None = None,
+        descending: _b.bool | None = None,
+        filter: _conditions.Condition | None = None,
+        attributes: _abc.Sequence[OrderAttribute] | None = None,
+    ) -> _rt.Page[OrderItem]:
         """Access pattern "pending orders by date": Query on index GSI2, sort key between on created_at."""
-        return _cast(
-            "Page[OrderItem]",
+        return _t.cast(
+            "_rt.Page[OrderItem]",
             self.client.query(
                 "pending orders by date",
-                status=status,
-                created_at=created_at,
+                {"status": status, "created_at": created_at},
                 limit=limit,
                 cursor=cursor,
                 descending=descending,
                 filter=filter,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
             ),
         )
 
     def pending_orders_by_date_all(
         self,
         *,
-        status: Literal["PENDING", "PAID", "SHIPPED", "CANCELLED"],
-        created_at: tuple[datetime | str, datetime | str],
-        descending: bool | None = None,
-        filter: Condition | None = None,
-        attributes: Sequence[OrderAttribute] | None = None,
-    ) -> Iterator[OrderItem]:
+        status: _t.Literal["PENDING", "PAID", "SHIPPED", "CANCELLED"],
+        created_at: _b.tuple[_dt.datetime | _b.str, _dt.datetime | _b.str],
+        descending: _b.bool | None = None,
+        filter: _conditions.Condition | None = None,
+        attributes: _abc.Sequence[OrderAttribute] | None = None,
+    ) -> _abc.Iterator[OrderItem]:
         """Every item of access pattern "pending orders by date", following cursors (``query_all``)."""
-        return _cast(
-            "Iterator[OrderItem]",
+        return _t.cast(
+            "_abc.Iterator[OrderItem]",
             self.client.query_all(
                 "pending orders by date",
-                status=status,
-                created_at=created_at,
+                {"status": status, "created_at": created_at},
                 descending=descending,
                 filter=filter,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
             ),
         )
 
     def orders_by_status_newest_first(
         self,
         *,
-        status: Literal["PENDING", "PAID", "SHIPPED", "CANCELLED"],
-        limit: int | None = None,
-        cursor: str | None = None,
-        descending: bool | None = None,
-        filter: Condition | None = None,
-        attributes: Sequence[OrderAttribute] | None = None,
-    ) -> Page[OrderItem]:
+        status: _t.Literal["PENDING", "PAID", "SHIPPED", "CANCELLED"],
+        limit: _b.int | None = None,
+        cursor: _b.str | None = None,
+        descending: _b.bool | None = None,
+        filter: _conditions.Condition | None = None,
+        attributes: _abc.Sequence[OrderAttribute] | None = None,
+    ) -> _rt.Page[OrderItem]:
         """Access pattern "orders by status newest first": Query on index GSI3, descending."""
-        return _cast(
-            "Page[OrderItem]",
+        return _t.cast(
+            "_rt.Page[OrderItem]",
             self.client.query(
                 "orders by status newest first",
-                status=status,
+                {"status": status},
                 limit=limit,
                 cursor=cursor,
                 descending=descending,
                 filter=filter,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
             ),
         )
 
     def orders_by_status_newest_first_all(
         self,
         *,
-        status: Literal["PENDING", "PAID", "SHIPPED", "CANCELLED"],
-        descending: bool | None = None,
-        filter: Condition | None = None,
-        attributes: Sequence[OrderAttribute] | None = None,
-    ) -> Iterator[OrderItem]:
+        status: _t.Literal["PENDING", "PAID", "SHIPPED", "CANCELLED"],
+        descending: _b.bool | None = None,
+        filter: _conditions.Condition | None = None,
+        attributes: _abc.Sequence[OrderAttribute] | None = None,
+    ) -> _abc.Iterator[OrderItem]:
         """Every item of access pattern "orders by status newest first", following cursors (``query_all``)."""
-        return _cast(
-            "Iterator[OrderItem]",
+        return _t.cast(
+            "_abc.Iterator[OrderItem]",
             self.client.query_all(
                 "orders by status newest first",
-                status=status,
+                {"status": status},
                 descending=descending,
                 filter=filter,
-                attributes=attributes,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
             ),
         )
 
     def product_by_sku(
         self,
         *,
-        sku: str,
-        consistent: bool = False,
-        attributes: Sequence[ProductAttribute] | None = None,
-    ) -> Page[ProductItem]:
+        sku: _b.str,
+        consistent: _b.bool = False,
+        attributes: _abc.Sequence[ProductAttribute] | None = None,
+    ) -> _rt.Page[ProductItem]:
         """Access pattern "product by sku": GetItem on the table, sort key =."""
-        return _cast(
-            "Page[ProductItem]",
-            self.client.query("product by sku", sku=sku, consistent=consistent, attributes=attributes),
+        return _t.cast(
+            "_rt.Page[ProductItem]",
+            self.client.query(
+                "product by sku",
+                {"sku": sku},
+                consistent=consistent,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
+            ),
         )
 
     def session_by_id(
         self,
         *,
-        session_id: str,
-        consistent: bool = False,
-        attributes: Sequence[SessionAttribute] | None = None,
-    ) -> Page[SessionItem]:
+        session_id: _b.str,
+        consistent: _b.bool = False,
+        attributes: _abc.Sequence[SessionAttribute] | None = None,
+    ) -> _rt.Page[SessionItem]:
         """Access pattern "session by id": GetItem on the table, sort key =."""
-        return _cast(
-            "Page[SessionItem]",
-            self.client.query("session by id", session_id=session_id, consistent=consistent, attributes=attributes),
+        return _t.cast(
+            "_rt.Page[SessionItem]",
+            self.client.query(
+                "session by id",
+                {"session_id": session_id},
+                consistent=consistent,
+                attributes=None if attributes is None else [_conditions.Name(a) for a in attributes],
+            ),
         )

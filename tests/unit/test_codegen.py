@@ -57,16 +57,18 @@ def test_the_module_imports_only_the_standard_library_and_the_runtime() -> None:
     tree = ast.parse(generate(shop_model))
     modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     modules |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    assert modules and all(m.split(".")[0] in {"__future__", "collections", "datetime", "decimal", "typing"}
+    assert modules and all(m.split(".")[0] in {"__future__", "builtins", "collections", "datetime", "decimal", "typing"}
                            or m.startswith("constructs_lib.runtime") for m in modules), modules
 
 
 @pytest.mark.parametrize("model", [shop_model, _model()], ids=["shop", "small"])
 def test_every_import_is_used(model: Model) -> None:
     tree = ast.parse(generate(model))
-    imported = {(a.asname or a.name) for n in tree.body if isinstance(n, ast.ImportFrom) and n.module != "__future__"
-                for a in n.names}
+    imported = {(a.asname or a.name) for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))
+                and getattr(n, "module", None) != "__future__" for a in n.names}
     used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    # every module is imported under an alias, so no model name can shadow a type it provides
+    assert all(name.startswith("_") for name in imported), imported
     # annotations are strings under `from __future__ import annotations` only at run time: ast sees them
     assert imported - used == set()
 
@@ -146,25 +148,26 @@ def test_field_and_attribute_types() -> None:
     item = next(n for n in ast.parse(text).body if isinstance(n, ast.ClassDef) and n.name == "ReadingItem")
     keys = {s.target.id: ast.unparse(s.annotation) for s in item.body if isinstance(s, ast.AnnAssign)}  # type: ignore[union-attr]
     assert keys == {
-        "sensor": "Literal['a', 'b']", "at": "datetime | str", "seq": "int", "day": "NotRequired[date | str]",
-        "value": "Decimal", "tags": "NotRequired[AbstractSet[str]]", "raw": "NotRequired[bytes]",
-        "ok": "NotRequired[bool]", "extra": "NotRequired[dict[str, Any]]", "v": "NotRequired[int]",
-        "_type": "NotRequired[Literal['Reading']]",
+        "sensor": "_t.Literal['a', 'b']", "at": "_dt.datetime | _b.str", "seq": "_b.int",
+        "day": "_t.NotRequired[_dt.date | _b.str]", "value": "_decimal.Decimal", "tags": "_t.NotRequired[_abc.Set[_b.str]]",
+        "raw": "_t.NotRequired[_b.bytes]", "ok": "_t.NotRequired[_b.bool]",
+        "extra": "_t.NotRequired[_b.dict[_b.str, _t.Any]]", "v": "_t.NotRequired[_b.int]",
+        "_type": "_t.NotRequired[_t.Literal['Reading']]",
     }
     methods = _methods(text)
     # the range field of a between pattern takes a (low, high) pair; the table-key fields are typed
-    assert _params(methods["readings_in_a_range"])["at"] == "tuple[datetime | str, datetime | str]"
-    projection = {"attributes": "Sequence[ReadingAttribute] | None"} if "attributes" in accepted("get") else {}
-    assert _params(methods["get_reading"]) == {"sensor": "Literal['a', 'b']", "at": "datetime | str", "seq": "int",
-                                               "consistent": "bool", **projection}
-    assert ast.unparse(methods["readings_in_a_range"].returns) == "Page[ReadingItem]"  # type: ignore[arg-type]
+    assert _params(methods["readings_in_a_range"])["at"] == "_b.tuple[_dt.datetime | _b.str, _dt.datetime | _b.str]"
+    projection = {"attributes": "_abc.Sequence[ReadingAttribute] | None"} if "attributes" in accepted("get") else {}
+    assert _params(methods["get_reading"]) == {"sensor": "_t.Literal['a', 'b']", "at": "_dt.datetime | _b.str",
+                                               "seq": "_b.int", "consistent": "_b.bool", **projection}
+    assert ast.unparse(methods["readings_in_a_range"].returns) == "_rt.Page[ReadingItem]"  # type: ignore[arg-type]
 
 
 def test_multi_entity_patterns_return_a_union_and_gsi_patterns_take_no_consistent_read() -> None:
     text = generate(shop_model)
     methods = _methods(text)
-    assert ast.unparse(methods["user_with_orders"].returns) == "Page[UserItem | OrderItem]"  # type: ignore[arg-type]
-    assert ast.unparse(methods["user_with_orders_all"].returns) == "Iterator[UserItem | OrderItem]"  # type: ignore[arg-type]
+    assert ast.unparse(methods["user_with_orders"].returns) == "_rt.Page[UserItem | OrderItem]"  # type: ignore[arg-type]
+    assert ast.unparse(methods["user_with_orders_all"].returns) == "_abc.Iterator[UserItem | OrderItem]"  # type: ignore[arg-type]
     assert "consistent" not in _params(methods["user_by_email"])
     assert "consistent" in _params(methods["users_orders_newest_first"])
     # a GetItem pattern has no pages: no cursor, no limit, no filter, no _all method
@@ -179,27 +182,39 @@ def test_partition_at_only_on_a_bucketed_range() -> None:
     )], access_patterns=[AccessPattern("readings in a range", entity="Reading", sk="between"),
                          AccessPattern("latest readings", entity="Reading", sk=">=", sk_fields=("at",))])
     methods = _methods(generate(model))
-    assert _params(methods["readings_in_a_range"])["partition_at"] == "datetime | None"
+    assert _params(methods["readings_in_a_range"])["partition_at"] == "_dt.datetime | None"
     assert "partition_at" not in _params(methods["latest_readings"])
 
 
 def test_literal_names_of_entities_and_patterns() -> None:
     text = generate(shop_model)
-    assert 'EntityName = Literal["User", "Order", "OrderItem", "Product", "Session"]' in text
+    assert 'EntityName = _t.Literal["User", "Order", "OrderItem", "Product", "Session"]' in text
     assert '    "user\'s orders newest first",' in text
 
 
-# Refusals ------------------------------------------------------------------------------------------------
-def test_a_field_that_cannot_be_a_parameter_is_refused_with_its_name() -> None:
-    model = _model(entities=(Entity("Thing", pk="T#{class}", fields=["class"]),))
-    with pytest.raises(CodegenError, match=r"field 'class' cannot be a keyword parameter"):
-        generate(model)
+# Key fields as parameters ---------------------------------------------------------------------------------
+def test_a_keyword_field_becomes_a_parameter_with_a_trailing_underscore() -> None:
+    # GIVEN a table-key field named like a Python keyword WHEN generated THEN its parameter is
+    # class_, and the key (and get's keywords) still name the field
+    methods = _methods(generate(_model(entities=(Entity("Thing", pk="T#{class}", fields=["class"]),))))
+    assert set(_params(methods["get_thing"])) >= {"class_"}
+    assert "**_t.cast('_b.dict[_b.str, _t.Any]', {'class': class_})" in ast.unparse(methods["get_thing"])
+    assert "{'class': class_}" in ast.unparse(methods["delete_thing"])
 
 
-def test_a_field_named_like_an_option_is_refused() -> None:
+def test_a_field_named_like_an_option_gets_its_own_parameter() -> None:
+    # GIVEN a key field named like an option of the query method WHEN generated THEN the field's
+    # parameter is limit_, passed in the key mapping, and the option keeps its name
     model = _model(AccessPattern("pages", entity="Page", sk="begins_with"),
                    entities=(Entity("Page", pk="P#{limit}", sk="X#{n}", fields=["limit", "n"]),))
-    with pytest.raises(CodegenError, match=r"'limit' is both a key field and an option"):
+    method = _methods(generate(model))["pages"]
+    assert list(_params(method))[:2] == ["limit_", "limit"]
+    assert "self.client.query('pages', {'limit': limit_}, limit=limit" in ast.unparse(method)
+
+
+def test_a_field_that_table_client_get_cannot_take_is_refused_with_its_name() -> None:
+    model = _model(entities=(Entity("Thing", pk="T#{consistent}", fields=["consistent"]),))
+    with pytest.raises(CodegenError, match=r"field 'consistent' has the name of a parameter of TableClient.get"):
         generate(model)
 
 
@@ -263,7 +278,7 @@ def test_codegen_of_a_target_with_several_models_asks_for_one(tmp_path: Path, ca
     assert main(["codegen", str(target)]) == 2
     assert "holds 2 data models" in capsys.readouterr().err
     assert main(["codegen", f"{target}:b", "-o", str(tmp_path / "b.py")]) == 0
-    assert "class BItem(TypedDict)" in (tmp_path / "b.py").read_text(encoding="utf-8")
+    assert "class BItem(_t.TypedDict)" in (tmp_path / "b.py").read_text(encoding="utf-8")
 
 
 # Names, as a property ------------------------------------------------------------------------------------
