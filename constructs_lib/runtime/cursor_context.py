@@ -45,7 +45,8 @@ def client_parts(table_name: str, model: Model, client: Any) -> dict[str, str]:
 
     meta = getattr(getattr(client, "unwrapped", client), "meta", None)
     region, endpoint = (getattr(meta, a, None) for a in ("region_name", "endpoint_url"))
-    where = [table_name, *(v if isinstance(v, str) else None for v in (region, endpoint))]
+    where = [table_name, region if isinstance(region, str) else None,
+             endpoint.rstrip("/") if isinstance(endpoint, str) else None]
     return {TABLE: _canonical(where), MODEL: fingerprint(model)}
 
 
