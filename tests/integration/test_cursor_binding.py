@@ -78,10 +78,8 @@ def tables(synth_table_template: Callable[..., dict[str, Any]], dynamodb_local: 
             TableClient(MODEL, name, client=client).batch_write(puts=[
                 *(("Thing", {"owner": o, "n": n, "score": n, "w": [n, n + 1], "m": {"x": n, "y": -n}})
                   for o in OWNERS for n in range(ITEMS)),
-                *(("Reading", {"sensor": "s1", "ts": day}) for day in (
-                    datetime(2024, 1, d, tzinfo=UTC) for d in (3, 5, 7)) ),
-                *(("Reading", {"sensor": "s1", "ts": day}) for day in (
-                    datetime(2024, 2, d, tzinfo=UTC) for d in (3, 5, 7)) ),
+                *(("Reading", {"sensor": "s1", "ts": datetime(2024, month, day, tzinfo=UTC)})
+                  for month in (1, 2) for day in (3, 5, 7)),
             ])
         yield names
     finally:
