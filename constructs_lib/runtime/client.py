@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from . import _aws, buckets, contract, keys, requests
 from .contract import load_bundled_model
+from .cursor_context import client_parts, query_parts
 from .exceptions import (
     BatchIncompleteError,
     ConditionFailedError,
@@ -36,7 +37,6 @@ from .pages import (
     CursorCodec,
     Page,
     derive_cursor_key,
-    fingerprint,
     follow_cursors,
 )
 
@@ -96,9 +96,9 @@ class TableClient:
     cursor_key
         Secret (≥ 16 bytes, or text) signing pagination cursors, so a cursor handed to a caller
         cannot be edited or forged. Default: ``$CONSTRUCTS_LIB_CURSOR_KEY`` if set, else a key
-        derived from the table name and the model — which still refuses corrupted cursors and
-        cursors of other queries, tables or models, but not a forgery by someone who knows
-        both. Clients serving the same cursors must share the key.
+        derived from the table name and the model, which refuses corrupted cursors but not a
+        forgery by someone who knows both. Clients serving the same cursors must share the key;
+        a cursor still binds its table, model fingerprint and query (ADR 0037).
     scope
         An :class:`~constructs_lib.model.AccessScope`: the patterns, writes and batch reads this
         client may make; anything else raises :class:`OutOfScopeError` before any call. Default
@@ -175,7 +175,8 @@ class TableClient:
         """The codec signing and checking this client's pagination cursors."""
         if self._cursors is None:
             self._cursors = CursorCodec(
-                self._cursor_secret or derive_cursor_key(self.table_name, self.model.to_json(indent=None))
+                self._cursor_secret or derive_cursor_key(self.table_name, self.model.to_json(indent=None)),
+                bound=client_parts(self.table_name, self.model, self.client),
             )
         return self._cursors
 
@@ -496,7 +497,7 @@ class TableClient:
         )
         params["ScanIndexForward"] = forward
         params["ConsistentRead"] = consistent
-        query_id = fingerprint(pattern, params)
+        query_id = query_parts(pattern, params)
         if cursor is not None:
             pk_attr = self._pk_attribute(resolved)
             params["ExclusiveStartKey"] = self.cursors.decode(

@@ -5,7 +5,7 @@ at once), each call through the ``_aws.call`` seam in a copy of the caller's con
 see the access pattern). Results are merged k-way by the index sort key (ties: lower shard
 first); ``limit`` counts merged items (:func:`first_read_limit` bounds the over-read). The
 cursor holds, per shard, the key of the last item returned from it (or "exhausted"), signed
-like every cursor: the next page resumes each shard exactly there. Rationale:
+and bound like every cursor (plus the shard count): the next page resumes each shard exactly there. Rationale:
 docs/adr/0030-write-sharded-index-keys.md.
 """
 
@@ -19,8 +19,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from . import _aws, requests
+from .cursor_context import query_parts
 from .exceptions import CursorError
-from .pages import Page, fingerprint
+from .pages import Page
 from .sharding import SHARD
 
 if TYPE_CHECKING:
@@ -148,7 +149,7 @@ def query(
         p["ScanIndexForward"] = forward
         p["ConsistentRead"] = False
         params.append(p)
-    query_id = fingerprint(f"{pattern}\0shards={shards_n}", params[0])
+    query_id = query_parts(pattern, params[0], shards=shards_n)
     starts = _decode_cursor(table, cursor, query_id, params, index.pk_attribute) if cursor is not None else {}
     shards = [
         _Shard(n, params[n], starts.get(n), starts.get(n, 0) is None) for n in range(shards_n)
@@ -199,12 +200,10 @@ def first_read_limit(limit: int, shards: int) -> int:
 
 
 def _decode_cursor(
-    table: TableClient, cursor: str, query_id: str, params: list[dict[str, Any]], pk_attr: str
+    table: TableClient, cursor: str, query_id: Mapping[str, str], params: list[dict[str, Any]], pk_attr: str
 ) -> dict[int, dict[str, Any] | None]:
     """Per shard: the key to resume after, or None (exhausted); shards not named start afresh."""
-    state = table.cursors.decode(
-        cursor, query_id, other="a different query (pattern, key values, index, direction, filter or shard count)"
-    )
+    state = table.cursors.decode(cursor, query_id)
     out: dict[int, dict[str, Any] | None] = {}
     for name, value in state.items():
         number = int(name) if name.isascii() and name.isdigit() else -1

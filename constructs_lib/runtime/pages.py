@@ -1,8 +1,9 @@
 """Pages of query results and the cursors that continue them.
 
-A cursor is the ``LastEvaluatedKey`` of a page and a fingerprint of the query it belongs to,
-signed, so a cursor passed to a different query (another pattern, key values, index, direction
-or filter) or edited by hand is refused instead of silently skipping or repeating items.
+A cursor is the ``LastEvaluatedKey`` of a page and a digest of everything that shaped the query
+it belongs to (:mod:`.cursor_context`), signed, so a cursor passed to a different query (another
+table, model, pattern, key values, index, filter, projection or direction) or edited by hand is
+refused instead of silently skipping or repeating items.
 """
 
 from __future__ import annotations
@@ -57,45 +58,48 @@ def follow_cursors(
 
 
 # Cursors -------------------------------------------------------------------------------------------------
-def fingerprint(pattern: str, params: Mapping[str, Any]) -> str:
-    """What shapes a query's page sequence: pattern, index, key condition and its values,
-    direction, filter. A cursor carries it; a cursor from any other query is refused."""
-    basis = json.dumps([
-        pattern, params.get("IndexName"), params["KeyConditionExpression"], params.get("ExpressionAttributeValues"),
-        params.get("ScanIndexForward", True), params.get("FilterExpression"), params.get("ExpressionAttributeNames"),
-    ], sort_keys=True, default=str)
-    return hashlib.sha256(basis.encode()).hexdigest()[:24]
-
-
 class CursorCodec:
-    """Tamper-evident cursors: the last evaluated key and the query's fingerprint, signed with
-    HMAC-SHA256 under ``key``.
+    """Tamper-evident cursors: the last evaluated key and a keyed digest of each part of the
+    query's page-shaping context (:mod:`.cursor_context`), signed with HMAC-SHA256 under ``key``.
 
     A cursor is refused (:class:`CursorError`) when it is malformed, its signature does not
-    verify, it belongs to another query, or its key is not in the partition being read — so
-    neither a changed query nor an edited cursor can skip, repeat or widen what a page reads.
-    How secret the key is decides who can forge one: see ``TableClient(cursor_key=...)``.
+    verify, any bound part differs (the message names which, in general terms), or its key is
+    not in the partition being read — so neither a changed query nor an edited cursor can skip,
+    repeat or widen what a page reads. ``bound``: the parts every cursor of this codec binds
+    (a client's table and model). How secret the key is decides who can forge one: see
+    ``TableClient(cursor_key=...)``.
     """
 
-    def __init__(self, key: bytes) -> None:
+    def __init__(self, key: bytes, bound: Mapping[str, str] | None = None) -> None:
         if not isinstance(key, bytes) or len(key) < 16:
             raise CursorError("a cursor key must be at least 16 bytes")
         self._key = key
+        self.bound: dict[str, str] = dict(bound or {})
 
-    def _mac(self, payload: bytes) -> str:
-        digest = hmac.new(self._key, payload, hashlib.sha256).digest()[:16]
+    def _mac(self, payload: bytes, size: int = 16) -> str:
+        digest = hmac.new(self._key, payload, hashlib.sha256).digest()[:size]
         return base64.urlsafe_b64encode(digest).decode().rstrip("=")
 
-    def encode(self, last_key: Mapping[str, Any], fingerprint: str) -> str:
-        blob = json.dumps({"q": fingerprint, "k": last_key}, sort_keys=True, separators=(",", ":")).encode()
+    def digests(self, parts: Mapping[str, str]) -> dict[str, str]:
+        """A keyed 64-bit digest of each part (``bound`` and ``parts``): what a cursor carries, so
+        a refusal can say which part differs without revealing any part's value."""
+        return {name: self._mac(f"part\0{name}\0{text}".encode(), 8) for name, text in {**self.bound, **parts}.items()}
+
+    def sign(self, data: Mapping[str, Any]) -> str:
+        """``data`` serialized and signed: the cursor text."""
+        blob = json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
         return f"{base64.urlsafe_b64encode(blob).decode().rstrip('=')}.{self._mac(blob)}"
 
+    def encode(self, last_key: Mapping[str, Any], parts: Mapping[str, str]) -> str:
+        """The cursor continuing after ``last_key`` the query whose context is ``parts``."""
+        return self.sign({"q": self.digests(parts), "k": last_key})
+
     def decode(
-        self, cursor: Any, fingerprint: str, *, partition: tuple[str, Mapping[str, Any]] | None = None,
-        source: str = "query()", other: str = "a different query (pattern, key values, index, direction or filter changed)",
+        self, cursor: Any, parts: Mapping[str, str], *, partition: tuple[str, Mapping[str, Any]] | None = None,
+        source: str = "query()", other: str = "a different query",
     ) -> dict[str, Any]:
-        """The ``ExclusiveStartKey`` in ``cursor``. ``partition``: (attribute, typed value) the
-        key must carry."""
+        """The ``ExclusiveStartKey`` in ``cursor``, issued for the context ``parts``. ``partition``:
+        (attribute, typed value) the key must carry."""
         if not isinstance(cursor, str):
             raise CursorError(f"cursor {cursor!r:.60} must be the str returned by {source} as .cursor")
         body, dot, mac = cursor.partition(".")
@@ -109,16 +113,22 @@ class CursorCodec:
                     f"pass back a cursor returned by {source} unchanged"
                 )
             data = json.loads(blob)
-            key, q = data["k"], data["q"]
+            key, bound = data["k"], data["q"]
             if not isinstance(key, dict) or not all(isinstance(v, dict) and len(v) == 1 for v in key.values()):
                 raise ValueError("not a DynamoDB key")
+            if not isinstance(bound, dict):
+                raise ValueError("no context")
         except CursorError:
             raise
         except (ValueError, KeyError, TypeError) as exc:
             raise CursorError(f"cursor {cursor[:40]!r} is malformed; pass back a cursor returned by {source}") from exc
-        if q != fingerprint:
+        expected = self.digests(parts)
+        differ = [name for name in dict.fromkeys([*expected, *bound]) if bound.get(name) != expected.get(name)]
+        if differ:
             raise CursorError(
-                f"cursor {cursor[:40]!r} belongs to {other}; a cursor continues exactly the query that returned it"
+                f"cursor {cursor[:40]!r} belongs to {other}: its {', '.join(map(str, differ))} "
+                f"differ{'s' if len(differ) == 1 else ''} from this one's; a cursor continues exactly the query "
+                "that returned it"
             )
         if partition is not None and key.get(partition[0]) != partition[1]:
             raise CursorError(f"cursor {cursor[:40]!r} points outside the partition this query reads")

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 from ... import _aws, codec, contract
 from ...exceptions import ImageOmittedError, KeyValueError, SettingsError
 from ...pages import CursorCodec, derive_cursor_key
-from .keys import audit_pk, format_ms, sha256_hex, typed_key
+from .keys import audit_pk, format_ms, typed_key
 from .spec import (
     DAY_INDEX,
     ENV_AUDIT_TABLE,
@@ -198,7 +198,7 @@ class AuditClient:
         pk = self._item_pk(key, entity, model, ids)
         _check_limit("limit", limit)
         params = _pk_query(pk, ScanIndexForward=False, Limit=limit)
-        cursors, query = self._cursors(), sha256_hex(pk)[:24]
+        cursors, query = self._cursors(), {"audited item": pk}
         if cursor is not None:
             params["ExclusiveStartKey"] = cursors.decode(cursor, query, partition=(PK, {"S": pk}), source="history()",
                                                          other="the history of another item")
