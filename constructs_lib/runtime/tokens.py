@@ -11,6 +11,8 @@ import hashlib
 import json
 from typing import TYPE_CHECKING, Any
 
+from .exceptions import DynamoDBError, IdempotencyKeyReusedError, SettingsError
+
 if TYPE_CHECKING:
     from botocore.client import BaseClient
 
@@ -33,3 +35,24 @@ def request_token(purpose: str, identity: tuple[str, ...], request: Any) -> str:
     derivation's version, ``purpose``, the table ``identity`` and ``request`` (JSON values)."""
     canonical = json.dumps([TOKEN_FORMAT, purpose, list(identity), request], sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("ascii")).hexdigest()[:TOKEN_LENGTH]
+
+
+def transaction_token(client: BaseClient, table_name: str, client_request_token: str) -> str:
+    """The token a :class:`~.client.Transaction` sends for the caller's ``client_request_token``:
+    the table's identity and the caller's token, not the writes (the same token with other writes
+    stays DynamoDB's IdempotentParameterMismatch, see :func:`token_reused`)."""
+    if not isinstance(client_request_token, str) or not client_request_token:
+        raise SettingsError(f"client_request_token {client_request_token!r} must be a non-empty string")
+    request = {"client_request_token": client_request_token}
+    return request_token("transaction", table_identity(client, table_name), request)
+
+
+def token_reused(exc: DynamoDBError, client_request_token: str, table_name: str) -> IdempotencyKeyReusedError | None:
+    """The error for a transaction whose token DynamoDB holds for other writes, else None."""
+    if exc.code != "IdempotentParameterMismatchException":
+        return None
+    return IdempotencyKeyReusedError(
+        f"client_request_token {client_request_token!r} was already used within the last 10 minutes for a "
+        f"transaction with other writes on table {table_name!r}; a token names one transaction — use a new "
+        "token per transaction (nothing was written)"
+    )
