@@ -12,12 +12,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Unpack
 
-from . import _aws, buckets, contract, keys, requests
+from . import _aws, buckets, contract, keys, requests, tokens
 from .contract import load_bundled_model
 from .cursor_context import client_parts, query_parts
 from .exceptions import (
     BatchIncompleteError,
     ConditionFailedError,
+    DynamoDBError,
     IndexNotReadyError,
     InvalidConditionError,
     ItemValidationError,
@@ -683,7 +684,8 @@ class TableClient:
 
     # Transactions ----------------------------------------------------------------------------------------
     def transaction(self, *, client_request_token: str | None = None) -> Transaction:
-        """Collect writes and commit them atomically (use as a context manager or call ``commit``)."""
+        """Collect writes and commit them atomically (use as a context manager or call ``commit``);
+        ``client_request_token``: see :class:`Transaction`."""
         return Transaction(self, client_request_token)
 
 
@@ -692,12 +694,18 @@ class Transaction:
 
     Each ``put``/``update``/``delete``/``condition_check`` takes the same arguments as the
     single-item call. ``client_request_token`` makes the commit idempotent for 10 minutes:
-    a retried commit with the same token is applied once.
+    a retried commit with the same token (and the same writes) is applied once; with other
+    writes it raises :class:`IdempotencyKeyReusedError`. The token sent to DynamoDB is derived
+    from this one and the table (``request_token``), so one token used on two tables names two
+    transactions (ADR 0035).
     """
 
     def __init__(self, table: TableClient, client_request_token: str | None) -> None:
         self._table = table
         self._token = client_request_token
+        #: The ClientRequestToken sent (None without ``client_request_token``).
+        self.request_token = None if client_request_token is None else tokens.transaction_token(
+            table.client, table.table_name, client_request_token)
         self._requests: list[requests.Request] = []
         self.committed = False
 
@@ -752,7 +760,7 @@ class Transaction:
             if "ConditionExpression" in params:
                 params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
             items.append({req.operation: params})
-        extra = {"ClientRequestToken": self._token} if self._token else {}
+        extra = {"ClientRequestToken": self.request_token} if self.request_token else {}
         try:
             _aws.call(self._table.client, "transact_write_items", hooks=self._table.hooks, TransactItems=items, **extra)
         except TransactionCanceledError as exc:
@@ -763,6 +771,11 @@ class Transaction:
             exc.args = (f"{exc.args[0]} [{'; '.join(details)}]",)
             self._raise_condition_not_met(exc)
             raise
+        except DynamoDBError as exc:
+            reused = tokens.token_reused(exc, self._token or "", self._table.table_name)
+            if reused is None:
+                raise
+            raise reused from exc
         self.committed = True
 
     def _raise_condition_not_met(self, exc: TransactionCanceledError) -> None:

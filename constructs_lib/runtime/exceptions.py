@@ -140,7 +140,14 @@ class ItemNotFoundError(ConditionFailedError):
 
 
 class IdempotencyKeyReusedError(RuntimeClientError, ValueError):
-    """An idempotency key was reused for a different operation (e.g. another increment amount)."""
+    """An idempotency key was reused for a different operation (e.g. another increment amount,
+    or a transaction's ``client_request_token`` for other writes)."""
+
+
+class IdempotencyTokenConflictError(DynamoDBError):
+    """DynamoDB answered a ClientRequestToken as another request's (IdempotentParameterMismatch)
+    and nothing on the table says this request was applied, even after a retry with a fresh token:
+    the request was not applied."""
 
 
 class RedactionError(RuntimeClientError, ValueError):

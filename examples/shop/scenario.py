@@ -334,7 +334,7 @@ def counter_demo(
         replies = [api({"op": "view_product", "sku": "SKU-2", "request_id": "req-77"}) for _ in range(3)]
         expected["SKU-2"] += 1
         print(f"handler view_product(SKU-2, request_id=req-77) sent 3 times -> shard {replies[0]['shard']} each, "
-              "the same transaction each time (ClientRequestToken from the key): counted once")
+              "the first counted, the retries refused by the request id's marker item: counted once")
         before = api({"op": "product_views", "sku": "SKU-1"})
         exact = views.get("SKU-1", exact=True)
         print(f"SKU-1 before aggregation: aggregated total {before['views']} (aggregated_at {before['aggregated_at']}), "

@@ -177,9 +177,9 @@ def _run(cdk_out: Path, server: DynamoDBLocal, deployment: LocalDeployment, out:
         outcome.views_made["v-talk"] += 1
         for n, reply in enumerate(outcome.retry_replies, start=1):
             out(f"   attempt {n}: shard {reply['shard']}, duplicate={reply['duplicate']}")
-        out("   (within 10 minutes DynamoDB acknowledges a retry as the same transaction — its ClientRequestToken "
-            "is derived from the request id — so duplicate stays False; later, the request id's marker item "
-            "refuses it and duplicate is True)")
+        out("   (the first attempt counts; each retry is refused by the request id's marker item, so duplicate "
+            "is True — the transaction's ClientRequestToken names the table, the request and the call, and "
+            "only serves botocore's resends of one call)")
         exact_talk = api({"op": "views", "video_id": "v-talk", "exact": True})["views"]
         out(f"   v-talk exact views now {exact_talk} (was {outcome.before['v-talk'][1]}): counted once")
 

@@ -156,8 +156,9 @@ def test_scenario_end_to_end(viral: Any, dynamodb_local: Any) -> None:
     # AND before aggregation: totals 0, exact sums complete
     assert {v: agg for v, (agg, _) in outcome.before.items()} == dict.fromkeys(scenario.VIDEOS, 0)
     assert outcome.before["v-talk"][1] == made["v-talk"] - 1
-    # AND the thrice-sent request hit one shard and counted once
+    # AND the thrice-sent request hit one shard and counted once: the retries are reported as duplicates
     assert len({r["shard"] for r in outcome.retry_replies}) == 1
+    assert [r["duplicate"] for r in outcome.retry_replies] == [False, True, True]
     # AND after the stream: aggregated == exact == views made, nothing dead-lettered, replay changed nothing
     assert outcome.after == {v: (n, n) for v, n in made.items()}
     assert outcome.delivered == sum(made.values()) and outcome.dead_lettered == 0 and outcome.filtered_out > 0

@@ -8,16 +8,18 @@ from __future__ import annotations
 import hashlib
 import os
 import random
+import secrets
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Unpack
 
-from ... import _aws, contract
+from ... import _aws, contract, tokens
 from ...exceptions import (
     ConditionFailedError,
     DynamoDBError,
     IdempotencyKeyReusedError,
+    IdempotencyTokenConflictError,
     KeyValueError,
     TransactionCanceledError,
 )
@@ -61,10 +63,8 @@ class CounterValue:
 class Increment:
     """What :meth:`CounterClient.increment` did.
 
-    ``duplicate`` is True when the idempotency key had already been counted (DynamoDB
-    refused the dedup marker). A retry inside the transaction token's 10-minute window is
-    acknowledged by DynamoDB as the same transaction, and reports ``duplicate=False``;
-    either way the increment is counted once.
+    ``duplicate`` is True when an earlier call had already counted the idempotency key on
+    this table (its dedup marker is there); the increment is counted once either way.
     """
 
     counter_id: str
@@ -115,6 +115,8 @@ class CounterClient:
         self.batch_retries = batch_retries
         self._rng = rng or random.Random()
         self._clock = clock or (lambda: datetime.now(timezone.utc))
+        #: The hooks this client's calls pass through at the AWS-call seam (see ``_aws.CallHook``).
+        self.hooks: tuple[_aws.CallHook, ...] = ()
 
     @classmethod
     def from_environment(cls, family: str, *, environ: Mapping[str, str] | None = None, **kwargs: Any) -> CounterClient:
@@ -146,7 +148,9 @@ class CounterClient:
 
         With ``idempotency_key`` the increment is counted exactly once however often the
         caller retries: a dedup marker (expiring through TTL) is created in the same
-        transaction, and the transaction's ClientRequestToken is derived from the key.
+        transaction. The transaction's ClientRequestToken names this table, this request and
+        this call (so botocore's own retries of the call are applied once); another call with
+        the same key is refused by the marker and reports ``duplicate=True``.
 
         Raises
         ------
@@ -154,6 +158,9 @@ class CounterClient:
             Bad counter id, ``by`` not an int (or out of ±10^18), empty key.
         IdempotencyKeyReusedError
             The key was already used for a different ``by`` (or counter) — a caller bug.
+        IdempotencyTokenConflictError
+            DynamoDB twice took the call's token for another request's, and the key is not
+            counted on this table: nothing was added (see ADR 0035).
         DynamoDBError
             The write failed after the client's retries (throttling retries are built in).
         """
@@ -163,7 +170,7 @@ class CounterClient:
         key = self.spec.shard_key(counter_id, shard)
         update = self._shard_update(counter_id, shard, by)
         if idempotency_key is None:
-            self._retry_conflicts(lambda: _aws.call(self.client, "update_item", TableName=self.table_name, Key=_aws.serialize(key), **update))
+            self._retry_conflicts(lambda: _aws.call(self.client, "update_item", hooks=self.hooks, TableName=self.table_name, Key=_aws.serialize(key), **update))
             return Increment(counter_id, shard, by)
         return self._idempotent_increment(counter_id, shard, by, idempotency_key, key, update)
 
@@ -191,9 +198,6 @@ class CounterClient:
             **marker_key, s.entity_attribute: DEDUP_TYPE, FAMILY: s.family, COUNTER_ID: counter_id,
             IDEMPOTENCY_KEY: idempotency_key, BY: by, SHARD: shard, s.ttl_attribute: expires,  # type: ignore[dict-item]
         }
-        token = hashlib.sha256(
-            f"{s.family}\0{counter_id}\0{idempotency_key}".encode("utf-8", "surrogatepass")
-        ).hexdigest()[:36]
         items = [
             {"Put": {
                 "TableName": self.table_name, "Item": _aws.serialize(marker),
@@ -202,13 +206,15 @@ class CounterClient:
             }},
             {"Update": {"TableName": self.table_name, "Key": _aws.serialize(key), **update}},
         ]
-        for attempt in range(self.batch_retries + 1):
+        token = first_token = self._token(items)
+        attempt, fresh_token_left = 0, True
+        while True:  # up to batch_retries retries of conflicts, plus at most one with a fresh token
             try:
-                _aws.call(self.client, "transact_write_items", TransactItems=items, ClientRequestToken=token)
+                _aws.call(self.client, "transact_write_items", hooks=self.hooks, TransactItems=items, ClientRequestToken=token)
                 return Increment(counter_id, shard, by)
             except TransactionCanceledError as exc:
                 codes = [r.get("Code") for r in exc.reasons]
-                if codes and codes[0] == "ConditionalCheckFailed":
+                if codes and codes[0] == "ConditionalCheckFailed":  # the marker is there: counted by an earlier call
                     old = exc.reasons[0].get("Item")
                     stored = _aws.deserialize(old) if old else self._read_marker(marker_key)
                     self._check_same_increment(stored, counter_id, by, idempotency_key)
@@ -218,23 +224,46 @@ class CounterClient:
                 last: DynamoDBError = exc
             except DynamoDBError as exc:
                 if exc.code == "IdempotentParameterMismatchException":
-                    # Same token, different parameters: an earlier attempt with this key went
-                    # through (its marker carried an earlier expiry time). The marker says what it counted.
-                    self._check_same_increment(self._read_marker(marker_key), counter_id, by, idempotency_key)
-                    return Increment(counter_id, shard, by, duplicate=True)
+                    # DynamoDB holds this token for another request (this call's attempts all send the
+                    # same items): only this table's marker can say the key was counted.
+                    stored = self._read_marker(marker_key)
+                    if stored is not None:
+                        self._check_same_increment(stored, counter_id, by, idempotency_key)
+                        return Increment(counter_id, shard, by, duplicate=True)
+                    if not fresh_token_left:
+                        raise IdempotencyTokenConflictError(
+                            f"increment of counter {counter_id!r} on table {self.table_name!r} with idempotency_key "
+                            f"{idempotency_key!r}: DynamoDB took ClientRequestTokens {first_token!r} and {token!r} for "
+                            "other requests, and the key is not counted on this table; a token must name one request "
+                            "only — nothing was added", code=exc.code, operation=exc.operation,
+                        ) from exc
+                    # Not counted here: the token collided with another request. The marker's condition
+                    # still guards against double counting, so retry at once with a fresh token.
+                    token, fresh_token_left = self._token(items), False
+                    continue
                 if exc.code != "TransactionInProgressException":
                     raise
                 last = exc
-            if attempt < self.batch_retries:
-                _aws.sleep(_aws.backoff(attempt))
-        raise last
+            if attempt == self.batch_retries:
+                raise last
+            _aws.sleep(_aws.backoff(attempt))
+            attempt += 1
+
+    def _token(self, items: list[dict[str, Any]]) -> str:
+        """The ClientRequestToken of one call: the table's identity, the transaction's items and a
+        random nonce drawn per call (ADR 0035)."""
+        request = {"items": items, "call": secrets.token_hex(16)}
+        return tokens.request_token("counter-increment", tokens.table_identity(self.client, self.table_name), request)
 
     def _read_marker(self, marker_key: dict[str, str]) -> dict[str, Any] | None:
-        resp = _aws.call(self.client, "get_item", TableName=self.table_name, Key=_aws.serialize(marker_key), ConsistentRead=True)
+        resp = _aws.call(
+            self.client, "get_item", hooks=self.hooks, TableName=self.table_name, Key=_aws.serialize(marker_key),
+            ConsistentRead=True,
+        )
         return _aws.deserialize(resp["Item"]) if resp.get("Item") else None
 
     def _check_same_increment(self, marker: Mapping[str, Any] | None, counter_id: str, by: int, key: str) -> None:
-        if marker is None:  # the earlier attempt is still in flight; it will count once
+        if marker is None:  # refused by a marker that has expired since: that call counted once
             return
         if marker.get(COUNTER_ID) != counter_id or int(marker.get(BY, 0)) != by:
             raise IdempotencyKeyReusedError(
@@ -265,7 +294,8 @@ class CounterClient:
             total = self._sum_shards(counter_id)
             return CounterValue(counter_id, total, None, exact=True)
         resp = _aws.call(
-            self.client, "get_item", TableName=self.table_name, Key=_aws.serialize(self.spec.total_key(counter_id)),
+            self.client, "get_item", hooks=self.hooks, TableName=self.table_name,
+            Key=_aws.serialize(self.spec.total_key(counter_id)),
             ConsistentRead=consistent,
         )
         return self._value(counter_id, _aws.deserialize(resp["Item"]) if resp.get("Item") else None)
@@ -273,7 +303,8 @@ class CounterClient:
     def get_many(self, counter_ids: Iterable[str]) -> dict[str, CounterValue]:
         """Aggregated totals of many counters (BatchGetItem, chunks of 100)."""
         ids = list(dict.fromkeys(counter_ids))
-        items = _aws.batch_get(self.client, self.table_name, [self.spec.total_key(i) for i in ids], retries=self.batch_retries)
+        items = _aws.batch_get(self.client, self.table_name, [self.spec.total_key(i) for i in ids], retries=self.batch_retries,
+                                hooks=self.hooks)
         by_id = {item.get(COUNTER_ID): item for item in items}
         return {i: self._value(i, by_id.get(i)) for i in ids}
 
@@ -284,7 +315,7 @@ class CounterClient:
 
     def _sum_shards(self, counter_id: str) -> int:
         keys = [self.spec.shard_key(counter_id, n) for n in range(self.spec.shards)]
-        items = _aws.batch_get(self.client, self.table_name, keys, consistent=True, retries=self.batch_retries)
+        items = _aws.batch_get(self.client, self.table_name, keys, consistent=True, retries=self.batch_retries, hooks=self.hooks)
         return sum(int(item.get(COUNT, 0)) for item in items)
 
     # Aggregation ----------------------------------------------------------------------------------------------------
@@ -302,7 +333,8 @@ class CounterClient:
         stamp = _format_time(started)
         try:
             _aws.call(
-                self.client, "update_item", TableName=self.table_name, Key=_aws.serialize(s.total_key(counter_id)),
+                self.client, "update_item", hooks=self.hooks, TableName=self.table_name,
+                Key=_aws.serialize(s.total_key(counter_id)),
                 UpdateExpression="SET #c = :c, #a = :a, #t = :t, #f = :f, #i = :i, #n = :n",
                 ConditionExpression="attribute_not_exists(#a) OR #a <= :a",
                 ExpressionAttributeNames={
