@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..model.entity import SHARD
 from ..model.indexes import Index
+from ..model.overlap import UNBOUNDED
 from ..model.templates import SEPARATOR, KeyTemplate, Placeholder
 from ..runtime import requests
 from ..runtime.exceptions import RuntimeClientError
@@ -448,6 +449,7 @@ def _patterns_section(model: Model, codec: ItemCodec) -> list[str]:
             _code(_condition(model, r)), _code(_example_request(model, r, codec)),
         ))
     out += _table(["pattern", "entities", "index", "operation", "key condition", "example (as the runtime sends it)"], rows)
+    out += _entity_filter_notes(model)
     sharded = [r for r in model.resolved_patterns.values() if r.shards]
     if sharded:
         out += ["", "Read cost of patterns on write-sharded index keys (writes spread over N partitions):", ""]
@@ -459,6 +461,24 @@ def _patterns_section(model: Model, codec: ItemCodec) -> list[str]:
                 f"dry), so a page reads about 1.5× the items it returns. The cursor resumes every shard."
             )
     return out + ["", *READ_COST_NOTE, ""]
+
+
+def _entity_filter_notes(model: Model) -> list[str]:
+    """Which queries filter on the entity attribute, and why (ADR 0036)."""
+    filtered = [r for r in model.resolved_patterns.values() if r.entity_filter]
+    if not filtered:
+        return []
+    out = ["", f"Queries that filter on the entity attribute {_code(model.entity_attribute)} (items of other entities "
+           "the key condition selects are read and paid for, never returned):", ""]
+    for r in filtered:
+        who = ", ".join(r.intruders)
+        if r.pattern.sk in UNBOUNDED:
+            why = f"its sort-key condition ({r.pattern.sk or 'none'}) is not bounded to the entity's keys"
+            why += f"; {who} may share its partition" if who else ""
+        else:
+            why = f"keys of {who} may satisfy its key condition (a partition and sort-key range they can share)"
+        out.append(f"- {_cell(r.name)}: {why}")
+    return out
 
 
 #: What filters and projections on these patterns save, and what they do not (ADR 0031).

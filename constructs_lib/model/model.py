@@ -17,7 +17,7 @@ from .access import AccessPattern
 from .entity import SHARD, Entity
 from .exceptions import AccessPatternError, ModelFormatError, ModelValidationError
 from .fields import Field
-from . import tenancy
+from . import overlap, tenancy
 from .indexes import TABLE, Index
 from .templates import KeyTemplate
 
@@ -47,9 +47,13 @@ class ResolvedPattern:
     operation: str  # "GetItem" or "Query"
     #: Partitions of a write-sharded index key the pattern reads (one Query each), or None.
     shards: int | None = None
-    #: A ``begins_with``/``between`` range another entity's keys may also fall in (same
-    #: partition, overlapping sort-key prefix): the Query filters on the entity attribute.
-    shared_range: bool = False
+    #: Other entities whose keys in the pattern's table or index may satisfy its key condition
+    #: (:mod:`~constructs_lib.model.overlap`; for an unbounded sort-key condition, those that may
+    #: share its partition).
+    intruders: tuple[str, ...] = ()
+    #: The Query filters on the entity attribute: another entity's keys may satisfy its key
+    #: condition, or the condition is not bounded to the entity's keys (none, ``<``, ``>``, ...).
+    entity_filter: bool = False
 
     @property
     def name(self) -> str:
@@ -447,47 +451,15 @@ class Model:
                 operation = "GetItem"
         elif index is None and not self.has_sort_key and len(pattern.entities) == 1:
             operation = "GetItem"  # the partition key alone is the whole primary key
-        shared_range = pattern.sk in ("begins_with", "between") and self._range_shared(pattern, index)
+        condition = overlap.key_condition(
+            self.entities[pattern.entities[0]], pk_templates[0], sk_templates[0], pattern.sk, sk_fields,
+        )
+        intruders = overlap.intruders(self.entities, pattern.entities, condition, index)
         return ResolvedPattern(
             pattern=pattern, index=index, pk_fields=pk_fields, sk_fields=sk_fields, operation=operation,
-            shards=shard_counts[0], shared_range=shared_range,
+            shards=shard_counts[0], intruders=intruders,
+            entity_filter=operation == "Query" and (pattern.sk in overlap.UNBOUNDED or bool(intruders)),
         )
-
-    def _range_shared(self, pattern: AccessPattern, index: Index | None) -> bool:
-        """Whether another entity's items may sit in the partition and sort-key range a
-        ``begins_with``/``between`` pattern reads: its partition-key template can produce the same
-        value and its sort-key literal prefix overlaps the pattern's (a range is bounded by it)."""
-
-        def templates(entity: Entity) -> tuple[KeyTemplate, KeyTemplate | None] | None:
-            if index is None:
-                return entity.pk_template, entity.sk_template
-            if index.name not in entity.indexes:
-                return None
-            pk_t, sk_t = entity.index_templates(index.name)
-            return (entity.pk_template if index.kind == "LSI" else pk_t), sk_t  # type: ignore[return-value]
-
-        def may_equal(a: KeyTemplate, b: KeyTemplate) -> bool:
-            if a.is_constant and b.is_constant:
-                return a.source == b.source
-            pa = a.source if a.is_constant else a.literal_prefix()
-            pb = b.source if b.is_constant else b.literal_prefix()
-            return pa.startswith(pb) if not b.is_constant else pb.startswith(pa)
-
-        def may_fall_in(ours: KeyTemplate, theirs: KeyTemplate) -> bool:
-            mine = ours.literal_prefix()
-            if theirs.is_constant:
-                return theirs.source.startswith(mine)
-            other = theirs.literal_prefix()
-            return other.startswith(mine) or mine.startswith(other)
-
-        own = templates(self.entities[pattern.entities[0]])
-        assert own is not None and own[1] is not None
-        for name, entity in self.entities.items():
-            if name in pattern.entities or (theirs := templates(entity)) is None or theirs[1] is None:
-                continue
-            if may_equal(own[0], theirs[0]) and may_fall_in(own[1], theirs[1]):
-                return True
-        return False
 
     # Design warnings --------------------------------------------------------------------------
     def warnings(self) -> list[ModelWarning]:
@@ -519,6 +491,9 @@ class Model:
                         "throttle. Add a high-cardinality component (an id)"
                         f"{_shard_remedy(part, template)}, or keep the index sparse and small.",
                     ))
+        for where, message in overlap.identical_keys(self.entities, self.indexes):
+            out.append(ModelWarning("IdenticalIndexKeys" if where.startswith("index") else "IdenticalTableKeys",
+                                    where, message))
         return out
 
     @staticmethod

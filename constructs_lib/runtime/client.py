@@ -329,13 +329,16 @@ class TableClient:
         self, ent: Entity, key_values: Mapping[str, Any], consistent: bool, raw: bool,
         attributes: Sequence[str | Name] | None = None,
     ) -> dict[str, Any] | None:
+        key = self.codec.key_values(ent, key_values, what="get key")
         resp = _aws.call(
-            self.client, "get_item", hooks=self.hooks, TableName=self.table_name,
-            Key=_aws.serialize(self.codec.key_values(ent, key_values, what="get key")), ConsistentRead=consistent,
-            **requests.item_projection(self.model, [ent], attributes),
+            self.client, "get_item", hooks=self.hooks, TableName=self.table_name, Key=_aws.serialize(key),
+            ConsistentRead=consistent, **requests.item_projection(self.model, [ent], attributes),
         )
         item = resp.get("Item")
-        return self.codec.decode_wire(item, raw=raw) if item else None
+        if not item:
+            return None
+        requests.check_own_item(self.model, ent.name, (item.get(self.model.entity_attribute) or {}).get("S"), key)
+        return self.codec.decode_wire(item, raw=raw)
 
     def update(
         self,
@@ -526,7 +529,7 @@ class TableClient:
                 wanted = limit - len(items)
                 params["Limit"] = min(wanted << min(rounds, 10), max(wanted, FILTERED_READ_MAX)) if filtered else wanted
             resp = _aws.call(self.client, "query", hooks=self.hooks, **params)
-            found = resp.get("Items", [])
+            found = requests.own_items(self.model, resolved, resp.get("Items", []))
             last = resp.get("LastEvaluatedKey")
             if limit is not None and len(found) > limit - len(items):
                 found = found[: limit - len(items)]
@@ -610,7 +613,11 @@ class TableClient:
         for item in _aws.batch_get(self.client, self.table_name, unique, consistent=consistent, retries=self.batch_retries,
                                    hooks=self.hooks, projection=projection):
             found[tuple((a, item[a]) for a in key_attrs)] = self.codec.decode(item)
-        return [found.get(tuple(sorted(k.items()))) for k in keyed]
+        out = [found.get(tuple(sorted(k.items()))) for k in keyed]
+        for (name, _), item, key in zip(requests_, out, keyed):
+            if item is not None:
+                requests.check_own_item(self.model, self.entity(name).name, item.get(self.model.entity_attribute), key)
+        return out
 
     def batch_write(
         self,

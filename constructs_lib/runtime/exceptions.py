@@ -186,6 +186,12 @@ class ModelMismatchError(RuntimeClientError):
         self.deployed = deployed
 
 
+class ForeignItemError(RuntimeClientError, LookupError):
+    """The item stored at an entity's table key belongs to another entity (or to none): keys of
+    two layouts collide (an item written outside the model, or a model changed under stored
+    items). A get refuses to read it as the entity asked for, rather than return it or hide it."""
+
+
 class IndexNotReadyError(RuntimeClientError, LookupError):
     """An access pattern reads an index the table does not have yet (a model rollout creates
     GSIs one deployment at a time); querying it would fail or silently return nothing."""

@@ -93,8 +93,11 @@ class _Desc:
 class _Shard:
     """One shard's stream: buffered wire items, where to read next, where a cursor resumes."""
 
-    def __init__(self, number: int, params: dict[str, Any], start: dict[str, Any] | None, done: bool) -> None:
+    def __init__(
+        self, number: int, params: dict[str, Any], start: dict[str, Any] | None, done: bool, resolved: ResolvedPattern,
+    ) -> None:
         self.number = number
+        self.resolved = resolved
         self.params = params
         self.buffer: deque[dict[str, Any]] = deque()
         self.next_start = start  # ExclusiveStartKey of the next read
@@ -112,7 +115,7 @@ class _Shard:
                 params["ExclusiveStartKey"] = self.next_start
             resp = _aws.call(table.client, "query", hooks=table.hooks, **params)
             self.calls += 1
-            self.buffer.extend(resp.get("Items", []))
+            self.buffer.extend(requests.own_items(table.model, self.resolved, resp.get("Items", [])))
             self.next_start = resp.get("LastEvaluatedKey")
             self.more = self.next_start is not None
             if not self.buffer and self.more:
@@ -152,7 +155,7 @@ def query(
     query_id = query_parts(pattern, params[0], shards=shards_n)
     starts = _decode_cursor(table, cursor, query_id, params, index.pk_attribute) if cursor is not None else {}
     shards = [
-        _Shard(n, params[n], starts.get(n), starts.get(n, 0) is None) for n in range(shards_n)
+        _Shard(n, params[n], starts.get(n), starts.get(n, 0) is None, resolved) for n in range(shards_n)
     ]
     key_attributes = tuple(dict.fromkeys(
         a for a in (model.pk_attribute, model.sk_attribute if model.has_sort_key else None, index.pk_attribute,

@@ -17,6 +17,7 @@ from . import _aws, keys, ttl
 from .exceptions import (
     ConditionFailedError,
     ConditionNotMetError,
+    ForeignItemError,
     ItemExistsError,
     ItemNotFoundError,
     KeyValueError,
@@ -463,14 +464,34 @@ def query_params(
     params: dict[str, Any] = {"TableName": table_name, "KeyConditionExpression": condition}
     if index is not None:
         params["IndexName"] = index.name
-    if p.sk in (None, "<", "<=", ">", ">=") or resolved.shared_range:
-        # Not bounded to the entity's own sort-key prefix, or another entity's prefix overlaps it:
-        # other entities may share the range.
+    if resolved.entity_filter:
+        # The model cannot prove that no other entity's key satisfies the key condition.
         names = ", ".join(expr.value(e) for e in p.entities)
         params["FilterExpression"] = f"{expr.name(model.entity_attribute)} IN ({names})"
     if filter is not None or attributes is not None:
         read_options(params, expr, codec.model, resolved, filter=filter, attributes=attributes)
     return expr.apply(params)
+
+
+def own_items(model: Model, resolved: ResolvedPattern, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The wire items of a Query response that belong to the pattern's entities: the last line of
+    defence behind the entity filter (an item written outside the model, a model changed under
+    stored items). Items of another entity, or of none, are dropped."""
+    own, attr = resolved.pattern.entities, model.entity_attribute
+    return [i for i in items if (i.get(attr) or {}).get("S") in own]
+
+
+def check_own_item(model: Model, entity: str, found: Any, key: Mapping[str, Any]) -> None:
+    """Refuse (:class:`ForeignItemError`) the item read at ``entity``'s table ``key`` when its
+    entity attribute names another entity (``found``) or none: the model forbids two entities
+    one table key, so the item was written outside it — it is not an item of ``entity``."""
+    if found != entity:
+        what = f"a {found!r} item" if isinstance(found, str) else f"an item without {model.entity_attribute!r}"
+        raise ForeignItemError(
+            f"{entity!r} key {dict(key)!r} holds {what}, not an item of {entity!r}: no two entities of the model build one "
+            "table key, so it was written outside the model (another key layout, a hand-made item, a model changed "
+            "under stored items); it is not read as one"
+        )
 
 
 def read_options(

@@ -401,8 +401,8 @@ EV = {**U1, "at": T0, "seq": 1}
 
 
 class RecordingClient:
-    """Stands in for boto3: records every call; a first query page answers one item and a
-    LastEvaluatedKey (so a genuine cursor can be made), later pages nothing."""
+    """Stands in for boto3: records every call; a first query page answers one User item and a
+    LastEvaluatedKey (so a genuine cursor of "user by email" can be made), later pages nothing."""
 
     def __init__(self) -> None:
         self.calls: list[str] = []
@@ -414,7 +414,8 @@ class RecordingClient:
         def call(**params: Any) -> dict[str, Any]:
             self.calls.append(operation)
             if operation == "query" and "ExclusiveStartKey" not in params:
-                return {"Items": [{"note": {"S": "x"}}], "LastEvaluatedKey": {"PK": {"S": "p"}, "SK": {"S": "s"}}}
+                return {"Items": [{"_type": {"S": "User"}, "note": {"S": "x"}}],
+                        "LastEvaluatedKey": {"PK": {"S": "p"}, "SK": {"S": "s"}}}
             return {}
 
         return call

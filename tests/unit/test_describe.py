@@ -263,3 +263,30 @@ def test_describing_a_model_module_never_imports_the_cdk() -> None:
     imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
     assert "constructs_lib.docgen.describe" in imported
     assert not {m for m in imported if m.split(".")[0] in ("aws_cdk", "constructs", "jsii")}
+
+
+def test_describe_says_which_queries_filter_on_the_entity_attribute_and_why() -> None:
+    # GIVEN Order and Refund overloading GSI1 with identical keys, and a profile read by a range
+    model = Model("iso", entities=[
+        Entity("Order", pk="ORDER#{id}", sk="ORDER", fields=["id", "email"],
+               indexes={"GSI1": IndexKey(pk="EMAIL#{email}", sk="ID#{id}")}),
+        Entity("Refund", pk="REFUND#{id}", sk="REFUND", fields=["id", "email"],
+               indexes={"GSI1": IndexKey(pk="EMAIL#{email}", sk="ID#{id}")}),
+    ], indexes=[Index("GSI1")], access_patterns=[
+        AccessPattern("order of email", entity="Order", index="GSI1", sk="="),
+        AccessPattern("orders of email", entity="Order", index="GSI1"),
+        AccessPattern("order", entity="Order", sk="begins_with"),
+    ])
+    # WHEN it is described
+    text = describe(model)
+    section = _section(text, "Access patterns")
+    # THEN the filtered queries are listed with the reason: another entity's keys, or an unbounded range
+    assert "- order of email: keys of Refund may satisfy its key condition" in section
+    assert "- orders of email: its sort-key condition (none) is not bounded to the entity's keys; Refund may " \
+           "share its partition" in section
+    # AND the provably isolated one is not, and its example request sends no filter
+    rows = {r[0].strip(): r[5].strip() for r in _rows(section)}
+    assert "- order:" not in section and "filter" not in rows["order"]
+    assert rows["order of email"].endswith('; filter _type IN ("Order")`')
+    # AND the identical keys are among the design warnings
+    assert "index 'GSI1': entities 'Order' and 'Refund'" in text
