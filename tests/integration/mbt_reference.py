@@ -118,6 +118,11 @@ ENTITIES: dict[str, EntitySpec] = {
         indexes={
             "GSI1": IndexKeySpec("EMAIL#{email}", "ACCOUNT"),               # overloaded with Order
             "GSI3": IndexKeySpec("REGION#{region}#{team}", "ACCT#{account_id}"),  # two-field partition
+            # Overloaded with Order on keys that can be identical: with an email equal to an order id
+            # both entities' GSI5 keys are the same; with a team equal to an account id an Order's
+            # GSI6 partition is this Account's and its sort key shares the "ACCT#" prefix.
+            "GSI5": IndexKeySpec("HOLDS#{email}", "ITEM"),
+            "GSI6": IndexKeySpec("{team}#R", "ACCT#{region}"),
         },
         required=("email",), version="version",
     ),
@@ -129,11 +134,14 @@ ENTITIES: dict[str, EntitySpec] = {
             "GSI1": IndexKeySpec("ORDER#{order_id}", "ORDER"),
             "GSI2": IndexKeySpec("STATUS#{status}", "{created_at}#{order_id}", when_equals={"status": ("PENDING",)}),
             "GSI4": IndexKeySpec("FLAG#{account_id}", "{amount}#{order_id}", when_present="escalations"),
+            "GSI5": IndexKeySpec("HOLDS#{order_id}", "ITEM"),
+            "GSI6": IndexKeySpec("{account_id}#R", "ACCT#{order_id}"),
         },
     ),
 }
 #: Index -> projection ("ALL", "KEYS_ONLY" or the INCLUDE attributes).
-INDEXES: dict[str, Any] = {"GSI1": "ALL", "GSI2": "KEYS_ONLY", "GSI3": "ALL", "GSI4": ("escalations", "note")}
+INDEXES: dict[str, Any] = {"GSI1": "ALL", "GSI2": "KEYS_ONLY", "GSI3": "ALL", "GSI4": ("escalations", "note"),
+                           "GSI5": "ALL", "GSI6": "ALL"}
 KEY_ATTRS = (PK, SK, *(f"{i}{p}" for i in INDEXES for p in ("PK", "SK")))
 RESERVED = frozenset(KEY_ATTRS) | {TYPE}
 
@@ -179,6 +187,11 @@ PATTERNS: dict[str, PatternSpec] = {
     "team accounts": PatternSpec(("Account",), index="GSI3", op="begins_with"),
     "escalated orders from amount": PatternSpec(("Order",), index="GSI4", op=">=", field="amount"),
     "escalated orders above amount": PatternSpec(("Order",), index="GSI4", op=">", field="amount", descending=True),
+    # Patterns over keys another entity can produce (GSI5, GSI6): each returns its own entity only.
+    "holdings of email": PatternSpec(("Account",), index="GSI5", op="="),
+    "holdings of order": PatternSpec(("Order",), index="GSI5", op="="),
+    "team roster": PatternSpec(("Account",), index="GSI6", op="begins_with"),
+    "account roster": PatternSpec(("Order",), index="GSI6", op="begins_with"),
 }
 
 
@@ -408,6 +421,7 @@ class Reference:
 
     def __init__(self) -> None:
         self.items: dict[tuple[str, str], dict[str, Any]] = {}
+        self.foreign_in_partition = 0  # set by query()
 
     # keys ----------------------------------------------------------------------------------
     def table_key(self, ent: EntitySpec, key: Mapping[str, Any], errors: Errors, *, strict: bool) -> tuple[str, str] | None:
@@ -681,6 +695,7 @@ class Reference:
             raise Refused([UnknownAccessPatternError], f"pattern {name!r} is not declared")
         p = PATTERNS[name]
         ent = ENTITIES[p.entities[0]]
+        self.foreign_in_partition = 0
         errors = Errors()
         unknown = sorted(set(args) - p.accepted - (set(ent.key_fields) if p.get else set()))
         if unknown:
@@ -717,8 +732,12 @@ class Reference:
             return [] if item is None else [item]
         pk = build(ent, p.pk_template, values)
         hits = []
+        # Items of other entities in the partition read are counted: the pattern must not return them.
         for item in self.items.values():
-            if item.get(p.pk_attr) != pk or item[TYPE] not in p.entities:
+            if item.get(p.pk_attr) != pk:
+                continue
+            if item[TYPE] not in p.entities:
+                self.foreign_in_partition += 1
                 continue
             if p.field is not None and not _holds(p.op, item[p.field], bound):  # type: ignore[arg-type]
                 continue
