@@ -2,10 +2,12 @@
 
 During synthesis each ``SingleTable`` writes, next to the stack templates,
 ``<stack name>.<construct id>.model.md`` (the Markdown of ``python -m constructs_lib describe``)
-and ``<stack name>.<construct id>.workbench.json`` (a NoSQL Workbench data model), through a
-construct validation that reports no error, so it never changes what is synthesized.
+and ``<stack name>.<construct id>.workbench.json`` (a NoSQL Workbench data model), and
+``<model name>.contract.json`` (the contract file, docs/contract-format.md) when the table can
+describe itself as one, through a construct validation that reports no error, so it never
+changes what is synthesized.
 
-See docs/adr/0026-model-docs-in-the-cloud-assembly.md.
+See docs/adr/0026-model-docs-in-the-cloud-assembly.md and docs/adr/0040-the-contract-is-a-file.md.
 """
 
 from __future__ import annotations
@@ -28,8 +30,16 @@ class DocumentedTable(Protocol):
     node: constructs.Node
     model: Model
 
+
+class ContractTable(DocumentedTable, Protocol):
+    """A documented table that also writes its contract file (a ``SingleTable``)."""
+
+    def contract_json(self) -> str: ...
+
+
 MARKDOWN_SUFFIX = ".model.md"
 WORKBENCH_SUFFIX = ".workbench.json"
+CONTRACT_SUFFIX = ".contract.json"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 #: Attribute marking a construct whose model docs are written (set by :func:`attach_model_docs`).
 _MARK = "_constructs_lib_model_docs"
@@ -80,7 +90,25 @@ def write_model_docs(table: DocumentedTable) -> list[Path]:
     workbench = outdir / f"{basename}{WORKBENCH_SUFFIX}"
     markdown.write_text(describe(model, title=f"{table.node.path} — data model `{model.name}`"), encoding="utf-8")
     workbench.write_text(to_workbench_json([(basename, model)], model_name=model.name), encoding="utf-8")
-    return [markdown, workbench]
+    written = [markdown, workbench]
+    if callable(getattr(table, "contract_json", None)) and _first_contract_writer(table, stage):
+        contract = outdir / f"{_UNSAFE.sub('_', model.name)}{CONTRACT_SUFFIX}"
+        contract.write_text(table.contract_json(), encoding="utf-8")  # type: ignore[attr-defined]
+        written.append(contract)
+    return written
+
+
+def _first_contract_writer(table: DocumentedTable, stage: cdk.Stage) -> bool:
+    """True if no table before ``table`` (construct-tree order) in ``stage`` writes a contract for
+    a model of the same name (``<model name>.contract.json`` is one file per stage)."""
+    for other in stage.node.find_all():
+        if not getattr(other, _MARK, False) or cdk.Stage.of(other).node.path != stage.node.path:
+            continue
+        if other.node.path == table.node.path:
+            return True
+        if callable(getattr(other, "contract_json", None)) and other.model.name == table.model.name:  # type: ignore[attr-defined]
+            return False
+    return True
 
 
 @jsii.implements(constructs.IValidation)
