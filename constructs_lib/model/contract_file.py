@@ -172,9 +172,10 @@ def _load(source: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[Any, str]
     try:
         return json.loads(text), where
     except json.JSONDecodeError as exc:
+        ends_early = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated")
         raise ContractFormatError(
-            f"{where} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}"
-            f"{'; the text ends early, is it truncated?' if exc.pos >= len(text.rstrip()) else ''}); "
+            f"{where} is not valid JSON ({exc.msg}: line {exc.lineno}, column {exc.colno}"
+            f"{'; the text ends early, is it truncated?' if ends_early else ''}); "
             f"export it again with {_EXPORT}"
         ) from exc
 
@@ -284,7 +285,7 @@ def read_contract(
     if model.name != name:
         problems.append(f"model_name {name!r} in the file, {model.name!r} in its model")
     computed = model.to_dict()
-    problems += _mismatches("fingerprint of the", {"model": written["model"]}, {"model": fingerprint(computed)})
+    problems += _mismatches("fingerprint of the whole", {"model": written["model"]}, {"model": fingerprint(computed)})
     problems += _mismatches("fingerprint of entity", written["entities"], entity_fingerprints(computed))
     problems += _mismatches("fingerprint of index", written["indexes"], index_fingerprints(computed))
     derived = table_schema(computed)
