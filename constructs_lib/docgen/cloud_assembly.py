@@ -29,12 +29,7 @@ class DocumentedTable(Protocol):
 
     node: constructs.Node
     model: Model
-
-
-class ContractTable(DocumentedTable, Protocol):
-    """A documented table that also writes its contract file (a ``SingleTable``)."""
-
-    def contract_json(self) -> str: ...
+    # (a ``SingleTable`` also has ``contract_json()``: its contract file is written too)
 
 
 MARKDOWN_SUFFIX = ".model.md"
@@ -72,25 +67,25 @@ def _first_writer(table: DocumentedTable, stage: cdk.Stage, basename: str) -> bo
 
 
 def write_model_docs(table: DocumentedTable) -> list[Path]:
-    """Write ``table``'s model docs into its stage's output directory; returns the paths written
-    ([] when another table of the stage already writes these names, or outside a stage)."""
+    """Write ``table``'s model docs (and contract file) into its stage's output directory; returns
+    the paths written (none of those another table of the stage already writes, none outside a stage)."""
     from .describe import describe
     from .workbench import to_workbench_json
 
     stage = cdk.Stage.of(table)
     if stage is None:
         return []
-    basename = doc_basename(table)
-    if not _first_writer(table, stage, basename):
-        return []
     outdir = Path(stage.outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     model = table.model
-    markdown = outdir / f"{basename}{MARKDOWN_SUFFIX}"
-    workbench = outdir / f"{basename}{WORKBENCH_SUFFIX}"
-    markdown.write_text(describe(model, title=f"{table.node.path} — data model `{model.name}`"), encoding="utf-8")
-    workbench.write_text(to_workbench_json([(basename, model)], model_name=model.name), encoding="utf-8")
-    written = [markdown, workbench]
+    written = []
+    basename = doc_basename(table)
+    if _first_writer(table, stage, basename):
+        markdown = outdir / f"{basename}{MARKDOWN_SUFFIX}"
+        workbench = outdir / f"{basename}{WORKBENCH_SUFFIX}"
+        markdown.write_text(describe(model, title=f"{table.node.path} — data model `{model.name}`"), encoding="utf-8")
+        workbench.write_text(to_workbench_json([(basename, model)], model_name=model.name), encoding="utf-8")
+        written += [markdown, workbench]
     if callable(getattr(table, "contract_json", None)) and _first_contract_writer(table, stage):
         contract = outdir / f"{_UNSAFE.sub('_', model.name)}{CONTRACT_SUFFIX}"
         contract.write_text(table.contract_json(), encoding="utf-8")  # type: ignore[attr-defined]
