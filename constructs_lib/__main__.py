@@ -1,12 +1,10 @@
 """Command line: see a data model.
 
-``python -m constructs_lib describe TARGET [-o FILE]``: Markdown + Mermaid of every model; ``export
---format workbench TARGET``: NoSQL Workbench JSON; ``fingerprint TARGET``: ``<fingerprint>  <model>``
-lines; ``codegen TARGET -o FILE [--check]``: a typed module (:mod:`constructs_lib.codegen`);
-``lock`` / ``diff`` / ``backfill TARGET``: model evolution (:mod:`constructs_lib.evolution.cli`);
-``contract export TARGET [--table NAME] -o FILE``: the table's contract file (docs/contract-format.md).
+``describe TARGET``: Markdown + Mermaid; ``export --format workbench``: NoSQL Workbench JSON;
+``fingerprint``; ``codegen TARGET -o FILE [--check]``: a typed module; ``lock`` / ``diff`` /
+``backfill``: model evolution; ``contract export TARGET [--table NAME]``: the contract file.
 TARGET is a module (``examples.shop.model``) or a Python file, optionally ``:attribute``, or a
-contract file (``*.json``, read with ``Model.from_contract``). A model
+contract file (``*.json``, read with ``Model.from_contract``; docs/contract-format.md). A model
 module is searched for ``Model`` instances without importing the AWS CDK; an app (``build_app()``
 or a ``cdk.App``) is built without synthesizing and its ``SingleTable`` constructs described.
 Exit status: 0 on success, 2 when the target cannot be found or holds no model (and on usage

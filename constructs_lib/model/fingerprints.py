@@ -1,18 +1,13 @@
 """Fingerprints of a model's key schema: the whole model, each entity, each index.
 
 A fingerprint is the first 32 hex digits of a SHA-256 over the canonical JSON of exactly the
-parts that decide which keys and index entries items get. The whole-model fingerprint
-(:func:`fingerprint`) covers every entity and index; an **entity fingerprint** covers one entity's
-table and index key templates, the typed fields those use, its sparse rules, version attribute
-and the key attribute names it writes; an **index fingerprint** covers one index's name, kind,
-key attributes and projection and, for every entity writing into it, that entity's templates
-and sparse rules for it. Adding an entity, an index, an access pattern or a non-key field
-changes no existing entity's or index's fingerprint (an entity that starts writing into an
-existing index changes that index's). Works on a ``Model`` or its ``to_dict()``; imports no
-other module of the model (the contract file reads it before a ``Model`` exists).
+parts that decide keys and index entries: :func:`fingerprint` the whole model (ADR 0020),
+:func:`entity_fingerprints` one entity's templates, key fields, index keys and sparse rules,
+:func:`index_fingerprints` one index's keys and projection with its writers' templates and rules.
+Adding an entity, index, access pattern or non-key field moves no existing entity's or index's
+fingerprint. Works on a ``Model`` or its ``to_dict()``; imports no other module of the model.
 
-See docs/adr/0020-model-fingerprint-and-published-contract.md and
-docs/adr/0040-the-contract-is-a-file.md.
+See docs/contract-format.md and docs/adr/0040-the-contract-is-a-file.md.
 """
 
 from __future__ import annotations

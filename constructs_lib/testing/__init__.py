@@ -7,9 +7,7 @@ create the tables of synthesized templates in it (:class:`LocalDeployment`,
 event source mapping would; :func:`matches_any` implements Lambda event filters; :class:`LocalFunction`
 and :func:`invoke_handler` run bundled handlers; :func:`synthesize` builds a cloud assembly;
 :func:`update_template` updates a deployment; :func:`run_backfill` runs a backfill. See docs/testing.md.
-
-Importing this package is cheap: it never imports aws_cdk, constructs, jsii or boto3, and the
-submodules are loaded on first attribute access.
+Importing it is cheap: no aws_cdk, constructs, jsii or boto3; submodules load on first access.
 """
 
 from __future__ import annotations
