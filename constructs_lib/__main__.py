@@ -1,10 +1,10 @@
 """Command line: see a data model.
 
-``python -m constructs_lib describe TARGET [-o FILE]``: Markdown + Mermaid of every model; ``export
---format workbench TARGET``: NoSQL Workbench JSON; ``fingerprint TARGET``: ``<fingerprint>  <model>``
-lines; ``codegen TARGET -o FILE [--check]``: a typed module (:mod:`constructs_lib.codegen`);
-``lock`` / ``diff`` / ``backfill TARGET``: model evolution (:mod:`constructs_lib.evolution.cli`).
-TARGET is a module (``examples.shop.model``) or a Python file, optionally ``:attribute``. A model
+``describe TARGET``: Markdown + Mermaid; ``export --format workbench``: NoSQL Workbench JSON;
+``fingerprint``; ``codegen TARGET -o FILE [--check]``: a typed module; ``lock`` / ``diff`` /
+``backfill``: model evolution; ``contract export TARGET [--table NAME]``: the contract file.
+TARGET is a module (``examples.shop.model``) or a Python file, optionally ``:attribute``, or a
+contract file (``*.json``, read with ``Model.from_contract``; docs/contract-format.md). A model
 module is searched for ``Model`` instances without importing the AWS CDK; an app (``build_app()``
 or a ``cdk.App``) is built without synthesizing and its ``SingleTable`` constructs described.
 Exit status: 0 on success, 2 when the target cannot be found or holds no model (and on usage
@@ -130,8 +130,9 @@ def _is_construct(obj: object) -> bool:
     return isinstance(obj, Construct)
 
 
-#: (title, model, the table's functions: (construct path, declared scope or None, IAM lines)).
-_Found = tuple[str | None, Model, tuple[tuple[str, Any, tuple[str, ...]], ...]]
+#: (title, model, the table's functions: (construct path, declared scope or None, IAM lines), the
+#: ``SingleTable`` construct or None).
+_Found = tuple[str | None, Model, tuple[tuple[str, Any, tuple[str, ...]], ...], Any]
 
 
 def _functions_of(root: Any, table: Any) -> tuple[tuple[str, Any, tuple[str, ...]], ...]:
@@ -158,12 +159,12 @@ def _tables_in(root: Any) -> list[_Found]:
     found = [c for c in [root, *root.node.find_all()] if isinstance(c, SingleTable)]
     unique = {c.node.path: c for c in found}
     top = root.node.root
-    return [(f"{path} — data model `{c.model.name}`", c.model, _functions_of(top, c)) for path, c in unique.items()]
+    return [(f"{path} — data model `{c.model.name}`", c.model, _functions_of(top, c), c) for path, c in unique.items()]
 
 
 def _from_object(obj: object, what: str, *, call: bool = True) -> list[_Found]:
     if isinstance(obj, Model):
-        return [(None, obj, ())]
+        return [(None, obj, (), None)]
     if _is_construct(obj):
         return _tables_in(obj)
     if call and callable(obj):
@@ -179,11 +180,13 @@ def load_models(target: str) -> list[tuple[str | None, Model]]:
     TargetError
         If the target does not exist, the attribute is missing, or no model is found.
     """
-    return [(title, model) for title, model, _ in _load(target)]
+    return [(title, model) for title, model, _, _ in _load(target)]
 
 
 def _load(target: str) -> list[_Found]:
     """:func:`load_models` with, for tables of an app, their functions and declared scopes."""
+    if target.endswith(".json"):
+        return [(None, _read_contract(target).model, (), None)]
     spec, attribute = _split(target)
     source, path = _source_of(spec)
     with _no_synth(source):
@@ -207,13 +210,23 @@ def _load(target: str) -> list[_Found]:
                 for value in vars(module).values():
                     if isinstance(value, Model):
                         seen.setdefault(id(value), value)
-                pairs = [(None, m, ()) for m in seen.values()]
+                pairs = [(None, m, (), None) for m in seen.values()]
     if not pairs:
         raise TargetError(
             f"no data model found in target {target!r}: expected Model instances in the module's globals, "
             "a build_app() function or a cdk.App whose construct tree holds SingleTable constructs"
         )
     return pairs
+
+
+def _read_contract(target: str) -> Any:
+    """The checked contract file ``target`` (``TargetError`` when there is no such file)."""
+    from .model.contract_file import read_contract
+
+    path = Path(target).expanduser()
+    if not path.is_file():
+        raise TargetError(f"target {target!r}: no such contract file ({path.resolve()})")
+    return read_contract(path, Model)
 
 
 # Commands ---------------------------------------------------------------------------------------
@@ -229,7 +242,7 @@ def _describe(args: argparse.Namespace) -> str:
     from .docgen.describe import describe
 
     return "\n---\n\n".join(describe(model, title=title, functions=functions)
-                              for title, model, functions in _load(args.target))
+                              for title, model, functions, _ in _load(args.target))
 
 
 def _export(args: argparse.Namespace) -> str:
@@ -268,6 +281,35 @@ def _codegen(args: argparse.Namespace) -> str:
     return text
 
 
+def _contract_export(args: argparse.Namespace) -> str:
+    from .model.contract_file import build_contract, contract_json
+
+    found = _load(args.target)
+    if args.table is not None:
+        chosen = [f for f in found if args.table in _table_names(f)]
+        if not chosen:
+            raise TargetError(f"target {args.target!r} has no table {args.table!r}; tables: {_listing(found)}")
+        found = chosen[:1]
+    if len(found) != 1:
+        raise TargetError(
+            f"target {args.target!r} holds {len(found)} tables ({_listing(found)}); choose one with --table NAME"
+        )
+    _, model, _, table = found[0]
+    if table is not None and callable(getattr(table, "contract_json", None)):
+        return str(table.contract_json())
+    return contract_json(build_contract(model))
+
+
+def _table_names(found: _Found) -> tuple[str, ...]:
+    """What ``--table`` may name: the construct path or id, or the model name."""
+    _, model, _, table = found
+    return (model.name,) if table is None else (table.node.path, table.node.id, model.name)
+
+
+def _listing(found: list[_Found]) -> str:
+    return ", ".join(repr(f[3].node.path if f[3] is not None else f[1].name) for f in found)
+
+
 def _evolution(args: argparse.Namespace) -> str:
     from .evolution.cli import run
 
@@ -301,8 +343,25 @@ def build_parser() -> argparse.ArgumentParser:
                          help="write nothing; exit 1 when FILE (--output) differs from what would be generated")
     for sub in (describe, export, fingerprint, codegen):
         sub.add_argument("target", metavar="TARGET",
-                         help="module (examples.shop.model), file (app.py) or either with :attribute")
+                         help="module (examples.shop.model), file (app.py) or either with :attribute, "
+                              "or a contract file (shop.contract.json)")
         sub.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
+    contract = commands.add_parser(
+        "contract", help="the model contract file a producer publishes and consumers build against",
+        description="Work with contract files (docs/contract-format.md).",
+    )
+    contract_commands = contract.add_subparsers(dest="contract_command", required=True, metavar="ACTION")
+    contract_export = contract_commands.add_parser(
+        "export", help="write the contract file of the table in TARGET",
+        description="Write the contract file (<model name>.contract.json) of the SingleTable in TARGET: the model, "
+                    "its fingerprints and the table's key schema, indexes, TTL and stream.",
+    )
+    contract_export.add_argument("target", metavar="TARGET",
+                                 help="app (app.py, a module with build_app()) or model module, optionally :attribute")
+    contract_export.add_argument("--table", metavar="NAME",
+                                 help="the table, when TARGET has several: construct path or id, or model name")
+    contract_export.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
+    contract_export.set_defaults(run=_contract_export)
     from .evolution.cli import add_commands
 
     add_commands(commands, _evolution, load_models=load_models, target_error=TargetError)

@@ -201,7 +201,7 @@ class SingleTable(ModelBoundTable):
         )
         for warning in model.warnings():
             cdk.Annotations.of(self).add_warning_v2(f"{defaults.ANNOTATION_PREFIX}:{warning.code}", warning.message)
-        # <stack>.<id>.model.md and .workbench.json in the cloud assembly at synth
+        # <stack>.<id>.model.md, .workbench.json and <model>.contract.json in the cloud assembly at synth
         from ..docgen.cloud_assembly import attach_model_docs
 
         attach_model_docs(self)
@@ -304,6 +304,21 @@ class SingleTable(ModelBoundTable):
             )
         self.contract = PublishedContract(self, "Contract", table=self, contract=contract)
         return self.contract
+
+    def contract_json(self) -> str:
+        """The table's contract file (docs/contract-format.md): the model, its fingerprints and the
+        table's key schema, indexes, TTL and stream view type; the table's name and ARN only when
+        they are concrete strings at synth (usually they are CloudFormation tokens). ``SingleTable``
+        writes it into the cloud assembly as ``<model name>.contract.json``."""
+        from ..model.contract_file import build_contract, contract_json
+
+        name, arn = self.table.table_name, self.table.table_arn
+        return contract_json(build_contract(
+            self.model,
+            stream_view_type=self.stream_view_type.value if self.stream_view_type is not None else None,
+            table_name=None if cdk.Token.is_unresolved(name) else name,
+            table_arn=None if cdk.Token.is_unresolved(arn) else arn,
+        ))
 
     # Index definitions ---------------------------------------------------------------------------
     def _projection(self, index: Index) -> tuple[dynamodb.ProjectionType, list[str] | None]:

@@ -2,10 +2,12 @@
 
 During synthesis each ``SingleTable`` writes, next to the stack templates,
 ``<stack name>.<construct id>.model.md`` (the Markdown of ``python -m constructs_lib describe``)
-and ``<stack name>.<construct id>.workbench.json`` (a NoSQL Workbench data model), through a
-construct validation that reports no error, so it never changes what is synthesized.
+and ``<stack name>.<construct id>.workbench.json`` (a NoSQL Workbench data model), and
+``<model name>.contract.json`` (the contract file, docs/contract-format.md) when the table can
+describe itself as one, through a construct validation that reports no error, so it never
+changes what is synthesized.
 
-See docs/adr/0026-model-docs-in-the-cloud-assembly.md.
+See docs/adr/0026-model-docs-in-the-cloud-assembly.md and docs/adr/0040-the-contract-is-a-file.md.
 """
 
 from __future__ import annotations
@@ -27,9 +29,12 @@ class DocumentedTable(Protocol):
 
     node: constructs.Node
     model: Model
+    # (a ``SingleTable`` also has ``contract_json()``: its contract file is written too)
+
 
 MARKDOWN_SUFFIX = ".model.md"
 WORKBENCH_SUFFIX = ".workbench.json"
+CONTRACT_SUFFIX = ".contract.json"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 #: Attribute marking a construct whose model docs are written (set by :func:`attach_model_docs`).
 _MARK = "_constructs_lib_model_docs"
@@ -62,25 +67,43 @@ def _first_writer(table: DocumentedTable, stage: cdk.Stage, basename: str) -> bo
 
 
 def write_model_docs(table: DocumentedTable) -> list[Path]:
-    """Write ``table``'s model docs into its stage's output directory; returns the paths written
-    ([] when another table of the stage already writes these names, or outside a stage)."""
+    """Write ``table``'s model docs (and contract file) into its stage's output directory; returns
+    the paths written (none of those another table of the stage already writes, none outside a stage)."""
     from .describe import describe
     from .workbench import to_workbench_json
 
     stage = cdk.Stage.of(table)
     if stage is None:
         return []
-    basename = doc_basename(table)
-    if not _first_writer(table, stage, basename):
-        return []
     outdir = Path(stage.outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     model = table.model
-    markdown = outdir / f"{basename}{MARKDOWN_SUFFIX}"
-    workbench = outdir / f"{basename}{WORKBENCH_SUFFIX}"
-    markdown.write_text(describe(model, title=f"{table.node.path} — data model `{model.name}`"), encoding="utf-8")
-    workbench.write_text(to_workbench_json([(basename, model)], model_name=model.name), encoding="utf-8")
-    return [markdown, workbench]
+    written = []
+    basename = doc_basename(table)
+    if _first_writer(table, stage, basename):
+        markdown = outdir / f"{basename}{MARKDOWN_SUFFIX}"
+        workbench = outdir / f"{basename}{WORKBENCH_SUFFIX}"
+        markdown.write_text(describe(model, title=f"{table.node.path} — data model `{model.name}`"), encoding="utf-8")
+        workbench.write_text(to_workbench_json([(basename, model)], model_name=model.name), encoding="utf-8")
+        written += [markdown, workbench]
+    if callable(getattr(table, "contract_json", None)) and _first_contract_writer(table, stage):
+        contract = outdir / f"{_UNSAFE.sub('_', model.name)}{CONTRACT_SUFFIX}"
+        contract.write_text(table.contract_json(), encoding="utf-8")  # type: ignore[attr-defined]
+        written.append(contract)
+    return written
+
+
+def _first_contract_writer(table: DocumentedTable, stage: cdk.Stage) -> bool:
+    """True if no table before ``table`` (construct-tree order) in ``stage`` writes a contract for
+    a model of the same name (``<model name>.contract.json`` is one file per stage)."""
+    for other in stage.node.find_all():
+        if not getattr(other, _MARK, False) or cdk.Stage.of(other).node.path != stage.node.path:
+            continue
+        if other.node.path == table.node.path:
+            return True
+        if callable(getattr(other, "contract_json", None)) and other.model.name == table.model.name:  # type: ignore[attr-defined]
+            return False
+    return True
 
 
 @jsii.implements(constructs.IValidation)

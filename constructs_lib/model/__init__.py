@@ -8,7 +8,17 @@ from __future__ import annotations
 
 from .access import CONDITIONS, AccessPattern
 from .entity import SHARD, Entity, IndexKey
-from .exceptions import AccessPatternError, ModelError, ModelFormatError, ModelValidationError, TemplateError
+from .exceptions import (
+    AccessPatternError,
+    ContractError,
+    ContractFormatError,
+    ContractIntegrityError,
+    ContractVersionError,
+    ModelError,
+    ModelFormatError,
+    ModelValidationError,
+    TemplateError,
+)
 from .fields import Field
 from .indexes import TABLE, Index
 from .model import FORMAT, MAX_GSIS, MAX_LSIS, VERSION, Model, ModelWarning, ResolvedPattern
@@ -31,6 +41,10 @@ __all__ = [
     "VERSION",
     "AccessPattern",
     "AccessPatternError",
+    "ContractError",
+    "ContractFormatError",
+    "ContractIntegrityError",
+    "ContractVersionError",
     "Entity",
     "Field",
     "Index",

@@ -25,3 +25,20 @@ class AccessPatternError(ModelError):
 
 class ModelFormatError(ModelError):
     """A serialized model (JSON) has an unknown format or an unsupported version."""
+
+
+class ContractError(ModelFormatError):
+    """A contract file (``<model>.contract.json``) cannot be used; the message names the file."""
+
+
+class ContractFormatError(ContractError):
+    """A contract file is not valid JSON, not a contract, or lacks a field or has one of a wrong type."""
+
+
+class ContractVersionError(ContractError):
+    """A contract file's ``format_version`` is newer than this constructs_lib reads (upgrade it)."""
+
+
+class ContractIntegrityError(ContractError):
+    """A contract file's fingerprints or table description disagree with the model it holds
+    (edited by hand or damaged)."""

@@ -573,6 +573,14 @@ class Model:
             raise ModelFormatError(f"model JSON is not valid JSON: {exc}") from exc
         return cls.from_dict(data)
 
+    @classmethod
+    def from_contract(cls, source: Any) -> Model:
+        """The producer's model from its contract file: a path, the JSON text or the parsed dict, checked
+        (raises ``ContractError`` subclasses; see :func:`constructs_lib.model.contract_file.read_contract`)."""
+        from .contract_file import read_contract
+
+        return read_contract(source, cls).model  # type: ignore[no-any-return]
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Model) and self.to_dict() == other.to_dict()
 

@@ -3,7 +3,8 @@
 A model's **fingerprint** hashes only what decides which keys and index entries an item gets
 (key attribute names, indexes, entities' templates, typed fields, sparse conditions, version
 attribute); access patterns, descriptions, required attributes and the model's name are left
-out. Equal fingerprints mean identical keys for every item. A function bound to an imported table
+out (computed by :mod:`constructs_lib.model.fingerprints`, re-exported here). Equal fingerprints
+mean identical keys for every item. A function bound to an imported table
 receives the deployed fingerprint in :data:`ENV_MODEL_FINGERPRINT`; :func:`verify` raises
 :class:`ModelMismatchError` when it differs from the bundled model's.
 
@@ -13,12 +14,12 @@ See docs/adr/0020-model-fingerprint-and-published-contract.md.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..model.fingerprints import FINGERPRINT_LENGTH, fingerprint, key_schema
 from .exceptions import ModelMismatchError
 
 if TYPE_CHECKING:
@@ -30,27 +31,6 @@ ENV_MODEL_PATH = "CONSTRUCTS_LIB_MODEL_PATH"
 MODEL_FILE = "model.json"
 #: Environment variable holding the fingerprint of the deployed table's model.
 ENV_MODEL_FINGERPRINT = "CONSTRUCTS_LIB_MODEL_FINGERPRINT"
-#: Hex digits kept of the SHA-256 (128 bits).
-FINGERPRINT_LENGTH = 32
-_ENTITY_KEYS = ("name", "pk", "sk", "fields", "indexes", "version_attribute")
-_MODEL_KEYS = ("format", "version", "pk_attribute", "sk_attribute", "entity_attribute", "ttl_attribute", "tenant_field")
-
-
-def key_schema(model: Model | Mapping[str, Any]) -> dict[str, Any]:
-    """The key-relevant part of a model (or of its ``to_dict()``), in a canonical order."""
-    data = model if isinstance(model, Mapping) else model.to_dict()
-    schema = {key: data.get(key) for key in _MODEL_KEYS}
-    schema["indexes"] = sorted(data["indexes"], key=lambda i: i["name"])
-    schema["entities"] = sorted(
-        ({key: entity.get(key) for key in _ENTITY_KEYS} for entity in data["entities"]), key=lambda e: e["name"]
-    )
-    return schema
-
-
-def fingerprint(model: Model | Mapping[str, Any]) -> str:
-    """SHA-256 of the canonical JSON of :func:`key_schema`, first :data:`FINGERPRINT_LENGTH` hex digits."""
-    text = json.dumps(key_schema(model), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:FINGERPRINT_LENGTH]
 
 
 def model_digest(model: Model) -> str:

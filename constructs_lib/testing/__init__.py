@@ -2,13 +2,12 @@
 
 :class:`DynamoDBLocal` runs DynamoDB Local; :func:`deploy_template` / :func:`deploy_assembly`
 create the tables of synthesized templates in it (:class:`LocalDeployment`,
-:class:`AssemblyDeployment`); :class:`StreamRunner` feeds a table's stream to a handler as an event
-source mapping would; :func:`matches_any` implements Lambda event filters; :class:`LocalFunction`
+:class:`AssemblyDeployment`), :func:`deploy_contract` a producer's table from its contract file
+(:class:`ContractDeployment`); :class:`StreamRunner` feeds a table's stream to a handler as an
+event source mapping would; :func:`matches_any` implements Lambda event filters; :class:`LocalFunction`
 and :func:`invoke_handler` run bundled handlers; :func:`synthesize` builds a cloud assembly;
 :func:`update_template` updates a deployment; :func:`run_backfill` runs a backfill. See docs/testing.md.
-
-Importing this package is cheap: it never imports aws_cdk, constructs, jsii or boto3, and the
-submodules are loaded on first attribute access.
+Importing it is cheap: no aws_cdk, constructs, jsii or boto3; submodules load on first access.
 """
 
 from __future__ import annotations
@@ -33,6 +32,7 @@ if TYPE_CHECKING:
     from constructs_lib.testing._resolver import CrossStackValues
     from constructs_lib.testing.assembly import AssemblyDeployment, deploy_assembly
     from constructs_lib.testing.backfill import CapacityTrace, run_backfill
+    from constructs_lib.testing.contract_deploy import ContractDeployment, deploy_contract
     from constructs_lib.testing.dynamodb_local import (
         DynamoDBLocal,
         find_dynamodb_local_dir,
@@ -72,6 +72,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AssemblyDeployment",
     "CapacityTrace",
+    "ContractDeployment",
     "CrossStackValues",
     "DynamoDBLocal",
     "DynamoDBLocalError",
@@ -96,6 +97,7 @@ __all__ = [
     "asset_dir",
     "deploy_assembly",
     "deploy_assembly_stack",
+    "deploy_contract",
     "deploy_template",
     "find_dynamodb_local_dir",
     "invoke_handler",
@@ -141,6 +143,8 @@ _LAZY = {
     "CapacityTrace": "constructs_lib.testing.backfill",
     "run_backfill": "constructs_lib.testing.backfill",
     "update_template": "constructs_lib.testing.local_update",
+    "ContractDeployment": "constructs_lib.testing.contract_deploy",
+    "deploy_contract": "constructs_lib.testing.contract_deploy",
 }
 
 

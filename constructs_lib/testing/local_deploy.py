@@ -323,15 +323,22 @@ def deploy_template(
         export/SSM parameter name is already taken by another deployed stack. Tables created
         before the failure are deleted again.
     """
+    tpl = load_template(template)
+    deployment = LocalDeployment(client=client, template=tpl, stack_name=stack_name,
+                                 shared=shared if shared is not None else CrossStackValues())
+    return deploy_into(deployment, name_prefix=name_prefix, wait=wait, timeout=timeout)
+
+
+def deploy_into(deployment: LocalDeployment, *, name_prefix: str, wait: bool, timeout: float) -> LocalDeployment:
+    """Create the tables of ``deployment.template`` and record them in ``deployment`` (the body of
+    :func:`deploy_template`, for callers that build a :class:`LocalDeployment` subclass)."""
     from botocore.exceptions import ClientError, ParamValidationError
 
     if not TABLE_NAME_RE.match(name_prefix):
         raise LocalDeployError(f"name_prefix {name_prefix!r} may only contain A-Z a-z 0-9 _ . -")
-    tpl = load_template(template)
+    client, tpl = deployment.client, deployment.template
     region = str(client.meta.region_name)
     plans: list[TablePlan] = []
-    deployment = LocalDeployment(client=client, template=tpl, stack_name=stack_name,
-                                 shared=shared if shared is not None else CrossStackValues())
     for lid, resource in tpl["Resources"].items():
         rtype = resource.get("Type") if isinstance(resource, Mapping) else None
         if rtype in SUPPORTED_RESOURCE_TYPES:

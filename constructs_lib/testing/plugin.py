@@ -4,7 +4,7 @@ Fixtures: ``dynamodb_local`` (one DynamoDB Local per session, installed on first
 needing it fail, never skip, when it cannot start), ``dynamodb_client`` and
 ``dynamodb_streams_client``, ``cdk_synth`` (synthesize an app as ``cdk synth`` would),
 ``local_deploy`` (the tables of a template or of a whole assembly, deleted at teardown),
-``stream_runner``, ``local_function`` (warm bundled-handler processes) and ``stream_consumer``.
+``local_deploy_contract`` (a producer's table from its contract file alone), ``stream_runner``, ``local_function`` (warm bundled-handler processes) and ``stream_consumer``.
 Option ``--dynamodb-local-dir DIR``. Each fixture's docstring gives its signature; the README's
 "Testing your own stacks" and docs/testing.md describe them.
 
@@ -22,7 +22,9 @@ import pytest
 
 if TYPE_CHECKING:
     from constructs_lib.testing._resolver import CrossStackValues
+    from constructs_lib.model.contract_file import Contract
     from constructs_lib.testing.assembly import AssemblyDeployment
+    from constructs_lib.testing.contract_deploy import ContractDeployment
     from constructs_lib.testing.dynamodb_local import DynamoDBLocal
     from constructs_lib.testing.handlers import Fault, LocalFunction
     from constructs_lib.testing.local_deploy import LocalDeployment
@@ -35,6 +37,7 @@ __all__ = [
     "dynamodb_local",
     "dynamodb_streams_client",
     "local_deploy",
+    "local_deploy_contract",
     "local_function",
     "stream_consumer",
     "stream_runner",
@@ -176,6 +179,21 @@ class LocalDeployFactory:
         self._deployments.append(deployment)
         return deployment
 
+    def contract(
+        self,
+        contract: str | os.PathLike[str] | Mapping[str, Any] | Contract,
+        *,
+        name_prefix: str = "",
+        wait: bool = True,
+    ) -> ContractDeployment:
+        """Create the table a producer's contract file describes (see
+        ``contract_deploy.deploy_contract``); deleted at teardown like the others."""
+        from constructs_lib.testing.contract_deploy import deploy_contract
+
+        deployment = deploy_contract(contract, client=self._client, name_prefix=name_prefix, wait=wait)
+        self._deployments.append(deployment)
+        return deployment
+
     def close(self) -> None:
         for deployment in reversed(self._deployments):
             deployment.delete()
@@ -197,6 +215,19 @@ def local_deploy(dynamodb_client: Any) -> Iterator[LocalDeployFactory]:
     factory = LocalDeployFactory(dynamodb_client)
     yield factory
     factory.close()
+
+
+@pytest.fixture
+def local_deploy_contract(local_deploy: LocalDeployFactory) -> Callable[..., ContractDeployment]:
+    """Factory creating a producer's table in DynamoDB Local from its contract file alone.
+
+    Call it as ``local_deploy_contract(contract, *, name_prefix="", wait=True)`` where *contract*
+    is the path of a ``<model>.contract.json`` (or its JSON text, or the parsed mapping); returns a
+    :class:`~constructs_lib.testing.contract_deploy.ContractDeployment` (a ``LocalDeployment``:
+    ``.name`` is the table's name, ``.model`` the producer's model, ``.stream`` its stream ARN).
+    The table is deleted at teardown.
+    """
+    return local_deploy.contract
 
 
 @pytest.fixture

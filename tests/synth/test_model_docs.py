@@ -73,6 +73,8 @@ def test_same_file_twice_in_one_synth_is_written_once_by_the_first_table(tmp_pat
     assert _docs(tmp_path) == ["Dup.Data.model.md", "Dup.Data.workbench.json",
                                "Other.Data.model.md", "Other.Data.workbench.json"]
     assert (tmp_path / "Dup.Data.model.md").read_text(encoding="utf-8").startswith("# Dup/Data — data model `shop`")
+    # and one contract file per model name, whichever table of that model comes first
+    assert sorted(p.name for p in tmp_path.glob("*.contract.json")) == ["saas.contract.json", "shop.contract.json"]
 
 
 def test_nested_stage_writes_into_its_own_assembly(tmp_path: Path) -> None:
