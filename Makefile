@@ -59,10 +59,12 @@ unit: setup
 	$(PY) -m pytest tests/unit -q
 
 # The model-based test of TableClient at 10x its `make test` size: 300 programs of 50 steps from
-# a random seed, printed in the summary (replay with CONSTRUCTS_LIB_SEED=<seed> make soak); then
-# the backfill scenario (killed twice, resumed, checked item by item) with 100,000 items.
+# a random seed, printed in the summary (replay with CONSTRUCTS_LIB_SEED=<seed> make soak); every
+# property test that reads CONSTRUCTS_LIB_SOAK at 10x its examples; then the backfill scenario
+# (killed twice, resumed, checked item by item) with 100,000 items.
+SOAK_TESTS := $(shell grep -rl CONSTRUCTS_LIB_SOAK tests --include='test_*.py' | sort)
 soak: setup
-	CONSTRUCTS_LIB_SOAK=1 $(PY) -m pytest tests/integration/test_model_based.py
+	CONSTRUCTS_LIB_SOAK=1 $(PY) -m pytest $(SOAK_TESTS)
 	CONSTRUCTS_LIB_BACKFILL_ITEMS=100000 $(PY) -m pytest -s tests/integration/test_backfill.py
 
 # Benchmarks (benchmarks/README.md): writes benchmarks/results.{md,json} and PNG plots.

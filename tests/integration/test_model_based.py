@@ -6,7 +6,13 @@ with adversarial values on a table created from the **synthesized CloudFormation
 a model that has everything the key rules must get right: a GSI overloaded by two entities, a
 ``when_equals`` and a ``when_present`` sparse GSI, a GSI partitioned on two fields, a
 zero-padded number and a timestamp in keys, KEYS_ONLY and INCLUDE projections, a versioned
-entity and a TTL attribute.
+entity and a TTL attribute — and two GSIs on which the two entities' keys can be identical
+(``HOLDS#{email}`` beside ``HOLDS#{order_id}``; ``{team}#R`` beside ``{account_id}#R`` with a
+shared ``ACCT#`` sort-key prefix), with value pools that make them collide.
+
+Every write also goes to a **twin table** created from the same template, whose client shares
+the cursor secret: transactions carry the same ``client_request_token`` on both, both tables
+must answer alike and equal the reference, and a cursor of one table is refused by the other.
 
 After every step the table must equal an in-memory reference (``mbt_reference.py``) written
 without the runtime's codec: every item and every key attribute (one consistent Scan), every
@@ -58,6 +64,7 @@ from mbt_reference import (
 
 from constructs_lib.model import AccessPattern, Entity, Field, Index, IndexKey, Model
 from constructs_lib.runtime import (
+    CursorError,
     ItemValidationError,
     RuntimeClientError,
     TableClient,
@@ -290,6 +297,9 @@ class Call:
 
 
 STATS: Counter[str] = Counter()
+#: Transaction tokens are remembered per server for 10 minutes, across tables: this run's own.
+RUN = f"{os.getpid()}-{time.time_ns()}"
+CURSOR_KEY = b"mbt-shared-cursor-secret-0123456789"
 FOREIGN = "foreign partitions read"
 
 
@@ -297,6 +307,10 @@ class TableMachine(RuleBasedStateMachine):
     """Drives one ``TableClient`` and the reference side by side (the table starts empty)."""
 
     table: TableClient
+    #: A second table from the same template, its client sharing ``cursor_key``: every write goes
+    #: to both (transactions with the same ``client_request_token``) and both must equal the
+    #: reference; a cursor of one is refused by the other.
+    twin: TableClient
     raw: Any
 
     def __init__(self) -> None:
@@ -562,6 +576,25 @@ class TableMachine(RuleBasedStateMachine):
         )
         STATS["refusals checked"] += 1
 
+    def mirror(self, what: str, call: Callable[[], Any], first: Any) -> None:
+        """Run on the twin table what ``first`` came from on the table: the same error class, or
+        the same result (the two tables hold the same items, so the same call must agree)."""
+        try:
+            result = call()
+        except RuntimeClientError as exc:
+            assert isinstance(first, RuntimeClientError) and type(exc) is type(first), (
+                f"{what} on the twin table raised {type(exc).__name__}: {exc}\n  on the table: {show(first)}"
+            )
+            return
+        assert not isinstance(first, BaseException), (
+            f"{what} succeeded on the twin table, returning {show(result)}; on the table it raised "
+            f"{type(first).__name__}: {first}"
+        )
+        assert canon_item(result) == canon_item(first) if isinstance(result, dict) or result is None else result == first, (
+            f"{what}: the twin table returned {show(result)}, the table {show(first)}"
+        )
+        STATS["twin calls agreed"] += 1
+
     # rules -----------------------------------------------------------------------------------
     def single(self, call: Call) -> None:
         self.begin()
@@ -574,6 +607,7 @@ class TableMachine(RuleBasedStateMachine):
         try:
             result = call.run(self.table)
         except RuntimeClientError as exc:
+            self.mirror(f"{call!r}", lambda: call.run(self.twin), exc)
             if refused is not None:
                 self.expect_error(f"{call!r} ({refused})", exc, refused.classes)
                 self.count(call, "refused")
@@ -583,6 +617,7 @@ class TableMachine(RuleBasedStateMachine):
                 self.expect_error(f"{call!r} ({outcome.why})", exc, (outcome.condition,))
                 self.count(call, "condition failed")
             return
+        self.mirror(f"{call!r}", lambda: call.run(self.twin), result)
         assert refused is None, f"{call!r} succeeded, returning {show(result)}; expected a refusal: {refused}"
         assert outcome is not None
         assert outcome.condition is None, (
@@ -649,17 +684,25 @@ class TableMachine(RuleBasedStateMachine):
         if not expected and any(o.condition for o in outcomes):
             expected = (TransactionCanceledError,)
             why = "; ".join(f"{c!r}: {o.why}" for c, o in zip(calls, outcomes) if o.condition)
-        # WHEN the actions are committed in one transaction
-        try:
-            with self.table.transaction() as tx:
+        # WHEN the actions are committed in one transaction (a fresh idempotency token; the twin
+        # table commits the same actions with the same token)
+        token = f"mbt-{RUN}-{self.step}-{STATS['steps']}"
+
+        def commit(target: TableClient) -> None:
+            with target.transaction(client_request_token=token) as tx:
                 for call in calls:
                     call.run(tx)
+
+        try:
+            commit(self.table)
         except RuntimeClientError as exc:
+            self.mirror(f"transaction {calls!r}", lambda: commit(self.twin), exc)
             # THEN a refused or cancelled transaction raises the predicted error and writes nothing
             assert expected, f"transaction {calls!r}: unexpected {type(exc).__name__}: {exc}"
             self.expect_error(f"transaction {calls!r} ({why})", exc, expected)
             self.count("transaction", "cancelled" if expected == (TransactionCanceledError,) else "refused")
             return
+        self.mirror(f"transaction {calls!r}", lambda: commit(self.twin), None)
         assert not expected, f"transaction {calls!r} committed; expected {[c.__name__ for c in expected]}: {why}"
         for outcome in outcomes:  # distinct items: applying one by one is the atomic result
             self.ref.apply(outcome)
@@ -718,12 +761,14 @@ class TableMachine(RuleBasedStateMachine):
         try:
             count = self.table.batch_write(puts=puts, deletes=deletes)
         except RuntimeClientError as exc:
+            self.mirror("batch_write", lambda: self.twin.batch_write(puts=puts, deletes=deletes), exc)
             # THEN an invalid item anywhere refuses the whole batch before anything is written
             assert refused is not None, f"batch_write of {len(puts)} puts, {len(deletes)} deletes: unexpected {exc!r}"
             self.expect_error(f"batch_write ({refused})", exc, refused.classes)
             self.count("batch_write", "refused")
             self.read_keys = [(e, k) for e, k in self.read_keys if self.readable(e, k)]
             return
+        self.mirror("batch_write", lambda: self.twin.batch_write(puts=puts, deletes=deletes), count)
         assert refused is None, f"batch_write of {len(puts)} puts + {deletes!r} succeeded; expected {refused}"
         assert outcome is not None and count == outcome.result
         self.ref.apply(outcome)
@@ -837,9 +882,9 @@ class TableMachine(RuleBasedStateMachine):
             ident = next(iter(self.pending))
             reads += self.check_pattern(*self.pending.pop(ident))
 
-    def scan(self) -> dict[tuple[str, str], dict[str, Any]]:
+    def scan(self, table: TableClient | None = None) -> dict[tuple[str, str], dict[str, Any]]:
         out: dict[tuple[str, str], dict[str, Any]] = {}
-        kw: dict[str, Any] = {"TableName": self.table.table_name, "ConsistentRead": True}
+        kw: dict[str, Any] = {"TableName": (table or self.table).table_name, "ConsistentRead": True}
         while True:
             page = self.raw.scan(**kw)
             for wire in page["Items"]:
@@ -912,6 +957,11 @@ class TableMachine(RuleBasedStateMachine):
                 pages, cursor = pages + 1, page.cursor
                 if cursor is None:
                     break
+                if pages == 1:
+                    # AND the twin table (same model, same cursor_key) refuses the cursor
+                    with pytest.raises(CursorError):
+                        self.twin.query(pattern, args, limit=limit, cursor=cursor)
+                    STATS["cursors refused by the twin"] += 1
                 assert pages <= len(expected) + 1, f"{where}: more pages than items with limit={limit}"
             self.same_results(f"{where} (pages of {limit})", pattern, items, expected)
         return True
@@ -940,16 +990,24 @@ class TableMachine(RuleBasedStateMachine):
                     reads += self.check_pattern(pattern, args)
                     if reads == READS_AT_END:
                         break
+                # AND the twin table, which received every write too, equals the reference
+                twin = self.scan(self.twin)
+                assert {k: canon_item(i) for k, i in twin.items()} == {
+                    k: canon_item(i) for k, i in self.ref.items.items()
+                }, f"the twin table differs from the reference: only in the twin: " \
+                   f"{show(sorted(twin.keys() - self.ref.items.keys()), 600)}; missing from it: " \
+                   f"{show(sorted(self.ref.items.keys() - twin.keys()), 600)}"
         finally:
             self.clear()
 
     def clear(self) -> None:
-        """Delete every item so the next example starts from an empty table."""
-        keys = [{PK: {"S": k[0]}, SK: {"S": k[1]}} for k in self.scan()]
-        for start in range(0, len(keys), 25):
-            request = {self.table.table_name: [{"DeleteRequest": {"Key": k}} for k in keys[start:start + 25]]}
-            while request:
-                request = self.raw.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
+        """Delete every item of both tables so the next example starts from empty tables."""
+        for table in (self.table, self.twin):
+            keys = [{PK: {"S": k[0]}, SK: {"S": k[1]}} for k in self.scan(table)]
+            for start in range(0, len(keys), 25):
+                request = {table.table_name: [{"DeleteRequest": {"Key": k}} for k in keys[start:start + 25]]}
+                while request:
+                    request = self.raw.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
 
 
 # --------------------------------------------------------------------------------- the tests
@@ -989,7 +1047,10 @@ def test_table_client_agrees_with_the_reference_model(
     assert {r["Type"] for r in template["Resources"].values()} >= {"AWS::DynamoDB::GlobalTable"}
     deployment = local_deploy(template, name_prefix="mbt-")
     (name,) = deployment.tables.values()
-    TableMachine.table = TableClient(MODEL, name, client=dynamodb_client)
+    # AND its twin from the same template, the two clients sharing one cursor secret
+    (twin_name,) = local_deploy(template, name_prefix="mbt-twin-").tables.values()
+    TableMachine.table = TableClient(MODEL, name, client=dynamodb_client, cursor_key=CURSOR_KEY)
+    TableMachine.twin = TableClient(MODEL, twin_name, client=dynamodb_client, cursor_key=CURSOR_KEY)
     TableMachine.raw = dynamodb_client
     machine: Any = TableMachine
     if SEED is not None:
@@ -1012,7 +1073,8 @@ def test_table_client_agrees_with_the_reference_model(
             f"{'seed ' + str(SEED) if SEED is not None else 'derandomized'}), "
             f"{STATS['queries compared']} pattern reads, {STATS['gets compared']} gets and "
             f"{STATS['refusals checked']} refusals compared, {elapsed:.1f} s; "
-            f"{STATS[FOREIGN]} reads of a partition holding another entity's items"
+            f"{STATS[FOREIGN]} reads of a partition holding another entity's items; twin table: "
+            f"{STATS['twin calls agreed']} calls agreed, {STATS['cursors refused by the twin']} cursors refused"
         )
         outcomes = ", ".join(f"{k} {v}" for k, v in sorted(STATS.items()) if ":" in k)
         summary += f"\n  outcomes: {outcomes}"
