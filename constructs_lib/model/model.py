@@ -440,6 +440,12 @@ class Model:
                 raise fail(f"'=' needs every sort-key field of {first_sk.source!r}, got {list(sk_fields)!r}")
             if pattern.sk not in ("=", "begins_with") and not sk_fields:
                 raise fail(f"condition {pattern.sk!r} needs at least one sort-key field to compare")
+            if pattern.sk == "begins_with" and not sk_fields and not isinstance(first_sk.segments[0], str):
+                raise fail(
+                    f"'begins_with' without sk_fields on {first_sk.source!r}, which starts with a field, has an empty "
+                    f"prefix (DynamoDB refuses one); give sk_fields=({first_sk.placeholders[0].field!r},) or no "
+                    "sort-key condition"
+                )
             for other, entity_name in zip(sk_templates[1:], pattern.entities[1:]):
                 assert other is not None
                 if not first_sk.same_shape_until(other, len(sk_fields)):

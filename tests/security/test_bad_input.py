@@ -220,6 +220,10 @@ MODEL_CASES = table(
         fields={"u": "string", "at": "timestamp", "oid": "string"}),
         access_patterns=[AccessPattern("order", entity="Order", sk="=", sk_fields=("oid",))]),
         AccessPatternError, r"sk_fields \['oid'\] must be a leading run"),
+    Bad("begins-with-an-empty-prefix", lambda: model(Entity("Order", pk="U#{u}", sk="{at}#{oid}",
+        fields={"u": "string", "at": "timestamp", "oid": "string"}),
+        access_patterns=[AccessPattern("orders", entity="Order", sk="begins_with")]),
+        AccessPatternError, r"'orders'.*'begins_with' without sk_fields on '\{at\}#\{oid\}'.*empty prefix.*sk_fields=\('at',\)"),
     # Serialized models
     Bad("model-json-of-another-version", lambda: Model.from_json('{"format": "constructs_lib.model", "version": 2}'),
         ModelFormatError, r"version 2 is not supported"),
