@@ -20,6 +20,7 @@ from .design_warnings import ModelWarning, design_warnings
 from . import overlap, tenancy
 from .indexes import TABLE, Index
 from .templates import KeyTemplate
+from .view import CONSUMER_PATTERNS, consumer_names, consumer_view
 
 FORMAT = "constructs_lib.model"
 #: Version of the JSON contract. Bump on any incompatible change; readers refuse others.
@@ -135,6 +136,8 @@ class Model:
         self.resolved_patterns: dict[str, ResolvedPattern] = {
             p.name: self._resolve_pattern(p) for p in self.access_patterns.values()
         }
+        #: Names of the access patterns a consumer view added (:meth:`view`); () in a producer's model.
+        self.consumer_patterns: tuple[str, ...] = ()
 
     # Lookups --------------------------------------------------------------------------------
     def entity(self, name: str) -> Entity:
@@ -167,6 +170,13 @@ class Model:
         for index in self.indexes.values():
             out += [a for a in index.key_attributes if a not in out]
         return out
+
+    def view(self, extra_patterns: Sequence[AccessPattern] | AccessPattern = (), **refused: Any) -> Model:
+        """A consumer's view: this model plus ``extra_patterns``, resolved like the model's own (an
+        unservable one raises :class:`AccessPatternError` naming it), listed in :attr:`consumer_patterns`.
+        Keys cannot change, so every fingerprint stays the model's; any other argument, a non-pattern
+        or a taken pattern name raises :class:`~constructs_lib.model.exceptions.ViewError`."""
+        return consumer_view(self, extra_patterns, refused, type(self).from_dict)
 
     # Validation -----------------------------------------------------------------------------
     def _validate_limits(self) -> None:
@@ -468,6 +478,7 @@ class Model:
             "indexes": [i.to_dict() for i in self.indexes.values()],
             "entities": [e.to_dict() for e in self.entities.values()],
             "access_patterns": [p.to_dict() for p in self.access_patterns.values()],
+            **({CONSUMER_PATTERNS: list(self.consumer_patterns)} if self.consumer_patterns else {}),
         }
 
     def to_json(self, *, indent: int | None = 2, compact: bool = False) -> str:
@@ -504,7 +515,7 @@ class Model:
             ) from exc
         except (TypeError, AttributeError) as exc:
             raise ModelFormatError(f"model JSON has an unexpected shape: {exc}") from exc
-        return cls(
+        model = cls(
             name,
             entities=entities,
             indexes=indexes,
@@ -515,6 +526,8 @@ class Model:
             entity_attribute=entity_attr,
             tenant_field=data.get("tenant_field"),
         )
+        model.consumer_patterns = consumer_names(data, model.access_patterns)
+        return model
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Model:
