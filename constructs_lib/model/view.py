@@ -42,15 +42,16 @@ def consumer_view(model: M, extra_patterns: Any, refused: Mapping[str, Any], fro
             "producer's, and keeping them is what keeps the view's fingerprint equal to the producer's table"
         )
     patterns = _patterns(where, extra_patterns)
-    known = set(model.access_patterns)
+    owners = {name: "the producer declares" for name in model.access_patterns}
+    owners.update((name, "this view already adds") for name in model.consumer_patterns)
     for pattern in patterns:
-        if pattern.name in known:
-            owner = "this view already adds" if pattern.name in model.consumer_patterns else "the producer declares"
+        if pattern.name in owners:
+            owner = owners[pattern.name]
             raise ViewError(
                 f"{where}: access pattern {pattern.name!r} clashes with a pattern {owner}; a view adds patterns "
                 "and never redefines one (the runtime looks patterns up by name) — give it another name"
             )
-        known.add(pattern.name)
+        owners[pattern.name] = "this view already adds"
     data = model.to_dict()
     data["access_patterns"] = [*data["access_patterns"], *(p.to_dict() for p in patterns)]
     data[CONSUMER_PATTERNS] = [*model.consumer_patterns, *(p.name for p in patterns)]
