@@ -439,6 +439,8 @@ class _Generator:
         if p.descending:
             doc += ", descending"
         doc += "."
+        if name in self.model.consumer_patterns:
+            doc += " Consumer-only: declared by this consumer's view, not by the table's owner."
         if p.description:
             doc += f"\n\n{p.description}"
         out: list[str] = []

@@ -444,11 +444,15 @@ def _patterns_section(model: Model, codec: ItemCodec) -> list[str]:
         index = "table" if r.index is None else f"{r.index.kind} {r.index.name}"
         order = " (descending)" if r.pattern.descending else ""
         operation = f"{r.shards} Queries, merged" if r.shards else r.operation
+        mark = " *(consumer)*" if r.name in model.consumer_patterns else ""
         rows.append((
-            _cell(r.name), ", ".join(r.pattern.entities), index, operation + order,
+            _cell(r.name) + mark, ", ".join(r.pattern.entities), index, operation + order,
             _code(_condition(model, r)), _code(_example_request(model, r, codec)),
         ))
     out += _table(["pattern", "entities", "index", "operation", "key condition", "example (as the runtime sends it)"], rows)
+    if model.consumer_patterns:
+        out += ["", f"*(consumer)*: declared by this consumer's view of model {_code(model.name)}, not by the table's "
+                "owner; it reads the owner's keys and indexes (same fingerprints).", ""]
     out += _entity_filter_notes(model)
     sharded = [r for r in model.resolved_patterns.values() if r.shards]
     if sharded:

@@ -18,6 +18,7 @@ from .exceptions import (
     ModelFormatError,
     ModelValidationError,
     TemplateError,
+    ViewError,
 )
 from .fields import Field
 from .indexes import TABLE, Index
@@ -58,4 +59,5 @@ __all__ = [
     "Placeholder",
     "ResolvedPattern",
     "TemplateError",
+    "ViewError",
 ]

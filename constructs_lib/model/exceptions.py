@@ -23,6 +23,11 @@ class AccessPatternError(ModelError):
     """A declared access pattern cannot be served by a Query or GetItem on any key or index."""
 
 
+class ViewError(ModelValidationError):
+    """A consumer view (``Model.view``) was asked for more than extra access patterns, or for a
+    pattern whose name the model already has."""
+
+
 class ModelFormatError(ModelError):
     """A serialized model (JSON) has an unknown format or an unsupported version."""
 

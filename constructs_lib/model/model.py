@@ -16,10 +16,11 @@ from typing import Any
 from .access import AccessPattern
 from .entity import SHARD, Entity
 from .exceptions import AccessPatternError, ModelFormatError, ModelValidationError
-from .fields import Field
+from .design_warnings import ModelWarning, design_warnings
 from . import overlap, tenancy
 from .indexes import TABLE, Index
 from .templates import KeyTemplate
+from .view import CONSUMER_PATTERNS, consumer_names, consumer_view
 
 FORMAT = "constructs_lib.model"
 #: Version of the JSON contract. Bump on any incompatible change; readers refuse others.
@@ -30,10 +31,6 @@ MAX_LSIS = 5
 MAX_PROJECTED_ATTRIBUTES = 100
 
 _MODEL_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
-_LOW_CARDINALITY_NAME = re.compile(
-    r"^(status|state|type|kind|category|flag|enabled|active|deleted|gender|country|level|tier|"
-    r"is_\w+|has_\w+|\w+_status|\w+_state|\w+_type|\w+_flag)$"
-)
 
 
 @dataclass(frozen=True)
@@ -58,15 +55,6 @@ class ResolvedPattern:
     @property
     def name(self) -> str:
         return self.pattern.name
-
-
-@dataclass(frozen=True)
-class ModelWarning:
-    """A design smell worth a synth-time warning (not an error)."""
-
-    code: str
-    where: str
-    message: str
 
 
 class Model:
@@ -148,6 +136,8 @@ class Model:
         self.resolved_patterns: dict[str, ResolvedPattern] = {
             p.name: self._resolve_pattern(p) for p in self.access_patterns.values()
         }
+        #: Names of the access patterns a consumer view added (:meth:`view`); () in a producer's model.
+        self.consumer_patterns: tuple[str, ...] = ()
 
     # Lookups --------------------------------------------------------------------------------
     def entity(self, name: str) -> Entity:
@@ -180,6 +170,13 @@ class Model:
         for index in self.indexes.values():
             out += [a for a in index.key_attributes if a not in out]
         return out
+
+    def view(self, extra_patterns: Sequence[AccessPattern] | AccessPattern = (), **refused: Any) -> Model:
+        """A consumer's view: this model plus ``extra_patterns``, resolved like the model's own (an
+        unservable one raises :class:`AccessPatternError` naming it), listed in :attr:`consumer_patterns`.
+        Keys cannot change, so every fingerprint stays the model's; any other argument, a non-pattern
+        or a taken pattern name raises :class:`~constructs_lib.model.exceptions.ViewError`."""
+        return consumer_view(self, extra_patterns, refused, type(self).from_dict)
 
     # Validation -----------------------------------------------------------------------------
     def _validate_limits(self) -> None:
@@ -469,45 +466,9 @@ class Model:
 
     # Design warnings --------------------------------------------------------------------------
     def warnings(self) -> list[ModelWarning]:
-        """Design smells that are legal but risky, e.g. low-cardinality partition keys."""
-        out: list[ModelWarning] = []
-        for entity in self.entities.values():
-            candidates = [("table pk", entity.pk_template)]
-            for index_name in entity.indexes:  # type: ignore[union-attr]
-                pk_t, _ = entity.index_templates(index_name)
-                if pk_t is not None:
-                    candidates.append((f"index {index_name!r} pk", pk_t))
-            for part, template in candidates:
-                where = f"entity {entity.name!r} {part}"
-                if template.is_constant:
-                    out.append(ModelWarning(
-                        "ConstantPartitionKey", where,
-                        f"{where} template {template.source!r} is a constant: every item shares one partition "
-                        "(1,000 WCU / 3,000 RCU). Acceptable only for a small sparse index; otherwise add a "
-                        f"high-cardinality field{_shard_remedy(part, template)}.",
-                    ))
-                    continue
-                low = [p for p in template.placeholders if self._low_cardinality(entity, p.field, p.bucket)]
-                if len(low) == len(template.placeholders):
-                    names = ", ".join(str(p) for p in low)
-                    out.append(ModelWarning(
-                        "LowCardinalityPartitionKey", where,
-                        f"{where} template {template.source!r} is built only from low-cardinality input(s) "
-                        f"{names} (a status/enum/flag/date): a few partitions take all the traffic and will "
-                        "throttle. Add a high-cardinality component (an id)"
-                        f"{_shard_remedy(part, template)}, or keep the index sparse and small.",
-                    ))
-        for where, message in overlap.identical_keys(self.entities, self.indexes):
-            out.append(ModelWarning("IdenticalIndexKeys" if where.startswith("index") else "IdenticalTableKeys",
-                                    where, message))
-        return out
-
-    @staticmethod
-    def _low_cardinality(entity: Entity, field: str, bucket: str | None) -> bool:
-        spec: Field = entity.field(field)
-        return bool(
-            spec.choices or spec.kind == "date" or bucket is not None or _LOW_CARDINALITY_NAME.match(field)
-        )
+        """Design smells that are legal but risky, e.g. low-cardinality partition keys
+        (:func:`~constructs_lib.model.design_warnings.design_warnings`)."""
+        return design_warnings(self)
 
     # Serialization ------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -523,6 +484,7 @@ class Model:
             "indexes": [i.to_dict() for i in self.indexes.values()],
             "entities": [e.to_dict() for e in self.entities.values()],
             "access_patterns": [p.to_dict() for p in self.access_patterns.values()],
+            **({CONSUMER_PATTERNS: list(self.consumer_patterns)} if self.consumer_patterns else {}),
         }
 
     def to_json(self, *, indent: int | None = 2, compact: bool = False) -> str:
@@ -559,7 +521,7 @@ class Model:
             ) from exc
         except (TypeError, AttributeError) as exc:
             raise ModelFormatError(f"model JSON has an unexpected shape: {exc}") from exc
-        return cls(
+        model = cls(
             name,
             entities=entities,
             indexes=indexes,
@@ -570,6 +532,8 @@ class Model:
             entity_attribute=entity_attr,
             tenant_field=data.get("tenant_field"),
         )
+        model.consumer_patterns = consumer_names(data, model.access_patterns)
+        return model
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Model:
@@ -595,17 +559,6 @@ class Model:
 
     def __repr__(self) -> str:
         return f"Model({self.name!r}, entities={list(self.entities)}, indexes={list(self.indexes)})"
-
-
-def _shard_remedy(part: str, template: KeyTemplate) -> str:
-    """The write-sharding advice of a hot-partition warning: concrete for an index key."""
-    if not part.startswith("index"):
-        return ""  # a table key cannot be sharded without changing every get of the item
-    return (
-        f", or write-shard the index key: IndexKey(pk='{template.source}#{{{SHARD}}}', sk=..., shards=N, "
-        "shard_by='<an id field>') spreads writes over N partitions and a query reads all N, merged in "
-        "sort-key order (size N with constructs_lib.runtime.sharding.index_shards(writes_per_second))"
-    )
 
 
 def _may_meet(a: KeyTemplate, b: KeyTemplate) -> bool:

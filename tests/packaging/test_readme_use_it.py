@@ -11,6 +11,7 @@ packages (aws-cdk-lib, pytest...), as tests/packaging/test_wheel_install.py does
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -58,7 +59,9 @@ def test_the_section_shows_four_files_and_the_commands_it_runs() -> None:
     files, commands = readme_files(), readme_commands()
     # THEN it shows the four files and the requirement, and the commands this test runs
     assert sorted(files) == ["app.py", "cdk.json", "notes_api/index.py", "notes_api/requirements.txt", "test_notes.py"]
-    assert "npm install --save-dev aws-cdk@2.1148.1" in commands
+    # AND the CDK CLI is pinned exactly: a plain --save-dev would write "^2.1148.1" into package.json
+    assert "npm install --save-dev --save-exact aws-cdk@2.1148.1" in commands
+    assert not [c for c in commands if c.startswith("npm install") and "--save-exact" not in c]
     assert "npx cdk synth --quiet" in commands and "python -m pytest" in commands
     assert 'pip install "/path/to/constructs_lib/dist/constructs_lib-0.1.0-py3-none-any.whl[cdk,testing]"' in commands
 
@@ -91,7 +94,10 @@ def test_the_steps_work_in_a_fresh_project(tmp_path: Path) -> None:
     (purelib,) = (venv / "lib").glob("python3*/site-packages")
     (purelib / "outer_site_packages.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
     env = {**base, "VIRTUAL_ENV": str(venv), "PATH": f"{venv / 'bin'}{os.pathsep}{base['PATH']}"}
-    run("npm install --save-dev aws-cdk@2.1148.1", cwd=project, env=env)
+    (npm_install,) = [c for c in readme_commands() if c.startswith("npm install")]
+    run(npm_install, cwd=project, env=env)
+    package = json.loads((project / "package.json").read_text(encoding="utf-8"))
+    assert package["devDependencies"] == {"aws-cdk": "2.1148.1"}, package  # exact, not "^2.1148.1"
     # WHEN the README's two commands run there
     run("npx cdk synth --quiet", cwd=project, env=env)
     tests = run("python -m pytest -p no:cacheprovider", cwd=project, env=env, timeout=600)
