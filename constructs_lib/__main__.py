@@ -6,9 +6,9 @@ lines; ``codegen TARGET -o FILE [--check]``: a typed module (:mod:`constructs_li
 ``lock`` / ``diff`` / ``backfill TARGET``: model evolution (:mod:`constructs_lib.evolution.cli`).
 TARGET is a module (``examples.shop.model``) or a Python file, optionally ``:attribute``. A model
 module is searched for ``Model`` instances without importing the AWS CDK; an app (``build_app()``
-or a ``cdk.App``) is built without synthesizing and its ``SingleTable`` constructs described.
-Exit status: 0 on success, 2 when the target cannot be found or holds no model (and on usage
-errors), 1 when the target raises a model error, the output cannot be written or `codegen --check` fails.
+or a ``cdk.App``) is built, never synthesized, and its tables (owned or imported) described.
+Exit 0 on success, 2 when the target cannot be found or holds no model (or on usage errors), 1
+on a model error in the target, an unwritable output or a failed `codegen --check`.
 """
 
 from __future__ import annotations

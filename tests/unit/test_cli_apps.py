@@ -225,3 +225,14 @@ def test_lock_on_a_consumer_app_says_imported_tables_are_locked_by_their_owner(r
     run = runs["lock consumer"]
     assert run.code == 2
     assert "ShopReportingStack/Shop" in run.err and "owner" in run.err
+
+
+def test_a_model_module_is_still_searched_without_the_aws_cdk() -> None:
+    # WHEN a model module is described, fingerprinted and generated in a fresh interpreter
+    script = ("import sys, contextlib, io\nfrom constructs_lib.__main__ import main\n"
+              "with contextlib.redirect_stdout(io.StringIO()):\n"
+              "    codes = [main([c, 'examples.shop.model']) for c in ('describe', 'fingerprint', 'codegen')]\n"
+              "print(codes, sorted(m for m in ('aws_cdk', 'jsii', 'constructs') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, check=True)
+    # THEN every command succeeds and none of them loaded the AWS CDK
+    assert done.stdout.strip() == "[0, 0, 0] []"
