@@ -173,7 +173,7 @@ def _coarse_grant(access: str | None) -> str | None:
 def _view_of(top: Any, table: Any) -> Any:
     """The :class:`~constructs_lib.docgen.tables.TableView` of an owned or imported table."""
     from .constructs.imported_table import ImportedSingleTable
-    from .docgen.tables import TableView
+    from .docgen.tables import DEPLOY_TIME, TableView
 
     functions = _functions_of(top, table)
     if not isinstance(table, ImportedSingleTable):
@@ -183,11 +183,11 @@ def _view_of(top: Any, table: Any) -> Any:
     if table.parameter_prefix is not None:
         expected = table.expected_fingerprint
         return TableView(table.node.path, table.model, imported=True, parameter_prefix=table.parameter_prefix,
-                         expected_fingerprint=_literal(expected) or ("(deploy time)" if expected else None),
+                         expected_fingerprint=_literal(expected) or (DEPLOY_TIME if expected else None),
                          functions=functions)
     deployed = table.model_fingerprint
     return TableView(table.node.path, table.model, imported=True,
-                     deployed_fingerprint=_literal(deployed) or ("(deploy time)" if deployed else None),
+                     deployed_fingerprint=_literal(deployed) or (DEPLOY_TIME if deployed else None),
                      table_name=_literal(table.table_name) or _literal(table.table_arn), functions=functions)
 
 

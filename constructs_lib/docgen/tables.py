@@ -20,7 +20,11 @@ if TYPE_CHECKING:
     from ..model.model import Model
     from ..model.scope import AccessScope
 
-__all__ = ["FunctionView", "Slice", "TableView", "describe_table", "function_slice"]
+__all__ = ["DEPLOY_TIME", "FunctionView", "Slice", "TableView", "describe_table", "function_slice"]
+
+#: A fingerprint given as a token (known at deploy time only).
+DEPLOY_TIME = "(deploy time)"
+
 
 @dataclass(frozen=True)
 class FunctionView:
@@ -48,9 +52,10 @@ class TableView:
         Owned: where it publishes its contract (or None); imported: the SSM prefix it was imported
         from (None when imported by name or ARN).
     expected_fingerprint
-        Imported from parameters: the fingerprint pinned with ``expected_fingerprint=`` (or None).
+        Imported from parameters: the fingerprint pinned with ``expected_fingerprint=`` (a literal,
+        :data:`DEPLOY_TIME` for a token, or None).
     deployed_fingerprint
-        Imported by name or ARN: the ``model_fingerprint=`` given — a literal, ``"(deploy time)"``
+        Imported by name or ARN: the ``model_fingerprint=`` given — a literal, :data:`DEPLOY_TIME`
         for a token, or None.
     table_name
         Imported by name or ARN: the literal name or ARN, else None (a deploy-time value).
@@ -126,7 +131,9 @@ def _table_section(view: TableView) -> list[str]:
     if view.parameter_prefix is not None:
         lines.append(f"- contract: SSM parameters under {_code(view.parameter_prefix)} (`SingleTable.from_parameters`): "
                      "table name, ARN and the published model fingerprint are read at deploy time.")
-        if view.expected_fingerprint:
+        if view.expected_fingerprint == DEPLOY_TIME:
+            lines.append("- expected fingerprint (`expected_fingerprint=`): a deploy-time value, not checked at synth.")
+        elif view.expected_fingerprint:
             lines.append(f"- expected fingerprint {_code(view.expected_fingerprint)} (`expected_fingerprint=`, "
                          "checked against this model at synth).")
         else:
@@ -137,7 +144,7 @@ def _table_section(view: TableView) -> list[str]:
         lines.append(f"- table: {where} (`SingleTable.from_table_name` / `from_table_attributes`).")
         fp = view.deployed_fingerprint
         lines.append(
-            f"- deployed model fingerprint {_code(fp)} (checked at synth)." if fp and not fp.startswith("(")
+            f"- deployed model fingerprint {_code(fp)} (checked at synth)." if fp and fp != DEPLOY_TIME
             else "- deployed model fingerprint: a deploy-time value, checked by each function at run time." if fp
             else "- no deployed model fingerprint given (`model_fingerprint=`): nothing checks that the deployed "
                  "table was designed for this model."
