@@ -6,9 +6,9 @@
 TARGET is a module (``examples.shop.model``) or a Python file, optionally ``:attribute``, or a
 contract file (``*.json``, read with ``Model.from_contract``; docs/contract-format.md). A model
 module is searched for ``Model`` instances without importing the AWS CDK; an app (``build_app()``
-or a ``cdk.App``) is built without synthesizing and its ``SingleTable`` constructs described.
-Exit status: 0 on success, 2 when the target cannot be found or holds no model (and on usage
-errors), 1 when the target raises a model error, the output cannot be written or `codegen --check` fails.
+or a ``cdk.App``) is built, never synthesized, and its tables (owned or imported) described.
+Exit 0 on success, 2 when the target cannot be found or holds no model (or on usage errors), 1
+on a model error in the target, an unwritable output or a failed `codegen --check`.
 """
 
 from __future__ import annotations
@@ -130,15 +130,22 @@ def _is_construct(obj: object) -> bool:
     return isinstance(obj, Construct)
 
 
-#: (title, model, the table's functions: (construct path, declared scope or None, IAM lines), the
-#: ``SingleTable`` construct or None).
-_Found = tuple[str | None, Model, tuple[tuple[str, Any, tuple[str, ...]], ...], Any]
+#: (title, model, the table's view — None for a model found in a module or a contract file, the
+#: table construct or None).
+_Found = tuple[str | None, Model, Any, Any]
 
 
-def _functions_of(root: Any, table: Any) -> tuple[tuple[str, Any, tuple[str, ...]], ...]:
+def _literal(value: str | None) -> str | None:
+    import aws_cdk as cdk
+
+    return value if value is not None and not cdk.Token.is_unresolved(value) else None
+
+
+def _functions_of(root: Any, table: Any) -> tuple[Any, ...]:
     """The ``TableFunction``s built on ``table`` with their scopes and the statements derived from them."""
     from .constructs.scope_policy import derive_statements
     from .constructs.table_function import TableFunction
+    from .docgen.tables import FunctionView
 
     out = []
     for fn in (c for c in root.node.find_all() if isinstance(c, TableFunction) and c.table is table):
@@ -149,46 +156,103 @@ def _functions_of(root: Any, table: Any) -> tuple[tuple[str, Any, tuple[str, ...
                 f"{', '.join(s.leading_keys)}{' (in transactions only)' if s.transaction_only else ''}"
                 for s in derive_statements(fn.table.model, fn.scope)
             )
-        out.append((fn.node.path, fn.scope, lines))
+        out.append(FunctionView(fn.node.path, fn.scope, lines, _coarse_grant(getattr(fn, "access", None))))
     return tuple(out)
 
 
-def _tables_in(root: Any) -> list[_Found]:
-    from .constructs.single_table import SingleTable
+def _coarse_grant(access: str | None) -> str | None:
+    """What ``TableFunction(access=...)`` grants without a declared scope (``ModelBoundTable.grant_*_data``)."""
+    from .constructs import perms
 
-    found = [c for c in [root, *root.node.find_all()] if isinstance(c, SingleTable)]
+    if access is None:
+        return None
+    read, write = perms.READ_DATA if "read" in access else (), perms.WRITE_DATA if "write" in access else ()
+    actions = ", ".join(a.removeprefix("dynamodb:") for a in (*read, *write, *perms.DESCRIBE))
+    return f"{access}: {actions} on the table{' and every index' if read else ''}, any key"
+
+
+def _view_of(top: Any, table: Any) -> Any:
+    """The :class:`~constructs_lib.docgen.tables.TableView` of an owned or imported table."""
+    from .constructs.imported_table import ImportedSingleTable
+    from .docgen.tables import DEPLOY_TIME, TableView
+
+    functions = _functions_of(top, table)
+    if not isinstance(table, ImportedSingleTable):
+        contract = getattr(table, "contract", None)
+        prefix = contract.contract.parameter_prefix if contract is not None else None
+        return TableView(table.node.path, table.model, parameter_prefix=prefix, functions=functions)
+    if table.parameter_prefix is not None:
+        expected = table.expected_fingerprint
+        return TableView(table.node.path, table.model, imported=True, parameter_prefix=table.parameter_prefix,
+                         expected_fingerprint=_literal(expected) or (DEPLOY_TIME if expected else None),
+                         functions=functions)
+    deployed = table.model_fingerprint
+    return TableView(table.node.path, table.model, imported=True,
+                     deployed_fingerprint=_literal(deployed) or (DEPLOY_TIME if deployed else None),
+                     table_name=_literal(table.table_name) or _literal(table.table_arn), functions=functions)
+
+
+def _tables_in(root: Any) -> list[_Found]:
+    """Every table (owned ``SingleTable`` or imported) in ``root``'s construct tree, in tree order."""
+    from .constructs.bound_table import ModelBoundTable
+
+    found = [c for c in [root, *root.node.find_all()] if isinstance(c, ModelBoundTable)]
     unique = {c.node.path: c for c in found}
     top = root.node.root
-    return [(f"{path} — data model `{c.model.name}`", c.model, _functions_of(top, c), c) for path, c in unique.items()]
+    views = [(_view_of(top, c), c) for c in unique.values()]
+    return [(view.title, view.model, view, c) for view, c in views]
 
 
-def _from_object(obj: object, what: str, *, call: bool = True) -> list[_Found]:
+def _from_object(obj: object, what: str, *, call: bool = True) -> tuple[list[_Found], str]:
+    """The tables or models ``obj`` holds, and how to name it when it holds none."""
     if isinstance(obj, Model):
-        return [(None, obj, (), None)]
+        return [(None, obj, None, None)], what
     if _is_construct(obj):
-        return _tables_in(obj)
+        return _tables_in(obj), _tree_of(obj, what)
     if call and callable(obj):
         return _from_object(obj(), what, call=False)
     raise TargetError(f"{what} is a {type(obj).__name__}, not a Model, a construct or a function returning one")
 
 
+def _tree_of(root: Any, what: str) -> str:
+    import aws_cdk as cdk
+
+    stacks = [c.node.path for c in root.node.find_all() if isinstance(c, cdk.Stack)]
+    return f"{what}: its construct tree ({', '.join(stacks) or 'no stack'})"
+
+
 def load_models(target: str) -> list[tuple[str | None, Model]]:
-    """Every ``(title, model)`` pair ``target`` holds (title None for a plain model module).
+    """Every ``(title, model)`` pair ``target`` holds (title None for a plain model module), for the
+    tables the app owns (what the model lock records; an imported table is its owner's to lock).
 
     Raises
     ------
     TargetError
-        If the target does not exist, the attribute is missing, or no model is found.
+        If the target does not exist, the attribute is missing, or no owned model is found.
     """
-    return [(title, model) for title, model, _, _ in _load(target)]
+    found = _load(target)
+    owned = [(title, model) for title, model, view, _ in found if view is None or not view.imported]
+    if not owned:
+        paths = ", ".join(view.path for _, _, view, _ in found)
+        raise TargetError(
+            f"target {target!r} holds only imported tables ({paths}); the model lock records the tables an app owns: "
+            "lock the model in its owner's repository"
+        )
+    return owned
+
+
+_NO_MODEL = ("expected Model instances in the module's globals, a build_app() function or a cdk.App whose construct "
+             "tree holds tables: SingleTable constructs, owned or imported (SingleTable.from_parameters, "
+             "from_table_name, from_table_attributes)")
 
 
 def _load(target: str) -> list[_Found]:
-    """:func:`load_models` with, for tables of an app, their functions and declared scopes."""
+    """Every table (owned or imported) or model ``target`` holds, tables with their views."""
     if target.endswith(".json"):
-        return [(None, _read_contract(target).model, (), None)]
+        return [(None, _read_contract(target).model, None, None)]
     spec, attribute = _split(target)
     source, path = _source_of(spec)
+    where = f"target {target!r}"
     with _no_synth(source):
         module = _import(spec, path)
         if attribute is not None:
@@ -197,25 +261,25 @@ def _load(target: str) -> list[_Found]:
                 if not hasattr(obj, part):
                     raise TargetError(f"target {target!r}: {spec!r} has no attribute {attribute!r}")
                 obj = getattr(obj, part)
-            pairs = _from_object(obj, f"target {target!r}")
+            pairs, where = _from_object(obj, f"target {target!r}")
         elif callable(getattr(module, "build_app", None)):
-            pairs = _from_object(module.build_app, f"target {target!r}: build_app()")
+            pairs, where = _from_object(module.build_app, f"target {target!r}: build_app()")
         else:
             roots = [v for v in vars(module).values() if _is_construct(v) and getattr(v, "node", None) is not None
                      and v.node.scope is None]
             if roots:
                 pairs = [p for root in roots for p in _tables_in(root)]
+                where = "; ".join(_tree_of(root, f"target {target!r}") for root in roots)
             else:
                 seen: dict[int, Model] = {}
                 for value in vars(module).values():
                     if isinstance(value, Model):
                         seen.setdefault(id(value), value)
-                pairs = [(None, m, (), None) for m in seen.values()]
+                pairs = [(None, m, None, None) for m in seen.values()]
     if not pairs:
-        raise TargetError(
-            f"no data model found in target {target!r}: expected Model instances in the module's globals, "
-            "a build_app() function or a cdk.App whose construct tree holds SingleTable constructs"
-        )
+        if where != f"target {target!r}":
+            raise TargetError(f"{where} holds no table; {_NO_MODEL}")
+        raise TargetError(f"no data model found in target {target!r}: {_NO_MODEL}")
     return pairs
 
 
@@ -240,15 +304,21 @@ def _emit(text: str, output: str | None) -> None:
 
 def _describe(args: argparse.Namespace) -> str:
     from .docgen.describe import describe
+    from .docgen.tables import describe_table
 
-    return "\n---\n\n".join(describe(model, title=title, functions=functions)
-                              for title, model, functions, _ in _load(args.target))
+    return "\n---\n\n".join(describe(model, title=title) if view is None else describe_table(view)
+                              for title, model, view, _ in _load(args.target))
+
+
+def _pairs(target: str) -> list[tuple[str | None, Model]]:
+    """``(title, model)`` of every table, owned or imported, or model ``target`` holds."""
+    return [(title, model) for title, model, _, _ in _load(target)]
 
 
 def _export(args: argparse.Namespace) -> str:
     from .docgen.workbench import to_workbench_json
 
-    pairs = load_models(args.target)
+    pairs = _pairs(args.target)
     tables = [((title or model.name).split(" — ")[0].replace("/", "."), model) for title, model in pairs]
     name = pairs[0][1].name if len(pairs) == 1 else _split(args.target)[0].rsplit("/", 1)[-1].removesuffix(".py")
     return to_workbench_json(tables, model_name=name)
@@ -257,13 +327,16 @@ def _export(args: argparse.Namespace) -> str:
 def _fingerprint(args: argparse.Namespace) -> str:
     from .runtime.contract import fingerprint
 
-    return "".join(f"{fingerprint(model)}  {title or model.name}\n" for title, model in load_models(args.target))
+    return "".join(f"{fingerprint(model)}  {title or model.name}\n" for title, model in _pairs(args.target))
 
 
 def _codegen(args: argparse.Namespace) -> str:
     from .codegen import generate
 
-    pairs = load_models(args.target)
+    unique: dict[str, tuple[str | None, Model]] = {}
+    for title, model in _pairs(args.target):  # a model owned here and imported there counts once
+        unique.setdefault(model.to_json(), (title, model))
+    pairs = list(unique.values())
     if len(pairs) != 1:
         names = ", ".join(repr(title or model.name) for title, model in pairs)
         raise TargetError(f"target {args.target!r} holds {len(pairs)} data models ({names}); name one as TARGET:attribute")

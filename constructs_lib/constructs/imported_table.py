@@ -137,6 +137,8 @@ class ImportedSingleTable(ModelBoundTable):
         self.provisioned = False
         #: The SSM path it was imported from (``SingleTable.from_parameters``), else None.
         self.parameter_prefix: str | None = None
+        #: The fingerprint pinned with ``from_parameters(expected_fingerprint=...)``, else None.
+        self.expected_fingerprint: str | None = None
         self._stream_arn = table_stream_arn
         self._name = table_name
         # TableV2's importer takes one of name and ARN; the ARN wins (it may name another account).

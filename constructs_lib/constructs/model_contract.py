@@ -173,6 +173,7 @@ def import_from_parameters(
         model_fingerprint=read(MODEL_FINGERPRINT), operations=operations,
     )
     table.parameter_prefix = prefix
+    table.expected_fingerprint = expected_fingerprint
     return table
 
 

@@ -185,6 +185,8 @@ class TableFunction(Construct):
             raise ConstructPropsError(
                 f"TableFunction {id!r}: access {access!r} must be 'read', 'write', 'read_write' or None"
             )
+        #: The coarse grant without a declared scope (``"read"``, ``"write"``, ``"read_write"``), else None.
+        self.access: str | None = access  # type: ignore[assignment]
         env = dict(environment or {})
         for reserved in (ENV_TABLE_NAME, ENV_MODEL_FINGERPRINT, ENV_ACCESS_SCOPE):
             if reserved in env:

@@ -341,7 +341,9 @@ def mermaid(model: Model) -> str:
 
 
 # The document -----------------------------------------------------------------------------------------
-def describe(model: Model, *, title: str | None = None, functions: Sequence[tuple[str, Any, Sequence[str]]] = ()) -> str:
+def describe(
+    model: Model, *, title: str | None = None, intro: Sequence[str] = (), sections: Sequence[str] = ()
+) -> str:
     """Markdown documentation of ``model`` (see the module docstring for its sections).
 
     Parameters
@@ -351,9 +353,11 @@ def describe(model: Model, *, title: str | None = None, functions: Sequence[tupl
     title
         Heading text. Default ``"Data model `<name>`"``; constructs pass their path
         (``"ShopStack/Data — data model `shop`"``).
-    functions
-        The table's functions: (construct path, declared ``AccessScope`` or None, one line per
-        derived IAM statement). Default none (no "Functions" section).
+    intro
+        Markdown lines after the model's summary line (what the table is, see
+        :mod:`constructs_lib.docgen.tables`). Default none.
+    sections
+        Markdown lines after the access patterns (the table's functions). Default none.
 
     Returns
     -------
@@ -369,11 +373,10 @@ def describe(model: Model, *, title: str | None = None, functions: Sequence[tupl
     attrs.append(f"TTL attribute {_code(model.ttl_attribute)}" if model.ttl_attribute else "no TTL attribute")
     if model.tenant_field:
         attrs.append(f"tenant field {_code(model.tenant_field)}")
-    out += [f"Model {_code(model.name)}: " + ", ".join(attrs) + ".", ""]
+    out += [f"Model {_code(model.name)}: " + ", ".join(attrs) + ".", "", *intro]
     out += _entities_section(model, codec)
     out += _patterns_section(model, codec)
-    if functions:
-        out += _functions_section(functions)
+    out += sections
     out += _indexes_section(model)
     if model.tenant_field:
         out += _tenancy_section(model)
@@ -493,24 +496,6 @@ READ_COST_NOTE = (
     "on the wire and Lambda memory, not read capacity: base-table reads are charged on the full item size. "
     "An index's own projection (`KEYS_ONLY`, `INCLUDE`) is what reduces its storage and read capacity.",
 )
-
-
-def _functions_section(functions: Sequence[tuple[str, Any, Sequence[str]]]) -> list[str]:
-    """Each function with its declared scope and the IAM statements derived from it."""
-    rows = []
-    for path, scope, statements in functions:
-        if scope is None:
-            rows.append((_code(path), "none declared: coarse grant (`access=`)", "—"))
-            continue
-        declared = [f"patterns: {', '.join(_code(p) for p in scope.patterns)}"] if scope.patterns else []
-        declared += [f"{_code(e)}: {', '.join(kinds)}" for e, kinds in scope.writes.items()]
-        if scope.batch_gets:
-            declared.append(f"batch_get: {', '.join(_code(e) for e in scope.batch_gets)}")
-        if scope.tenant is not None:
-            declared.append(f"tenant {_code(scope.tenant)}")
-        rows.append((_code(path), "<br>".join(_cell(d) for d in declared), "<br>".join(_cell(s) for s in statements)))
-    return ["## Functions and their access scopes", "",
-            *_table(("function", "declared scope", "IAM (LeadingKeys per statement)"), rows), ""]
 
 
 def _indexes_section(model: Model) -> list[str]:

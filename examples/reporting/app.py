@@ -3,7 +3,8 @@
 ``ShopReportingStack`` (a consumer importing the shop's table from it).
 
 In two repositories each app would hold one of the two stacks; here both live in one app so the
-example synthesizes and runs on its own. Synthesize it from the repository root with either of::
+example synthesizes and runs on its own; ``build_consumer_app`` builds the consumer's app alone, as
+its own repository would. Synthesize it from the repository root with either of::
 
     .venv/bin/python -m examples.reporting.app                    # writes examples/reporting/cdk.out/
     npx cdk synth --app ".venv/bin/python examples/reporting/app.py" --output examples/reporting/cdk.out
@@ -38,6 +39,14 @@ def build_app(outdir: str | None = None) -> cdk.App:
     reporting = ShopReportingStack(app, CONSUMER, description="constructs_lib example: reporting on the shop table")
     # The consumer reads parameters the producer writes: deploy the producer first.
     reporting.add_stack_dependency(shop)
+    return app
+
+
+def build_consumer_app(outdir: str | None = None) -> cdk.App:
+    """The app of the consumer's repository: ``ShopReportingStack`` alone, owning no table (e.g.
+    ``python -m constructs_lib describe examples/reporting/app.py:build_consumer_app``)."""
+    app = cdk.App(outdir=outdir or os.environ.get("CDK_OUTDIR") or str(HERE / "cdk.out"))
+    ShopReportingStack(app, CONSUMER, description="constructs_lib example: reporting on the shop table, imported")
     return app
 
 

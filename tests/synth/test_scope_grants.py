@@ -388,13 +388,14 @@ def test_describe_lists_each_function_with_its_scope_and_iam(capsys: pytest.Capt
     assert main(["describe", str(REPO / "app.py")]) == 0
     text = capsys.readouterr().out
     # THEN each table's functions are listed with their declared scope and the statements derived from it
-    assert text.count("## Functions and their access scopes") == 3  # shop, iot, viral tables
-    assert ("| `ShopStack/OrdersApi` | patterns: `user's orders newest first`, `order by id`, `items of an order`, "
-            "`orders by status newest first`"
-            "<br>`Order`: update, transaction_put<br>`OrderItem`: transaction_put | Query on the table for ORDER#*, "
-            "USER#*<br>UpdateItem on the table for USER#*<br>PutItem on the table for ORDER#*, USER#* (in transactions "
-            "only)<br>Query on GSI1 for ORDER#*<br>Query on GSI3 for STATUS#*#* |") in text
-    assert "| `IotTelemetryStack/Ingest` | `Reading`: batch_put | BatchWriteItem on the table for SENSOR#*#* |" in text
+    assert text.count("## Functions and their slices") == 4  # shop, iot, viral and the imported shop table
+    assert ("| `ShopStack/OrdersApi` | `user's orders newest first`, `order by id`, `items of an order`, "
+            "`orders by status newest first` | `Order`: update, transaction_put<br>`OrderItem`: transaction_put | "
+            "table, GSI1, GSI3 | reads `Order`, `OrderItem`; writes `Order`, `OrderItem` | Query on the table for "
+            "ORDER#*, USER#*<br>UpdateItem on the table for USER#*<br>PutItem on the table for ORDER#*, USER#* (in "
+            "transactions only)<br>Query on GSI1 for ORDER#*<br>Query on GSI3 for STATUS#*#* |") in text
+    assert ("| `IotTelemetryStack/Ingest` | none | `Reading`: batch_put | none | reads nothing; writes `Reading` | "
+            "BatchWriteItem on the table for SENSOR#*#* |") in text
 
 
 def test_a_scope_iam_cannot_confine_fails_before_bundling(scratch_stack: cdk.Stack) -> None:
