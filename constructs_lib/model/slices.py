@@ -142,7 +142,7 @@ def read_slice(source: str | os.PathLike[str] | Mapping[str, Any]) -> Slice:
 def used_names(model: Model, scope: AccessScope | None = None) -> tuple[list[str], list[str]]:
     """(entities, indexes) a function with ``scope`` uses; without a scope, all of the model's."""
     if scope is None:
-        return list(model.entities), [index.name for index in model.indexes]
+        return list(model.entities), list(model.indexes)
     entities: dict[str, None] = {}
     indexes: dict[str, None] = {}
     for name in scope.patterns:
