@@ -162,13 +162,30 @@ def _tables_in(root: Any) -> list[_Found]:
     return [(f"{path} — data model `{c.model.name}`", c.model, _functions_of(top, c), c) for path, c in unique.items()]
 
 
-def _from_object(obj: object, what: str, *, call: bool = True) -> list[_Found]:
+def _imported_in(root: Any) -> list[_Found]:
+    """Tables imported from published parameters in ``root`` with their functions (a consumer app)."""
+    from .constructs.imported_table import ImportedSingleTable
+
+    found = [c for c in [root, *root.node.find_all()]
+             if isinstance(c, ImportedSingleTable) and c.contract_parameter is not None]
+    top = root.node.root
+    return [(c.node.path, c.model, _functions_of(top, c), c) for c in found]
+
+
+def load_consumers(target: str) -> list[tuple[str, Model, list[tuple[str, Any]], Any]]:
+    """Per imported table of the consumer app ``target``: (path, model, [(function, scope)], pinned contract)."""
+    found = _load(target, finder=_imported_in)
+    return [(str(title), model, [(path, scope) for path, scope, _ in functions], table.pinned_contract)
+            for title, model, functions, table in found if table is not None]
+
+
+def _from_object(obj: object, what: str, *, call: bool = True, finder: Any = None) -> list[_Found]:
     if isinstance(obj, Model):
         return [(None, obj, (), None)]
     if _is_construct(obj):
-        return _tables_in(obj)
+        return (finder or _tables_in)(obj)
     if call and callable(obj):
-        return _from_object(obj(), what, call=False)
+        return _from_object(obj(), what, call=False, finder=finder)
     raise TargetError(f"{what} is a {type(obj).__name__}, not a Model, a construct or a function returning one")
 
 
@@ -183,8 +200,10 @@ def load_models(target: str) -> list[tuple[str | None, Model]]:
     return [(title, model) for title, model, _, _ in _load(target)]
 
 
-def _load(target: str) -> list[_Found]:
-    """:func:`load_models` with, for tables of an app, their functions and declared scopes."""
+def _load(target: str, *, finder: Any = None) -> list[_Found]:
+    """:func:`load_models` with, for tables of an app, their functions and declared scopes
+    (``finder``: which tables of a construct tree; default the ``SingleTable``s)."""
+    finder = finder or _tables_in
     if target.endswith(".json"):
         return [(None, _read_contract(target).model, (), None)]
     spec, attribute = _split(target)
@@ -197,14 +216,14 @@ def _load(target: str) -> list[_Found]:
                 if not hasattr(obj, part):
                     raise TargetError(f"target {target!r}: {spec!r} has no attribute {attribute!r}")
                 obj = getattr(obj, part)
-            pairs = _from_object(obj, f"target {target!r}")
+            pairs = _from_object(obj, f"target {target!r}", finder=finder)
         elif callable(getattr(module, "build_app", None)):
-            pairs = _from_object(module.build_app, f"target {target!r}: build_app()")
+            pairs = _from_object(module.build_app, f"target {target!r}: build_app()", finder=finder)
         else:
             roots = [v for v in vars(module).values() if _is_construct(v) and getattr(v, "node", None) is not None
                      and v.node.scope is None]
             if roots:
-                pairs = [p for root in roots for p in _tables_in(root)]
+                pairs = [p for root in roots for p in finder(root)]
             else:
                 seen: dict[int, Model] = {}
                 for value in vars(module).values():
@@ -362,6 +381,9 @@ def build_parser() -> argparse.ArgumentParser:
                                  help="the table, when TARGET has several: construct path or id, or model name")
     contract_export.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
     contract_export.set_defaults(run=_contract_export)
+    from .evolution.contracts import add_commands as add_contract_commands
+
+    add_contract_commands(contract_commands, load_consumers=load_consumers)
     from .evolution.cli import add_commands
 
     add_commands(commands, _evolution, load_models=load_models, target_error=TargetError)
@@ -375,9 +397,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = build_parser().parse_args(argv)
+    from .evolution.contracts import ContractReadError
+
     try:
         text = args.run(args)
-    except TargetError as exc:
+    except (TargetError, ContractReadError) as exc:
         print(f"{PROG} {args.command}: {exc}", file=sys.stderr)
         return 2
     except ModelError as exc:
