@@ -373,10 +373,10 @@ def test_a_consumer_with_a_changed_model_and_no_pin_refuses_to_run_before_any_re
     with pytest.raises(HandlerError) as refused:
         report({"agent_id": "a-1", **WINDOW})
     # THEN it read the published contract and raised ContractBreakError (a ModelMismatchError) naming the
-    # changed entity and its template old -> new, and sent no request to the table
+    # changed entity and its template, the function's -> the table's, and sent no request to the table
     assert "constructs_lib.runtime.exceptions.ContractBreakError" in str(refused.value)
-    assert "entity 'Ticket' changed: Ticket sk template: 'TICKET#{ticket_id}' -> 'TICKET#{opened_at}#{ticket_id}'" in str(
-        refused.value)
+    assert "entity 'Ticket' changed: " in str(refused.value)
+    assert "Ticket sk template: 'TICKET#{opened_at}#{ticket_id}' -> 'TICKET#{ticket_id}'" in str(refused.value)
     assert counting_endpoint.requests == []
     # AND the matching consumer's handler, with the same environment and endpoint, does send its Query
     matching = local_function(consumer.result.asset_dir(REPORT), HANDLER, environment=env,
