@@ -3,11 +3,10 @@
 A model's **fingerprint** hashes only what decides which keys and index entries an item gets
 (key attribute names, indexes, entities' templates, typed fields, sparse conditions, version
 attribute); access patterns, descriptions, required attributes and the model's name are left
-out (computed by :mod:`constructs_lib.model.fingerprints`, re-exported here). A function on a
-table imported from published parameters gets the contract parameter's name in
-:data:`ENV_CONTRACT_PARAMETER`; at cold start :func:`verify` reads it once and raises
-:class:`ContractBreakError` when an entity or index the function uses (its slice) changed. With
-only :data:`ENV_MODEL_FINGERPRINT` (a pinned whole fingerprint) it compares whole fingerprints.
+out (:mod:`constructs_lib.model.fingerprints`, re-exported here). A function on a table imported
+from published parameters gets the contract parameter's name in :data:`ENV_CONTRACT_PARAMETER`;
+at cold start :func:`verify` reads it once and raises :class:`ContractBreakError` when an entity
+or index it uses (its slice) changed; with :data:`ENV_MODEL_FINGERPRINT` it compares whole ones.
 
 See docs/adr/0020-model-fingerprint-and-published-contract.md, docs/adr/0042-compatibility-by-slice.md.
 """
