@@ -203,14 +203,33 @@ def _tables_in(root: Any) -> list[_Found]:
     return [(view.title, view.model, view, c) for view, c in views]
 
 
-def _from_object(obj: object, what: str, *, call: bool = True) -> tuple[list[_Found], str]:
-    """The tables or models ``obj`` holds, and how to name it when it holds none."""
+def _imported_in(root: Any) -> list[_Found]:
+    """Tables imported from published parameters in ``root`` with their views (a consumer app)."""
+    from .constructs.imported_table import ImportedSingleTable
+
+    found = [c for c in [root, *root.node.find_all()]
+             if isinstance(c, ImportedSingleTable) and c.contract_parameter is not None]
+    top = root.node.root
+    views = [(_view_of(top, c), c) for c in found]
+    return [(c.node.path, c.model, view, c) for view, c in views]
+
+
+def load_consumers(target: str) -> list[tuple[str, Model, list[tuple[str, Any]], Any]]:
+    """Per imported table of the consumer app ``target``: (path, model, [(function, scope)], pinned contract)."""
+    found = _load(target, finder=_imported_in)
+    return [(str(title), model, [(f.path, f.scope) for f in view.functions], table.pinned_contract)
+            for title, model, view, table in found if table is not None]
+
+
+def _from_object(obj: object, what: str, *, call: bool = True, finder: Any = None) -> tuple[list[_Found], str]:
+    """The tables or models ``obj`` holds (``finder``: which tables of a construct tree; default
+    every owned or imported one), and how to name it when it holds none."""
     if isinstance(obj, Model):
         return [(None, obj, None, None)], what
     if _is_construct(obj):
-        return _tables_in(obj), _tree_of(obj, what)
+        return (finder or _tables_in)(obj), _tree_of(obj, what)
     if call and callable(obj):
-        return _from_object(obj(), what, call=False)
+        return _from_object(obj(), what, call=False, finder=finder)
     raise TargetError(f"{what} is a {type(obj).__name__}, not a Model, a construct or a function returning one")
 
 
@@ -246,8 +265,10 @@ _NO_MODEL = ("expected Model instances in the module's globals, a build_app() fu
              "from_table_name, from_table_attributes)")
 
 
-def _load(target: str) -> list[_Found]:
-    """Every table (owned or imported) or model ``target`` holds, tables with their views."""
+def _load(target: str, *, finder: Any = None) -> list[_Found]:
+    """Every table (owned or imported) or model ``target`` holds, tables with their views
+    (``finder``: which tables of a construct tree; default every one)."""
+    finder = finder or _tables_in
     if target.endswith(".json"):
         return [(None, _read_contract(target).model, None, None)]
     spec, attribute = _split(target)
@@ -261,14 +282,14 @@ def _load(target: str) -> list[_Found]:
                 if not hasattr(obj, part):
                     raise TargetError(f"target {target!r}: {spec!r} has no attribute {attribute!r}")
                 obj = getattr(obj, part)
-            pairs, where = _from_object(obj, f"target {target!r}")
+            pairs, where = _from_object(obj, f"target {target!r}", finder=finder)
         elif callable(getattr(module, "build_app", None)):
-            pairs, where = _from_object(module.build_app, f"target {target!r}: build_app()")
+            pairs, where = _from_object(module.build_app, f"target {target!r}: build_app()", finder=finder)
         else:
             roots = [v for v in vars(module).values() if _is_construct(v) and getattr(v, "node", None) is not None
                      and v.node.scope is None]
             if roots:
-                pairs = [p for root in roots for p in _tables_in(root)]
+                pairs = [p for root in roots for p in finder(root)]
                 where = "; ".join(_tree_of(root, f"target {target!r}") for root in roots)
             else:
                 seen: dict[int, Model] = {}
@@ -435,6 +456,9 @@ def build_parser() -> argparse.ArgumentParser:
                                  help="the table, when TARGET has several: construct path or id, or model name")
     contract_export.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
     contract_export.set_defaults(run=_contract_export)
+    from .evolution.contracts import add_commands as add_contract_commands
+
+    add_contract_commands(contract_commands, load_consumers=load_consumers)
     from .evolution.cli import add_commands
 
     add_commands(commands, _evolution, load_models=load_models, target_error=TargetError)
@@ -448,9 +472,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = build_parser().parse_args(argv)
+    from .evolution.contracts import ContractReadError
+
     try:
         text = args.run(args)
-    except TargetError as exc:
+    except (TargetError, ContractReadError) as exc:
         print(f"{PROG} {args.command}: {exc}", file=sys.stderr)
         return 2
     except ModelError as exc:

@@ -49,8 +49,15 @@ class ModelBoundTable(Construct):
     provisioned
         Whether the table uses provisioned billing (False for imports: unknown).
     model_fingerprint
-        The deployed model's fingerprint (a literal or a deploy-time token) that functions built
-        on this table check at run time (:mod:`constructs_lib.runtime.contract`), or None.
+        A pinned whole-model fingerprint that functions built on this table check at run time
+        (``from_table_attributes(model_fingerprint=...)``), or None.
+    contract_parameter
+        The SSM parameter holding the table's published contract (imports from published
+        parameters): functions built on this table read it at cold start and check the entities
+        and indexes they use against it (:mod:`constructs_lib.runtime.contract`), or None.
+    pinned_contract
+        The producer's contract file the consumer committed (``from_parameters(contract=...)``):
+        every function's slice is checked against it at synth, or None.
     operations
         The dashboard and alarms (``add_operations``), or None.
     """
@@ -64,6 +71,8 @@ class ModelBoundTable(Construct):
     def __init__(self, scope: Construct, id: str) -> None:
         super().__init__(scope, id)
         self.model_fingerprint: str | None = None
+        self.contract_parameter: str | None = None
+        self.pinned_contract: Any = None
         self.operations: TableOperations | None = None
         self._key_prefixes: dict[str, str] = {}
         self._consumers: list[MonitoredConsumer] = []
@@ -96,9 +105,12 @@ class ModelBoundTable(Construct):
     @property
     def runtime_environment(self) -> Mapping[str, str]:
         """Environment variables every function built on this table gets besides its own: the
-        deployed model's fingerprint when it is known (imports from published parameters)."""
-        from ..runtime.contract import ENV_MODEL_FINGERPRINT
+        published contract's parameter name (imports from published parameters; the function
+        reads it at cold start), else a pinned whole-model fingerprint when there is one."""
+        from ..runtime.contract import ENV_CONTRACT_PARAMETER, ENV_MODEL_FINGERPRINT
 
+        if self.contract_parameter is not None:
+            return {ENV_CONTRACT_PARAMETER: self.contract_parameter}
         return {ENV_MODEL_FINGERPRINT: self.model_fingerprint} if self.model_fingerprint is not None else {}
 
     def index_arn(self, index: str) -> str:

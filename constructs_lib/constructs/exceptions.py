@@ -17,6 +17,11 @@ class ConstructPropsError(ConstructsError, ValueError):
     """
 
 
+class ContractParameterSizeError(ConstructPropsError):
+    """A published contract parameter's value exceeds what an SSM parameter holds (names the
+    parameter, its size and what to do)."""
+
+
 class MissingExtraError(ConstructsError, ImportError):
     """A part of the package needs an optional dependency that is not installed.
 

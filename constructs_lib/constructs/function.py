@@ -86,12 +86,29 @@ def bundled_function(
         vpc_subnets=settings.placement.subnets if settings.placement else None,
         security_groups=[settings.security_group] if settings.security_group else None,
     )
+    _grant_contract_read(scope, function, environment or {})
     if settings.network_policy is not None:
         # Lambda checks the role's network-interface permissions when it creates the function.
         function.node.add_dependency(settings.network_policy)
     scope.node.add_validation(_DropImpliedRoleDependency(function))
     nag.acknowledge_resource(function, "AwsSolutions-L1", nag.PINNED_RUNTIME)
     return function, log_group
+
+
+def _grant_contract_read(scope: Construct, function: lambda_.Function, environment: Mapping[str, str]) -> None:
+    """``ssm:GetParameter`` on exactly the published contract parameter the function reads at
+    cold start (``CONSTRUCTS_LIB_CONTRACT_PARAMETER``, a literal path), if it has one."""
+    from ..runtime.contract import ENV_CONTRACT_PARAMETER
+    from .grants import combined_grant
+
+    name = environment.get(ENV_CONTRACT_PARAMETER)
+    if not name:
+        return
+    arn = cdk.Stack.of(scope).format_arn(
+        service="ssm", resource="parameter", resource_name=name.lstrip("/"),
+        arn_format=cdk.ArnFormat.SLASH_RESOURCE_NAME,
+    )
+    combined_grant(function, ["ssm:GetParameter"], [arn])
 
 
 def python_runtime(runtime: lambda_.Runtime | None, what: str) -> tuple[lambda_.Runtime, str]:

@@ -2,20 +2,22 @@
 
 Producer: ``SingleTable(..., publish=ModelContract(parameter_prefix="/shop/data"))`` writes
 ``String`` parameters under the prefix (names in :data:`PARAMETERS`): table name and ARN, stream
-ARN, customer-managed key ARN, the model's key-schema fingerprint and the model JSON (up to 8 KB,
-unless ``include_model=False``). Consumer: ``SingleTable.from_parameters(...)`` reads them at
-deploy time; every function built on it gets the deployed fingerprint, and the bundled runtime
-refuses a model of another key schema (``expected_fingerprint=`` checks at synth instead).
+ARN, customer-managed key ARN, the model's fingerprint, the model JSON (up to 8 KB, unless
+``include_model=False``) and ``contract``: the per-entity and per-index fingerprints (with the
+model). Consumer: ``SingleTable.from_parameters(...)`` reads name and ARN at deploy time; its
+functions read ``<prefix>/contract`` at cold start and check the entities and indexes they use.
 
-See docs/adr/0020-model-fingerprint-and-published-contract.md.
+See docs/adr/0020-model-fingerprint-and-published-contract.md, docs/adr/0042-compatibility-by-slice.md.
 """
 
 from __future__ import annotations
 
 import re
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 import aws_cdk as cdk
 from aws_cdk import aws_dynamodb as dynamodb
@@ -24,11 +26,16 @@ from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
 from ..model import Model
+from ..model.slices import published_json
 from ..runtime.contract import fingerprint
 from .bound_table import ModelBoundTable
-from .exceptions import ConstructPropsError
+from .exceptions import ConstructPropsError, ContractParameterSizeError
 from .imported_table import ImportedSingleTable, check_fingerprint
 from .operations import Operations
+
+if TYPE_CHECKING:
+    from ..model import AccessScope
+    from ..model.contract_file import Contract
 
 #: Parameter names under the prefix, by what they hold.
 TABLE_NAME = "table-name"
@@ -37,7 +44,8 @@ STREAM_ARN = "stream-arn"
 ENCRYPTION_KEY_ARN = "encryption-key-arn"
 MODEL_FINGERPRINT = "model-fingerprint"
 MODEL_JSON = "model"
-PARAMETERS = (TABLE_NAME, TABLE_ARN, STREAM_ARN, ENCRYPTION_KEY_ARN, MODEL_FINGERPRINT, MODEL_JSON)
+CONTRACT = "contract"
+PARAMETERS = (TABLE_NAME, TABLE_ARN, STREAM_ARN, ENCRYPTION_KEY_ARN, MODEL_FINGERPRINT, MODEL_JSON, CONTRACT)
 #: Value size limits of SSM String parameters (bytes): standard and advanced tier.
 STANDARD_LIMIT = 4096
 ADVANCED_LIMIT = 8192
@@ -69,9 +77,11 @@ class ModelContract:
         SSM path the parameters go under, e.g. ``"/myapp/data"``: ``/myapp/data/table-name`` etc.
         Literal, no trailing ``/``, not under ``/aws`` or ``/ssm``. Required.
     include_model
-        Also publish the model JSON (``<prefix>/model``): standard tier up to 4 KB, advanced tier
-        up to 8 KB (advanced parameters are billed); a larger model is refused — pass False to
-        publish the fingerprint alone. Default True.
+        Also publish the model JSON (``<prefix>/model``, and inside ``<prefix>/contract``, where
+        it lets a consumer's refusal say what changed old → new): standard tier up to 4 KB,
+        advanced tier up to 8 KB (advanced parameters are billed); a larger value is refused
+        (:class:`ContractParameterSizeError`) — pass False to publish fingerprints alone.
+        Default True.
     """
 
     parameter_prefix: str
@@ -119,9 +129,23 @@ class PublishedContract(Construct):
                 )
             values[MODEL_JSON] = text
             tiers[MODEL_JSON] = ssm.ParameterTier.STANDARD if size <= STANDARD_LIMIT else ssm.ParameterTier.ADVANCED
+        values[CONTRACT] = published_json(table.model, include_model=contract.include_model)
+        size = len(values[CONTRACT].encode("utf-8"))
+        if size > ADVANCED_LIMIT:
+            name = f"{contract.parameter_prefix}/{CONTRACT}"
+            hint = ("pass ModelContract(include_model=False) to publish the fingerprints without the model"
+                    if contract.include_model else "split the model: it has more entities and indexes than "
+                    "one parameter's fingerprints can hold")
+            raise ContractParameterSizeError(
+                f"{table.what}: SSM parameter {name!r} (the published contract of model {table.model.name!r}) "
+                f"would be {size} bytes, more than an SSM parameter holds ({ADVANCED_LIMIT} bytes, advanced tier; "
+                f"{STANDARD_LIMIT} standard); {hint}"
+            )
+        tiers[CONTRACT] = ssm.ParameterTier.STANDARD if size <= STANDARD_LIMIT else ssm.ParameterTier.ADVANCED
         described = {
             TABLE_NAME: "name", TABLE_ARN: "ARN", STREAM_ARN: "stream ARN", ENCRYPTION_KEY_ARN: "KMS key ARN",
             MODEL_FINGERPRINT: "data model key-schema fingerprint", MODEL_JSON: "data model (JSON)",
+            CONTRACT: "published contract: per-entity and per-index fingerprints",
         }
         parameters = {}
         for name, value in values.items():
@@ -137,8 +161,9 @@ def import_from_parameters(
     scope: Construct,
     id: str,
     *,
-    model: Model,
+    model: Model | None,
     parameter_prefix: str,
+    contract: str | os.PathLike[str] | None = None,
     stream_view_type: dynamodb.StreamViewType | None = None,
     encryption_key: kms.IKey | None = None,
     expected_fingerprint: str | None = None,
@@ -147,6 +172,12 @@ def import_from_parameters(
 ) -> ImportedSingleTable:
     """The implementation of ``SingleTable.from_parameters`` (documented there)."""
     what = f"ImportedSingleTable {id!r}"
+    pinned = _read_pin(what, contract) if contract is not None else None
+    if model is None:
+        if pinned is None:
+            raise ConstructPropsError(f"{what}: give model=... or contract='<model>.contract.json' (the producer's "
+                                      "contract file, whose model is used)")
+        model = pinned.model
     if not isinstance(model, Model):
         raise ConstructPropsError(f"{what}: model must be a constructs_lib.model.Model, got {model!r}")
     prefix = check_prefix(what, parameter_prefix)
@@ -169,15 +200,47 @@ def import_from_parameters(
     table = ImportedSingleTable(
         scope, id, model=model, table_name=read(TABLE_NAME), table_arn=read(TABLE_ARN),
         table_stream_arn=read(STREAM_ARN) if stream_view_type is not None else None,
-        stream_view_type=stream_view_type, encryption_key=encryption_key,
-        model_fingerprint=read(MODEL_FINGERPRINT), operations=operations,
+        stream_view_type=stream_view_type, encryption_key=encryption_key, operations=operations,
     )
     table.parameter_prefix = prefix
     table.expected_fingerprint = expected_fingerprint
+    table.contract_parameter = f"{prefix}/{CONTRACT}"
+    table.pinned_contract = pinned
     return table
 
 
+def _read_pin(what: str, path: str | os.PathLike[str]) -> Contract:
+    """The consumer's committed copy of the producer's contract file, read and checked offline."""
+    from ..model.contract_file import read_contract
+    from ..model.exceptions import ContractError
+
+    if not isinstance(path, (str, os.PathLike)) or (isinstance(path, str) and path.lstrip().startswith("{")):
+        raise ConstructPropsError(f"{what}: contract {path!r:.80} must be the path of a contract file")
+    try:
+        return read_contract(path, Model)
+    except ContractError as exc:
+        raise ConstructPropsError(f"{what}: {exc}") from exc
+
+
+def check_pinned_slice(what: str, table: ModelBoundTable, scope: AccessScope | None) -> None:
+    """At synth: the slice a function with ``scope`` uses of ``table.model`` must hold against the
+    contract file the consumer pinned (no network). A ``ConstructPropsError`` names each break."""
+    pinned = getattr(table, "pinned_contract", None)
+    if pinned is None:
+        return
+    from ..model.slices import check_slice, slice_of
+
+    breaks = check_slice(slice_of(table.model, scope), pinned, model=table.model)
+    if breaks:
+        raise ConstructPropsError(
+            f"{what}: what it uses of model {table.model.name!r} does not hold against the pinned contract "
+            f"{pinned.source}: " + "; ".join(b.describe() for b in breaks) + ". Build it from the pinned "
+            "contract's model (SingleTable.from_parameters(contract=..., model=None)) or refresh the pin with "
+            "`python -m constructs_lib contract verify`"
+        )
+
+
 __all__ = [
-    "ADVANCED_LIMIT", "ENCRYPTION_KEY_ARN", "MODEL_FINGERPRINT", "MODEL_JSON", "PARAMETERS", "STANDARD_LIMIT",
+    "ADVANCED_LIMIT", "CONTRACT", "ENCRYPTION_KEY_ARN", "check_pinned_slice", "MODEL_FINGERPRINT", "MODEL_JSON", "PARAMETERS", "STANDARD_LIMIT",
     "STREAM_ARN", "TABLE_ARN", "TABLE_NAME", "ModelContract", "PublishedContract", "import_from_parameters",
 ]

@@ -8,6 +8,7 @@ protection on, ``RemovalPolicy.RETAIN``, on-demand billing. Design smells the mo
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType, SimpleNamespace
@@ -251,8 +252,9 @@ class SingleTable(ModelBoundTable):
         scope: Construct,
         id: str,
         *,
-        model: Model,
+        model: Model | None = None,
         parameter_prefix: str,
+        contract: str | os.PathLike[str] | None = None,
         stream_view_type: dynamodb.StreamViewType | None = None,
         encryption_key: kms.IKey | None = None,
         expected_fingerprint: str | None = None,
@@ -266,11 +268,17 @@ class SingleTable(ModelBoundTable):
         scope, id
             The usual construct scope and id.
         model
-            The consumer's copy of the model. Its fingerprint must equal the published one:
-            checked at synth when known, else by every function built on the table at its
-            first use (``ModelMismatchError``, before any request).
+            The consumer's copy of the model. Default None: the model of ``contract``. Every
+            function built on the table reads ``<prefix>/contract`` at cold start and refuses to
+            run (``ContractBreakError``, before any request) when an entity or index it uses —
+            its declared scope's, else all of the model's — is missing or changed its keys;
+            additive producer changes pass (docs/adr/0042-compatibility-by-slice.md).
         parameter_prefix
             The producer's ``ModelContract.parameter_prefix``. Required.
+        contract
+            Path of the producer's contract file the consumer commits (``contract export``):
+            its model is used when ``model`` is None, and every function's slice is checked
+            against it at synth, offline. Default None.
         stream_view_type
             Import the published stream too, declaring its view type (``StreamAudit`` needs
             ``NEW_AND_OLD_IMAGES``). Default None: no stream imported.
@@ -278,8 +286,9 @@ class SingleTable(ModelBoundTable):
             The table's customer-managed key (the producer publishes its ARN as
             ``<prefix>/encryption-key-arn``). Default None.
         expected_fingerprint
-            The producer's fingerprint as a literal (``python -m constructs_lib fingerprint``):
-            a mismatch with ``model`` fails synth. Default None.
+            The producer's whole-model fingerprint as a literal (``python -m constructs_lib
+            fingerprint``): a mismatch with ``model`` fails synth (exact equality, any change;
+            prefer ``contract=``). Default None.
         lookup_fingerprint
             Read the published fingerprint at synth with an SSM context lookup (needs a stack
             with a concrete account and region, and credentials when the CLI first looks it
@@ -288,7 +297,8 @@ class SingleTable(ModelBoundTable):
             A dashboard and alarms for the imported table. Default None.
         """
         return import_from_parameters(
-            scope, id, model=model, parameter_prefix=parameter_prefix, stream_view_type=stream_view_type,
+            scope, id, model=model, parameter_prefix=parameter_prefix, contract=contract,
+            stream_view_type=stream_view_type,
             encryption_key=encryption_key, expected_fingerprint=expected_fingerprint,
             lookup_fingerprint=lookup_fingerprint, operations=operations,
         )

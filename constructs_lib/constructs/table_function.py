@@ -23,13 +23,14 @@ from constructs import Construct
 
 from ..model.scope import AccessScope, AccessScopeError
 from ..runtime.client import ENV_TABLE_NAME
-from ..runtime.contract import ENV_MODEL_FINGERPRINT
+from ..runtime.contract import ENV_CONTRACT_PARAMETER, ENV_MODEL_FINGERPRINT
 from ..runtime.scope import ENV_ACCESS_SCOPE
 from . import bundling, defaults
 from .binding import FunctionBinding, check_bindings
 from .bound_table import ModelBoundTable, require_bound_table
 from .exceptions import ConstructPropsError
 from .function import bundled_function, python_runtime
+from .model_contract import check_pinned_slice
 from .handler_code import resolve_handler_code
 from .requirements import InstalledDependencies, install, read_requirements
 from .scope_policy import derive_statements
@@ -85,8 +86,10 @@ class TableFunction(Construct):
         ``TableClient.from_environment()`` raises ``OutOfScopeError`` for anything else before
         any call. Default: none declared.
     environment
-        Extra environment variables. ``TABLE_NAME`` and ``CONSTRUCTS_LIB_MODEL_FINGERPRINT`` (set
-        on an imported table whose model was published) are reserved. Default none.
+        Extra environment variables. ``TABLE_NAME``, ``CONSTRUCTS_LIB_MODEL_FINGERPRINT``,
+        ``CONSTRUCTS_LIB_CONTRACT_PARAMETER`` (set on an imported table whose contract was
+        published; the role may ``ssm:GetParameter`` that one parameter) and
+        ``CONSTRUCTS_LIB_ACCESS_SCOPE`` are reserved. Default none.
     memory_size
         MB, 128–10240. Default 256.
     timeout
@@ -188,10 +191,11 @@ class TableFunction(Construct):
         #: The coarse grant without a declared scope (``"read"``, ``"write"``, ``"read_write"``), else None.
         self.access: str | None = access  # type: ignore[assignment]
         env = dict(environment or {})
-        for reserved in (ENV_TABLE_NAME, ENV_MODEL_FINGERPRINT, ENV_ACCESS_SCOPE):
+        for reserved in (ENV_TABLE_NAME, ENV_MODEL_FINGERPRINT, ENV_CONTRACT_PARAMETER, ENV_ACCESS_SCOPE):
             if reserved in env:
                 raise ConstructPropsError(f"TableFunction {id!r}: environment key {reserved!r} is set by the construct")
         what = f"TableFunction {id!r}"
+        check_pinned_slice(what, table, self.scope)
         bindings = check_bindings(what, "counters", counters)
         code = resolve_handler_code(entry=entry, index=index, function=handler, requirements=requirements, what=what)
         arch = architecture or lambda_.Architecture.ARM_64

@@ -2,8 +2,8 @@
 
 ``lock TARGET [--lock FILE] [--advance]``: record each ``SingleTable``'s model as deployed
 (``--advance``: the next GSI rollout step, after it deployed). ``diff TARGET [--lock FILE]
-[--acknowledge ID]``: the classified diff against the lock and the rollout plan (exit status 3
-on an unacknowledged breaking change). ``backfill TARGET --table NAME``: rewrite derived keys.
+[--acknowledge ID] [--consumers DIR]``: the classified diff against the lock, the rollout plan and
+the registered consumer slices it breaks (exit status 3 on an unacknowledged breaking change). ``backfill TARGET --table NAME``: rewrite derived keys.
 """
 
 from __future__ import annotations
@@ -69,7 +69,10 @@ def add_commands(
         sub.add_argument("--lock", metavar="FILE",
                          help=f"lock file (default: {CONTEXT_LOCK!r} of cdk.json next to TARGET, else {LOCK_FILE} there)")
     diff.add_argument("--acknowledge", action="append", default=[], metavar="ID",
-                      help="treat this breaking change id as acknowledged (repeatable)")
+                      help="treat this breaking change id as acknowledged (repeatable); consumer:<name> "
+                           "acknowledges breaking a registered consumer")
+    diff.add_argument("--consumers", metavar="DIR",
+                      help="registered consumer slices (default: contracts/consumers next to TARGET, if present)")
 
 
 def run(args: argparse.Namespace) -> str:
@@ -199,12 +202,17 @@ def _lock(args: argparse.Namespace) -> str:
 
 
 def _diff(args: argparse.Namespace) -> str:
+    from .contracts import CONSUMERS_DIR, consumer_breaks, read_consumer_slices
     from .preflight import key_length_findings
 
     path = lock_path(args)
     current = load_tables(args)
     acks = _acknowledged(args)
     existing = ModelLock.load(path).tables if path.is_file() else None
+    consumers = Path(args.consumers) if args.consumers else _project_dir(args.target) / CONSUMERS_DIR
+    if args.consumers and not consumers.is_dir():
+        raise LockError(f"--consumers {args.consumers!r} is not a directory of consumer slice files")
+    slices = read_consumer_slices(consumers) if consumers.is_dir() else []
     out: list[str] = []
     breaking = False
     for table_path, model in current.items():
@@ -218,6 +226,13 @@ def _diff(args: argparse.Namespace) -> str:
             diff = locked.diff(model, acknowledge=acks)
             breaking = breaking or bool(diff.unacknowledged)
             out.append(diff.render())
+        for path, piece, breaks in consumer_breaks(model, slices):
+            ack = f"consumer:{piece.consumer}"
+            state = "acknowledged" if ack in acks else "breaking"
+            breaking = breaking or ack not in acks
+            out.append(f"  [{state}] {ack}: this change breaks registered consumer {piece.consumer!r} ({path}):")
+            out += [f"    {b.describe()}" for b in breaks]
+            out.append("")
         findings = key_length_findings(model)
         if findings:
             out.append("  key-length pre-flight:")

@@ -223,6 +223,32 @@ def translate(exc: Any, operation: str) -> DynamoDBError:
 
 
 
+def get_parameter(name: str, *, client: BaseClient | None = None) -> str:
+    """The value of SSM parameter ``name`` (one ``GetParameter``). Every failure — an AWS error,
+    no endpoint or credentials — is a :class:`ContractUnavailableError` naming the parameter,
+    with the original as ``__cause__``."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from .exceptions import ContractUnavailableError
+
+    cause: Exception
+    try:
+        ssm = client if client is not None else make_client(service="ssm", max_attempts=3, retry_mode="standard")
+        response = ssm.get_parameter(Name=name)
+        return str(response["Parameter"]["Value"])
+    except ClientError as exc:
+        error = exc.response.get("Error", {})
+        cause, reason = exc, f"GetParameter failed with {error.get('Code', 'Unknown')}: {error.get('Message', str(exc))}"
+    except (BotoCoreError, KeyError, TypeError) as exc:
+        cause, reason = exc, f"GetParameter failed: {type(exc).__name__}: {exc}"
+    raise ContractUnavailableError(
+        f"the table's published contract, SSM parameter {name!r}, cannot be read ({reason}); this function "
+        "checks the entities and indexes it uses against it before any request and does not run without it: "
+        "check that the producer published it (SingleTable(publish=ModelContract(...))) and that the "
+        "function's role may ssm:GetParameter on it", parameter=name,
+    ) from cause
+
+
 def batch_get(
     client: BaseClient,
     table_name: str,

@@ -159,16 +159,17 @@ class TableClient:
     def from_environment(cls, *, table_env: str = ENV_TABLE_NAME, **kwargs: Any) -> TableClient:
         """Build the client inside a generated Lambda: model from the bundle, table from env.
 
-        On an imported table the function also holds the deployed model's fingerprint, and a
-        bundled model that does not match it raises :class:`~.exceptions.ModelMismatchError`
-        (see :mod:`.contract`)."""
+        On a table imported from published parameters the entities and indexes the function uses
+        are checked against the table's current published contract first
+        (:class:`~.exceptions.ContractBreakError`, :class:`~.exceptions.ContractUnavailableError`;
+        see :mod:`.contract`)."""
         name = _aws.environment(os.environ, table_env, "it should hold the table name")
         model = load_bundled_model()
-        contract.verify(model)
         if "scope" not in kwargs:
             from .scope import scope_from_environment
 
             kwargs["scope"] = scope_from_environment(model)
+        contract.verify(model, scope=kwargs["scope"])
         return cls(model, name, **kwargs)
 
     @property

@@ -3,12 +3,12 @@
 A model's **fingerprint** hashes only what decides which keys and index entries an item gets
 (key attribute names, indexes, entities' templates, typed fields, sparse conditions, version
 attribute); access patterns, descriptions, required attributes and the model's name are left
-out (computed by :mod:`constructs_lib.model.fingerprints`, re-exported here). Equal fingerprints
-mean identical keys for every item. A function bound to an imported table
-receives the deployed fingerprint in :data:`ENV_MODEL_FINGERPRINT`; :func:`verify` raises
-:class:`ModelMismatchError` when it differs from the bundled model's.
+out (:mod:`constructs_lib.model.fingerprints`, re-exported here). A function on a table imported
+from published parameters gets the contract parameter's name in :data:`ENV_CONTRACT_PARAMETER`;
+at cold start :func:`verify` reads it once and raises :class:`ContractBreakError` when an entity
+or index it uses (its slice) changed; with :data:`ENV_MODEL_FINGERPRINT` it compares whole ones.
 
-See docs/adr/0020-model-fingerprint-and-published-contract.md.
+See docs/adr/0020-model-fingerprint-and-published-contract.md, docs/adr/0042-compatibility-by-slice.md.
 """
 
 from __future__ import annotations
@@ -20,10 +20,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..model.fingerprints import FINGERPRINT_LENGTH, fingerprint, key_schema
-from .exceptions import ModelMismatchError
+from .exceptions import ContractBreakError, ContractUnavailableError, ModelMismatchError
 
 if TYPE_CHECKING:
-    from ..model import Model
+    from botocore.client import BaseClient
+
+    from ..model import AccessScope, Model
 
 #: Environment variable overriding where the bundled model JSON is read from.
 ENV_MODEL_PATH = "CONSTRUCTS_LIB_MODEL_PATH"
@@ -31,6 +33,10 @@ ENV_MODEL_PATH = "CONSTRUCTS_LIB_MODEL_PATH"
 MODEL_FILE = "model.json"
 #: Environment variable holding the fingerprint of the deployed table's model.
 ENV_MODEL_FINGERPRINT = "CONSTRUCTS_LIB_MODEL_FINGERPRINT"
+#: Environment variable naming the SSM parameter holding the table's published contract.
+ENV_CONTRACT_PARAMETER = "CONSTRUCTS_LIB_CONTRACT_PARAMETER"
+#: Published contracts read by this process: parameter name -> the parsed document (one read per cold start).
+_PUBLISHED: dict[str, Any] = {}
 
 
 def model_digest(model: Model) -> str:
@@ -55,18 +61,51 @@ def load_bundled_model(path: str | os.PathLike[str] | None = None) -> Model:
     return Model.from_json(Path(path).read_text(encoding="utf-8"))
 
 
-def verify(model: Model | None = None, *, environ: Mapping[str, str] | None = None) -> None:
-    """Refuse to run against a table whose model is not this function's.
+def published_contract(parameter: str, *, client: BaseClient | None = None) -> Any:
+    """The published contract in SSM parameter ``parameter``, read once per process
+    (:class:`ContractUnavailableError` when it cannot be read or is not a published contract)."""
+    from ..model.slices import SliceError, read_published
 
-    Does nothing unless :data:`ENV_MODEL_FINGERPRINT` is set (functions on a table the stack
-    owns do not need it). ``model`` defaults to the bundled ``model.json``.
+    if parameter not in _PUBLISHED:
+        from . import _aws
+
+        text = _aws.get_parameter(parameter, client=client)
+        try:
+            _PUBLISHED[parameter] = read_published(text, source=f"SSM parameter {parameter!r}")
+        except SliceError as exc:
+            raise ContractUnavailableError(str(exc), parameter=parameter) from exc
+    return _PUBLISHED[parameter]
+
+
+def verify(
+    model: Model | None = None, *, environ: Mapping[str, str] | None = None, scope: AccessScope | None = None,
+    client: BaseClient | None = None,
+) -> None:
+    """Refuse to run against a table whose contract no longer serves this function.
+
+    With :data:`ENV_CONTRACT_PARAMETER` set (a table imported from published parameters): read
+    the published contract (once per process) and compare the fingerprints of the entities and
+    indexes this function uses — those of ``scope``, else the whole model — with it. Else with
+    :data:`ENV_MODEL_FINGERPRINT` set: compare whole fingerprints. Else nothing (a table the
+    stack owns). ``model`` defaults to the bundled ``model.json``; ``client``: an SSM client.
 
     Raises
     ------
+    ContractBreakError
+        An entity or index of the slice is missing from the published contract or changed its
+        keys (the message names each, old → new).
+    ContractUnavailableError
+        The contract parameter cannot be read or parsed (the check is never skipped).
     ModelMismatchError
-        The bundled model's fingerprint differs from the deployed one.
+        The pinned whole fingerprint differs from the bundled model's.
     """
     env = os.environ if environ is None else environ
+    parameter = env.get(ENV_CONTRACT_PARAMETER)
+    if parameter:
+        if model is None:
+            model = load_bundled_model()
+        _verify_slice(model, scope, parameter, client)
+        return
     deployed = env.get(ENV_MODEL_FINGERPRINT)
     if not deployed:
         return
@@ -85,7 +124,24 @@ def verify(model: Model | None = None, *, environ: Mapping[str, str] | None = No
         )
 
 
+def _verify_slice(model: Model, scope: AccessScope | None, parameter: str, client: BaseClient | None) -> None:
+    from ..model.slices import check_slice, slice_of
+
+    published = published_contract(parameter, client=client)
+    piece = slice_of(model, scope)
+    breaks = check_slice(piece, published, model=model)
+    if breaks:
+        raise ContractBreakError(
+            f"the table's published contract ({parameter}, model {published.model_name!r} {published.fingerprint}) "
+            f"no longer serves what this function uses of model {model.name!r} ({piece.contract_fingerprint}): "
+            + "; ".join(b.describe() for b in breaks)
+            + ". Its keys would not match the table's, so nothing was read or written: rebuild the function "
+            "against the producer's current contract (python -m constructs_lib contract verify) and redeploy it.",
+            bundled=piece.contract_fingerprint, deployed=published.fingerprint, breaks=breaks,
+        )
+
+
 __all__ = [
-    "ENV_MODEL_FINGERPRINT", "ENV_MODEL_PATH", "FINGERPRINT_LENGTH", "MODEL_FILE", "fingerprint", "key_schema",
-    "load_bundled_model", "model_digest", "verify",
+    "ENV_CONTRACT_PARAMETER", "ENV_MODEL_FINGERPRINT", "ENV_MODEL_PATH", "FINGERPRINT_LENGTH", "MODEL_FILE",
+    "fingerprint", "key_schema", "load_bundled_model", "model_digest", "published_contract", "verify",
 ]

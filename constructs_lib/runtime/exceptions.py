@@ -186,6 +186,27 @@ class ModelMismatchError(RuntimeClientError):
         self.deployed = deployed
 
 
+class ContractBreakError(ModelMismatchError):
+    """The table's published contract changed an entity or index this function uses (its slice,
+    :mod:`constructs_lib.runtime.contract`). Raised at cold start, before any request. ``breaks``
+    holds one :class:`~constructs_lib.model.slices.SliceBreak` per entity or index, naming what
+    changed old → new."""
+
+    def __init__(self, message: str, *, bundled: str, deployed: str, breaks: list[Any]) -> None:
+        super().__init__(message, bundled=bundled, deployed=deployed)
+        self.breaks = breaks
+
+
+class ContractUnavailableError(RuntimeClientError):
+    """The table's published contract (an SSM parameter) could not be read or understood, so the
+    function cannot know whether its slice still holds; it refuses rather than skip the check.
+    ``parameter`` names the parameter."""
+
+    def __init__(self, message: str, *, parameter: str) -> None:
+        super().__init__(message)
+        self.parameter = parameter
+
+
 class ForeignItemError(RuntimeClientError, LookupError):
     """The item stored at an entity's table key belongs to another entity (or to none): keys of
     two layouts collide (an item written outside the model, or a model changed under stored

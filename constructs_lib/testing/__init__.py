@@ -85,6 +85,7 @@ __all__ = [
     "LocalDeployError",
     "LocalDeployment",
     "LocalFunction",
+    "LocalSsm",
     "MappingSettings",
     "RunReport",
     "StreamConsumer",
@@ -145,6 +146,7 @@ _LAZY = {
     "update_template": "constructs_lib.testing.local_update",
     "ContractDeployment": "constructs_lib.testing.contract_deploy",
     "deploy_contract": "constructs_lib.testing.contract_deploy",
+    "LocalSsm": "constructs_lib.testing.local_ssm",
 }
 
 

@@ -39,6 +39,7 @@ __all__ = [
     "local_deploy",
     "local_deploy_contract",
     "local_function",
+    "local_ssm",
     "stream_consumer",
     "stream_runner",
 ]
@@ -256,6 +257,20 @@ def stream_runner(dynamodb_streams_client: Any) -> Callable[..., StreamRunner]:
 
 
 _SESSION_ENDPOINT: Any = object()
+
+
+@pytest.fixture
+def local_ssm() -> Iterator[Any]:
+    """A local SSM ``GetParameter`` endpoint on 127.0.0.1
+    (:class:`~constructs_lib.testing.local_ssm.LocalSsm`), closed at teardown: ``publish(deployment)``
+    serves the SSM parameters a local deployment created; pass ``local_ssm.environment``
+    (``AWS_ENDPOINT_URL_SSM``) to a handler process that reads a published contract.
+    """
+    from constructs_lib.testing.local_ssm import LocalSsm
+
+    server = LocalSsm()
+    yield server
+    server.close()
 
 
 @pytest.fixture

@@ -7,9 +7,13 @@ published contract.
    from SSM at deploy time (``AWS::SSM::Parameter::Value<String>`` parameters);
 3. shows the consumer's only permission on the table: Query on the ``GSI2`` index ARN;
 4. writes orders as the shop would (pending and paid, over two days) and invokes the consumer's
-   **bundled** report handler from its ``cdk.out`` asset: pending orders by day, from ``GSI2``;
-5. pretends the shop published a changed model (another fingerprint): the same handler now
-   refuses to run with ``ModelMismatchError``, before any request.
+   **bundled** report handler from its ``cdk.out`` asset: pending orders by day, from ``GSI2``.
+   At cold start it reads the shop's published contract (``<prefix>/contract``, served by a
+   local SSM endpoint) and checks the entity and index it uses (its slice);
+5. the shop publishes an additive change (a new entity, index and pattern): the consumer, not
+   rebuilt, still runs;
+6. the shop publishes a changed ``Order`` key template: the same handler now refuses to start with
+   ``ContractBreakError`` naming ``Order`` and the template old -> new, before any request.
 
 Run it from the repository root: ``.venv/bin/python -m examples.reporting.scenario`` (synthesizes
 the app to a temporary directory, starts DynamoDB Local, runs, stops it). ``make demo`` runs it as
@@ -30,11 +34,13 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # run as a script: make `examples` and `constructs_lib` importable
     sys.path.insert(0, str(ROOT))
 
-from constructs_lib.model import Model
+from constructs_lib.model import AccessPattern, Entity, Field, Index, IndexKey, Model
+from constructs_lib.model.slices import published_json
 from constructs_lib.runtime import TableClient
-from constructs_lib.runtime.contract import ENV_MODEL_FINGERPRINT, fingerprint
+from constructs_lib.runtime.contract import ENV_CONTRACT_PARAMETER
 from constructs_lib.testing import asset_dir, deploy_assembly_stack, read_stack_template
 from constructs_lib.testing.handlers import HandlerError, invoke_handler
+from constructs_lib.testing.local_ssm import LocalSsm
 from examples._scenario import function_id, run_standalone, show
 
 if TYPE_CHECKING:
@@ -88,8 +94,14 @@ def run(cdk_out: Path, server: DynamoDBLocal) -> dict[str, Any]:
 
 
 def _run(cdk_out: Path, server: DynamoDBLocal, producer: LocalDeployment) -> dict[str, Any]:
+    with LocalSsm() as ssm:
+        return _steps(cdk_out, server, producer, ssm)
+
+
+def _steps(cdk_out: Path, server: DynamoDBLocal, producer: LocalDeployment, ssm: LocalSsm) -> dict[str, Any]:
     show("The shop's published contract (SSM parameters of ShopStack)")
     published = published_parameters(producer)
+    ssm.parameters.update(published)
     for name, value in sorted(published.items()):
         print(f"{name} = {value if len(value) < 90 else value[:87] + '...'}")
     model = Model.from_json(next(v for n, v in published.items() if n.endswith("/model")))
@@ -100,7 +112,8 @@ def _run(cdk_out: Path, server: DynamoDBLocal, producer: LocalDeployment) -> dic
     env = consumer_environment(template, fn_id, published)
     asset = asset_dir(cdk_out, template, fn_id)
     print(f"function {fn_id}: TABLE_NAME={env['TABLE_NAME']} (from SSM), "
-          f"{ENV_MODEL_FINGERPRINT}={env[ENV_MODEL_FINGERPRINT]}")
+          f"{ENV_CONTRACT_PARAMETER}={env[ENV_CONTRACT_PARAMETER]} (read at cold start)")
+    env.update(ssm.environment)
     statements = [s for r in template["Resources"].values() if r["Type"] == "AWS::IAM::Policy"
                   for s in r["Properties"]["PolicyDocument"]["Statement"] if str(s["Action"]).startswith("dynamodb:")]
     for statement in statements:
@@ -123,20 +136,32 @@ def _run(cdk_out: Path, server: DynamoDBLocal, producer: LocalDeployment) -> dic
     assert report["count"] == statuses.count("PENDING"), report
     assert [o["order_id"] for o in report["orders"]] == ["o000", "o002", "o003", "o005"], report
 
-    show("The shop publishes a changed model: the consumer refuses to run")
+    parameter = env[ENV_CONTRACT_PARAMETER]
+    show("The shop adds an entity, an index and a pattern: the consumer, not rebuilt, keeps working")
+    grown = copy.deepcopy(model.to_dict())
+    grown["entities"].append(Entity("Coupon", pk="COUPON#{code}", sk="COUPON", fields={"code": Field(), "kind": Field()},
+                                    indexes={"GSI9": IndexKey(pk="KIND#{kind}", sk="COUPON#{code}")}).to_dict())
+    grown["indexes"].append(Index("GSI9").to_dict())
+    grown["access_patterns"].append(AccessPattern("coupons by kind", "Coupon", index="GSI9").to_dict())
+    ssm.parameters[parameter] = published_json(Model.from_dict(grown))
+    again = invoke_handler(asset, HANDLER, window, environment=env, endpoint=server.endpoint).result
+    assert again["count"] == report["count"], again
+    print(f"report after the additive change: {again['count']} pending (its slice: Order, GSI2 unchanged)")
+
+    show("The shop changes Order's sort-key template: the consumer refuses to start")
     changed = copy.deepcopy(model.to_dict())
     next(e for e in changed["entities"] if e["name"] == "Order")["sk"] = "ORDER#{order_id}#{created_at}"
     changed["access_patterns"] = [p for p in changed["access_patterns"] if p["name"] != "orders in a date range"]
-    deployed = fingerprint(changed)
+    ssm.parameters[parameter] = published_json(Model.from_dict(changed))
     try:
-        invoke_handler(asset, HANDLER, window, environment={**env, ENV_MODEL_FINGERPRINT: deployed},
-                       endpoint=server.endpoint)
+        invoke_handler(asset, HANDLER, window, environment=env, endpoint=server.endpoint)
     except HandlerError as exc:
         line = [x for x in str(exc).splitlines() if x.startswith("constructs_lib.runtime.exceptions.")][-1]
-        assert line.startswith("constructs_lib.runtime.exceptions.ModelMismatchError:") and deployed in line, line
+        assert line.startswith("constructs_lib.runtime.exceptions.ContractBreakError:"), line
+        assert "entity 'Order' changed: Order sk template: 'ORDER#{created_at}#{order_id}' -> " in line, line
         print(line.removeprefix("constructs_lib.runtime.exceptions."))
     else:
-        raise AssertionError("the consumer ran with a model that is not the shop's")
+        raise AssertionError("the consumer ran against a contract that changed the keys it uses")
     return report
 
 

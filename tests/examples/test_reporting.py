@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from constructs_lib.model import AccessScope
-from constructs_lib.runtime.contract import ENV_MODEL_FINGERPRINT, fingerprint
+from constructs_lib.runtime.contract import ENV_CONTRACT_PARAMETER, fingerprint
 from constructs_lib.runtime.scope import ENV_ACCESS_SCOPE
 from examples.reporting import scenario
 from examples.shop.model import shop_model
@@ -33,7 +33,7 @@ def test_consumer_owns_no_table_and_reads_the_contract_from_ssm(reporting: Any) 
     assert kinds == ["AWS::IAM::Policy", "AWS::IAM::Role", "AWS::Lambda::Function", "AWS::Logs::LogGroup"]
     # AND it reads the name, ARN and fingerprint the producer publishes, at deploy time
     read = {p["Default"] for p in template["Parameters"].values() if p["Type"] == "AWS::SSM::Parameter::Value<String>"}
-    assert {f"{CONTRACT_PREFIX}/{n}" for n in ("table-name", "table-arn", "model-fingerprint")} <= read
+    assert {f"{CONTRACT_PREFIX}/{n}" for n in ("table-name", "table-arn")} <= read
     # AND the producer publishes exactly those (and more), with the shop model's fingerprint
     published = {r["Properties"]["Name"]: r["Properties"]["Value"] for r in reporting.template(PRODUCER)[
         "Resources"].values() if r["Type"] == "AWS::SSM::Parameter"}
@@ -45,11 +45,12 @@ def test_consumer_function_queries_one_index_and_checks_the_model(reporting: Any
     template = reporting.template(CONSUMER)
     fn_id = reporting.function_id(CONSUMER, "pending_orders.handler")
     variables = template["Resources"][fn_id]["Properties"]["Environment"]["Variables"]
-    # THEN the function gets the table name and the deployed fingerprint from SSM parameters, and
-    # its declared scope (one access pattern) as JSON
-    assert set(variables) == {"TABLE_NAME", ENV_MODEL_FINGERPRINT, ENV_ACCESS_SCOPE}
+    # THEN the function gets the table name from an SSM parameter, the name of the published
+    # contract it checks its slice against at cold start, and its declared scope (one access pattern)
+    assert set(variables) == {"TABLE_NAME", ENV_CONTRACT_PARAMETER, ENV_ACCESS_SCOPE}
     scope = AccessScope.from_json(variables.pop(ENV_ACCESS_SCOPE))
     assert scope == AccessScope(patterns=["pending orders by date"])
+    assert variables.pop(ENV_CONTRACT_PARAMETER) == f"{CONTRACT_PREFIX}/contract"
     assert all(template["Parameters"][v["Ref"]]["Type"].startswith("AWS::SSM::") for v in variables.values())
     # AND its only DynamoDB permission is Query on the GSI2 index ARN, for STATUS# keys
     dynamo = [s for r in template["Resources"].values() if r["Type"] == "AWS::IAM::Policy"
@@ -73,5 +74,6 @@ def test_scenario_runs_end_to_end(reporting: Any, dynamodb_local: Any, capsys: p
     out = capsys.readouterr().out
     # THEN the bundled handler found the four pending orders, by day, through GSI2
     assert report["by_day"] == {"2024-06-03": 1, "2024-06-04": 2, "2024-06-05": 1}
-    # AND with another published fingerprint it refused to run, naming both
-    assert f"ModelMismatchError: model 'shop' bundled with this function has fingerprint {fingerprint(shop_model)}" in out
+    # AND after an additive change it still ran; after a changed Order template it refused, naming it
+    assert "report after the additive change: 4 pending" in out
+    assert "ContractBreakError: " in out and "entity 'Order' changed: Order sk template: " in out

@@ -15,10 +15,12 @@ Each app is copied to its own temporary directory (a checkout), synthesized with
 (``cdk synth``, the app run by its own virtualenv's interpreter) with cdk-nag's
 ``AwsSolutionsChecks`` on, and linted with cfn-lint. Then the producer's assembly is deployed to
 DynamoDB Local, the consumer's after it with the producer's values (``shared=``), so the consumer's
-SSM parameter reads resolve to what the producer published; items written with the producer's
-model are read by the consumer's bundled handler, run from its asset directory. A consumer whose
-copy of the model has one key template changed fails ``cdk synth`` when the fingerprint is pinned,
-and without the pin refuses to run at its first call — before any request reaches DynamoDB.
+SSM parameter reads resolve to what the producer published, and a local SSM endpoint (``local_ssm``)
+serves the published contract the consumer's handler reads at cold start; items written with the
+producer's model are read by the consumer's bundled handler, run from its asset directory. A
+consumer whose copy of the model has one key template changed fails ``cdk synth`` when the
+fingerprint is pinned, and without the pin refuses to start at its first call, naming the changed
+entity — before any request reaches DynamoDB.
 
 ``tabulate`` is installed into a per-module cache (``CONSTRUCTS_LIB_CACHE_DIR``), so the consumer's
 synth time includes its cold install. Times, the wheel's and the assets' sizes are printed at the
@@ -55,7 +57,7 @@ from _apps import (
 from constructs_lib.constructs.cache import ENV_CACHE_DIR
 from constructs_lib.model import Model
 from constructs_lib.runtime import TableClient
-from constructs_lib.runtime.contract import ENV_MODEL_FINGERPRINT, fingerprint
+from constructs_lib.runtime.contract import ENV_CONTRACT_PARAMETER, fingerprint
 from constructs_lib.testing import HandlerError, LocalDeployError, SynthResult
 
 pytestmark = pytest.mark.e2e
@@ -258,8 +260,8 @@ def test_producer_synthesizes_with_the_cli_and_passes_cdk_nag_and_cfn_lint(produ
         "constructs_lib.runtime.handlers.audit.handler", "constructs_lib.runtime.handlers.counter.handler"]
     # AND it publishes the contract: name, ARNs, the model and its fingerprint, under the prefix
     contract = published(template)
-    assert sorted(contract) == [f"{PREFIX}/{n}" for n in ("model", "model-fingerprint", "stream-arn", "table-arn",
-                                                           "table-name")]
+    assert sorted(contract) == [f"{PREFIX}/{n}" for n in ("contract", "model", "model-fingerprint", "stream-arn",
+                                                           "table-arn", "table-name")]
     model = load_model(PRODUCER_APP, "producer_repo_model")
     assert contract[f"{PREFIX}/model-fingerprint"] == fingerprint(model)
     assert fingerprint(Model.from_json(contract[f"{PREFIX}/model"])) == fingerprint(model)
@@ -277,11 +279,13 @@ def test_consumer_synthesizes_a_handler_package_granted_one_index(consumer: App,
         "AWS::IAM::Policy", "AWS::IAM::Role", "AWS::Lambda::Function", "AWS::Logs::LogGroup"]
     # AND it reads the table's name, ARN and fingerprint from the producer's SSM parameters at deploy time
     reads = {lid: p["Default"] for lid, p in template["Parameters"].items() if p["Type"] == SSM_VALUE}
-    assert {f"{PREFIX}/{n}" for n in ("table-name", "table-arn", "model-fingerprint")} <= set(reads.values())
+    assert {f"{PREFIX}/{n}" for n in ("table-name", "table-arn")} <= set(reads.values())
     function = template["Resources"][result.function_logical_id(REPORT, CONSUMER)]["Properties"]
     assert function["Handler"] == HANDLER
-    assert {name: reads[value["Ref"]] for name, value in function["Environment"]["Variables"].items()} == {
-        "TABLE_NAME": f"{PREFIX}/table-name", ENV_MODEL_FINGERPRINT: f"{PREFIX}/model-fingerprint"}
+    # AND the function gets the name of the published contract it checks its slice against at cold start
+    variables = dict(function["Environment"]["Variables"])
+    assert variables.pop(ENV_CONTRACT_PARAMETER) == f"{PREFIX}/contract"
+    assert {name: reads[value["Ref"]] for name, value in variables.items()} == {"TABLE_NAME": f"{PREFIX}/table-name"}
     # AND its only DynamoDB permission is Query on the GSI1 index ARN of the imported table
     statements = [s for r in template["Resources"].values() if r["Type"] == "AWS::IAM::Policy"
                   for s in r["Properties"]["PolicyDocument"]["Statement"] if "dynamodb:" in json.dumps(s["Action"])]
@@ -304,16 +308,16 @@ def test_consumer_synthesizes_a_handler_package_granted_one_index(consumer: App,
 
 
 def test_both_apps_deploy_into_one_dynamodb_local_and_the_consumers_handler_reads_the_index(
-    producer: App, consumer: App, local_deploy: Any, local_function: Any, dynamodb_client: Any
+    producer: App, consumer: App, local_deploy: Any, local_function: Any, dynamodb_client: Any, local_ssm: Any
 ) -> None:
-    # GIVEN the producer's assembly deployed to DynamoDB Local
+    # GIVEN the producer's assembly deployed to DynamoDB Local, its SSM parameters served locally
     desk = local_deploy.assembly(producer.out, name_prefix="desk-")
+    assert f"{PREFIX}/contract" in local_ssm.publish(desk)
     # WHEN the consumer's assembly is deployed after it, with the values the producer's stacks created
     reports = local_deploy.assembly(consumer.out, shared=desk.shared)
     env = reports.function_environment(REPORT)
-    # THEN the report function's SSM reads resolved to the producer's table and published fingerprint
-    assert env == {"TABLE_NAME": desk.table_name("DataTable"),
-                   ENV_MODEL_FINGERPRINT: desk.parameter_value(f"{PREFIX}/model-fingerprint")}
+    # THEN the report function's SSM read resolved to the producer's table, and it names the contract
+    assert env == {"TABLE_NAME": desk.table_name("DataTable"), ENV_CONTRACT_PARAMETER: f"{PREFIX}/contract"}
     # AND on its own, the consumer's assembly cannot resolve them (nothing published the parameters)
     alone = local_deploy.assembly(consumer.out)
     with pytest.raises(LocalDeployError, match=f"SSM parameter '{PREFIX}/table-name'"):
@@ -321,8 +325,10 @@ def test_both_apps_deploy_into_one_dynamodb_local_and_the_consumers_handler_read
     # WHEN the desk writes tickets with its own model, and the consumer's bundled handler runs
     tickets(TableClient(load_model(producer.directory, "producer_checkout_model"), env["TABLE_NAME"],
                         client=dynamodb_client))
-    report = local_function(consumer.result.asset_dir(REPORT), HANDLER, environment=env)
+    report = local_function(consumer.result.asset_dir(REPORT), HANDLER, environment={**env, **local_ssm.environment})
     answer = report({"agent_id": "a-1", **WINDOW})
+    # (it read the published contract once, at cold start)
+    assert local_ssm.requests == [("GetParameter", f"{PREFIX}/contract")]
     # THEN it read agent a-1's unresolved tickets of the window from GSI1, most urgent first, grouped
     # by its sibling module and formatted by tabulate
     assert (answer["count"], answer["tickets"], answer["by_priority"]) == (2, ["t-02", "t-01"], {"P1": 1, "P2": 1})
@@ -352,21 +358,25 @@ def test_a_consumer_with_a_changed_model_fails_synth_when_the_fingerprint_is_pin
 
 def test_a_consumer_with_a_changed_model_and_no_pin_refuses_to_run_before_any_request(
     producer: App, consumer: App, unpinned_mismatched: App, local_deploy: Any, local_function: Any,
-    counting_endpoint: CountingEndpoint,
+    counting_endpoint: CountingEndpoint, local_ssm: Any,
 ) -> None:
     # GIVEN the mismatched consumer (no pin: it synthesizes) deployed after the producer
     desk = local_deploy.assembly(producer.out, name_prefix="desk-")
+    local_ssm.publish(desk)
     env = local_deploy.assembly(unpinned_mismatched.out, shared=desk.shared).function_environment(REPORT)
+    env.update(local_ssm.environment)
     asset = unpinned_mismatched.result.asset_dir(REPORT)
     bundled = fingerprint(Model.from_json((asset / "model.json").read_text(encoding="utf-8")))
-    assert env[ENV_MODEL_FINGERPRINT] == pinned(CONSUMER_APP) != bundled
-    # WHEN its bundled handler is called, every AWS request going to an endpoint that counts them
+    assert bundled != pinned(CONSUMER_APP)
+    # WHEN its bundled handler is called, every DynamoDB request going to an endpoint that counts them
     report = local_function(asset, HANDLER, environment=env, endpoint=counting_endpoint.url)
     with pytest.raises(HandlerError) as refused:
         report({"agent_id": "a-1", **WINDOW})
-    # THEN it raised ModelMismatchError naming both fingerprints, and sent no request
-    assert "constructs_lib.runtime.exceptions.ModelMismatchError" in str(refused.value)
-    assert bundled in str(refused.value) and env[ENV_MODEL_FINGERPRINT] in str(refused.value)
+    # THEN it read the published contract and raised ContractBreakError (a ModelMismatchError) naming the
+    # changed entity and its template, the function's -> the table's, and sent no request to the table
+    assert "constructs_lib.runtime.exceptions.ContractBreakError" in str(refused.value)
+    assert "entity 'Ticket' changed: " in str(refused.value)
+    assert "Ticket sk template: 'TICKET#{opened_at}#{ticket_id}' -> 'TICKET#{ticket_id}'" in str(refused.value)
     assert counting_endpoint.requests == []
     # AND the matching consumer's handler, with the same environment and endpoint, does send its Query
     matching = local_function(consumer.result.asset_dir(REPORT), HANDLER, environment=env,

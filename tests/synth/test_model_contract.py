@@ -23,7 +23,10 @@ from constructs_lib import (
 )
 from constructs_lib.constructs.model_contract import ADVANCED_LIMIT, STANDARD_LIMIT
 from constructs_lib.model import Entity, Model
-from constructs_lib.runtime.contract import ENV_MODEL_FINGERPRINT, fingerprint
+from constructs_lib.constructs.exceptions import ContractParameterSizeError
+from constructs_lib.model.fingerprints import entity_fingerprints, index_fingerprints
+from constructs_lib.model.slices import published_json, read_published
+from constructs_lib.runtime.contract import ENV_CONTRACT_PARAMETER, ENV_MODEL_FINGERPRINT, fingerprint
 
 HANDLER = Path(__file__).resolve().parents[2] / "examples" / "shop" / "handlers" / "orders_api.py"
 NEW_AND_OLD = dynamodb.StreamViewType.NEW_AND_OLD_IMAGES
@@ -57,7 +60,7 @@ def test_producer_publishes_name_arns_fingerprint_and_model(producer: Template, 
     (table_id,) = producer.find_resources("AWS::DynamoDB::GlobalTable")
     # THEN one String parameter per value, under the prefix
     assert sorted(found) == [f"{PREFIX}/{n}" for n in
-                             ("model", "model-fingerprint", "stream-arn", "table-arn", "table-name")]
+                             ("contract", "model", "model-fingerprint", "stream-arn", "table-arn", "table-name")]
     assert {p["Type"] for p in found.values()} == {"String"}
     # AND the values refer to the table itself
     assert found[f"{PREFIX}/table-name"]["Value"] == {"Ref": table_id}
@@ -68,6 +71,11 @@ def test_producer_publishes_name_arns_fingerprint_and_model(producer: Template, 
     assert Model.from_json(found[f"{PREFIX}/model"]["Value"]) == shop_model
     assert found[f"{PREFIX}/model"]["Value"] == shop_model.to_json(compact=True)  # no spaces after separators
     assert found[f"{PREFIX}/model"]["Tier"] == "Standard"
+    # AND the contract parameter holds the per-entity and per-index fingerprints with the model
+    published = read_published(found[f"{PREFIX}/contract"]["Value"], source="contract")
+    assert (published.fingerprint, dict(published.entity_fingerprints), dict(published.index_fingerprints)) == (
+        fingerprint(shop_model), entity_fingerprints(shop_model), index_fingerprints(shop_model))
+    assert published.model == shop_model.to_dict()
 
 
 def test_without_stream_no_stream_parameter_and_cmk_adds_the_key(shop_model: Model) -> None:
@@ -79,8 +87,9 @@ def test_without_stream_no_stream_parameter_and_cmk_adds_the_key(shop_model: Mod
     published = table.publish_contract(ModelContract(parameter_prefix=PREFIX, include_model=False))
     found = parameters(Template.from_stack(stack))
     # THEN no stream ARN and no model, but the key's ARN
-    assert sorted(found) == [f"{PREFIX}/{n}" for n in ("encryption-key-arn", "model-fingerprint", "table-arn",
-                                                       "table-name")]
+    assert sorted(found) == [f"{PREFIX}/{n}" for n in ("contract", "encryption-key-arn", "model-fingerprint",
+                                                       "table-arn", "table-name")]
+    assert read_published(found[f"{PREFIX}/contract"]["Value"], source="contract").model is None
     assert found[f"{PREFIX}/encryption-key-arn"]["Value"] == {"Fn::GetAtt": [stack.resolve(
         key.node.default_child.logical_id), "Arn"]}
     assert table.contract is published and published.fingerprint == fingerprint(shop_model)
@@ -95,7 +104,7 @@ def test_a_model_over_4_kb_uses_the_advanced_tier(scratch_stack: cdk.Stack) -> N
     SingleTable(stack, "Data", model=model, publish=ModelContract(parameter_prefix="/big"))
     tiers = {name: p.get("Tier") for name, p in parameters(Template.from_stack(stack)).items()}
     assert tiers == {"/big/model": "Advanced", "/big/model-fingerprint": "Standard", "/big/table-arn": "Standard",
-                     "/big/table-name": "Standard"}
+                     "/big/table-name": "Standard", "/big/contract": "Advanced"}
 
 
 def test_a_model_over_8_kb_is_refused_unless_the_fingerprint_alone_is_published(scratch_stack: cdk.Stack) -> None:
@@ -107,6 +116,13 @@ def test_a_model_over_8_kb_is_refused_unless_the_fingerprint_alone_is_published(
     with pytest.raises(ConstructPropsError, match=rf"model 'big' is {size} bytes as JSON.*"
                                                   r"ModelContract\(include_model=False\)"):
         SingleTable(scratch_stack, "TooBig", model=model, publish=ModelContract(parameter_prefix="/big"))
+    # AND a model whose JSON fits but whose contract parameter (model + fingerprints) does not is
+    # refused with a typed error naming that parameter and the way out
+    fits = big_model(34)
+    assert len(fits.to_json(compact=True).encode()) <= ADVANCED_LIMIT < len(published_json(fits).encode())
+    with pytest.raises(ContractParameterSizeError, match=r"SSM parameter '/big/contract'.* bytes, more than an SSM "
+                                                         r"parameter holds.*ModelContract\(include_model=False\)"):
+        SingleTable(scratch_stack, "ContractTooBig", model=fits, publish=ModelContract(parameter_prefix="/big"))
     # AND without the model it is published
     table = SingleTable(scratch_stack, "FingerprintOnly", model=model,
                         publish=ModelContract(parameter_prefix="/big", include_model=False))
@@ -162,22 +178,35 @@ def ssm_parameter(template: Template, name: str) -> str:
 def test_consumer_reads_the_parameters_at_deploy_time(consumer: Any) -> None:
     _, template = consumer
     # THEN each published value it uses is a CloudFormation parameter of SSM type, and nothing is created
-    for name in ("table-name", "table-arn", "stream-arn", "model-fingerprint"):
+    for name in ("table-name", "table-arn", "stream-arn"):
         ssm_parameter(template, f"{PREFIX}/{name}")
+    # AND not the whole-model fingerprint: compatibility is checked by slice at cold start
+    assert f"{PREFIX}/model-fingerprint" not in {p.get("Default") for p in template.to_json()["Parameters"].values()}
     template.resource_count_is("AWS::SSM::Parameter", 0)
     # AND the only table it creates is the audit's own
     assert [lid[:5] for lid in template.find_resources("AWS::DynamoDB::GlobalTable")] == ["Audit"]
 
 
-def test_every_function_gets_the_table_name_and_the_deployed_fingerprint(consumer: Any) -> None:
+def test_every_function_gets_the_table_name_and_the_contract_parameter(consumer: Any) -> None:
     _, template = consumer
     name = {"Ref": ssm_parameter(template, f"{PREFIX}/table-name")}
-    deployed = {"Ref": ssm_parameter(template, f"{PREFIX}/model-fingerprint")}
     functions = template.find_resources("AWS::Lambda::Function")
-    # THEN the handler, the aggregator and the audit writer all check the model at run time
+    # THEN the handler, the aggregator and the audit writer all read the published contract at cold
+    # start (its name, a literal), and none gets a deploy-time fingerprint
     assert len(functions) == 3
     for function in functions.values():
-        assert function["Properties"]["Environment"]["Variables"][ENV_MODEL_FINGERPRINT] == deployed
+        variables = function["Properties"]["Environment"]["Variables"]
+        assert variables[ENV_CONTRACT_PARAMETER] == f"{PREFIX}/contract"
+        assert ENV_MODEL_FINGERPRINT not in variables
+    # AND each function's role may ssm:GetParameter on exactly that parameter, nothing else of SSM
+    ssm = [s for p in template.find_resources("AWS::IAM::Policy").values()
+           for s in p["Properties"]["PolicyDocument"]["Statement"] if "ssm:" in str(s["Action"])]
+    assert len(ssm) == 3
+    for statement in ssm:
+        assert statement["Action"] == "ssm:GetParameter"
+        assert statement["Resource"] == {"Fn::Join": ["", [
+            "arn:", {"Ref": "AWS::Partition"}, ":ssm:", {"Ref": "AWS::Region"}, ":", {"Ref": "AWS::AccountId"},
+            f":parameter{PREFIX}/contract"]]}
     template.has_resource_properties("AWS::Lambda::Function", {
         "Handler": "orders_api.handler",
         "Environment": {"Variables": Match.object_like({"TABLE_NAME": name})}})
@@ -216,7 +245,8 @@ def test_expected_fingerprint_is_checked_at_synth(scratch_stack: cdk.Stack, shop
     # GIVEN the producer's fingerprint known to the consumer
     ok = SingleTable.from_parameters(scratch_stack, "Expected", model=shop_model, parameter_prefix=PREFIX,
                                      expected_fingerprint=fingerprint(shop_model))
-    assert ok.model_fingerprint is not None  # still checked at run time: the deployed value may change
+    # still checked at run time, by slice, against the contract published then (it may change)
+    assert ok.contract_parameter == f"{PREFIX}/contract" and ok.model_fingerprint is None
     # WHEN it differs from the consumer's model THEN synth fails naming both
     other = "f" * 32
     with pytest.raises(ConstructPropsError, match=rf"has fingerprint {fingerprint(shop_model)}, but the deployed "

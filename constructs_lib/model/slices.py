@@ -1,0 +1,337 @@
+"""A consumer's slice of a producer's contract, and the check of a slice against a contract.
+
+A :class:`Slice` is what one consumer (a function, or all functions of a consumer app) uses of a
+producer's model: the entities it reads or writes and the indexes its patterns read, each with
+its fingerprint (:mod:`.fingerprints`) as the consumer was built. :func:`check_slice` compares it
+with a contract's fingerprints and returns the breaks, naming what changed old → new when both
+models are at hand. Also the published fingerprints document a producer writes to SSM
+(:func:`published_document`, :func:`read_published`). Imports no other module of the model but
+:mod:`.fingerprints`, :mod:`.exceptions` and :mod:`.scope` (types only).
+
+See docs/contract-format.md and docs/adr/0042-compatibility-by-slice.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .exceptions import ContractError
+from .fingerprints import (
+    ModelLike,
+    _data,
+    digest,
+    entity_fingerprints,
+    entity_schema,
+    fingerprint,
+    index_fingerprints,
+    index_schema,
+)
+
+if TYPE_CHECKING:
+    from .model import Model
+    from .scope import AccessScope
+
+SLICE_FORMAT = "constructs_lib.slice"
+SLICE_VERSION = 1
+PUBLISHED_FORMAT = "constructs_lib.published"
+PUBLISHED_VERSION = 1
+_HEX = frozenset("0123456789abcdef")
+
+
+class SliceError(ContractError):
+    """A slice file or a published contract document cannot be used (names the source and what to do)."""
+
+
+# The slice ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Slice:
+    """What one consumer uses of a contract.
+
+    Attributes
+    ----------
+    consumer
+        Who uses it: a function's construct path, or a consumer app's name.
+    model_name
+        The contract's model name.
+    entities, indexes
+        Entity / index name → its fingerprint in the model the consumer was built with.
+    contract_fingerprint
+        The whole-model fingerprint of that model (so a stale pin can be told from a break).
+    """
+
+    consumer: str
+    model_name: str
+    entities: Mapping[str, str]
+    indexes: Mapping[str, str]
+    contract_fingerprint: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": SLICE_FORMAT, "format_version": SLICE_VERSION, "consumer": self.consumer,
+            "model_name": self.model_name, "contract_fingerprint": self.contract_fingerprint,
+            "entities": dict(sorted(self.entities.items())), "indexes": dict(sorted(self.indexes.items())),
+        }
+
+    def to_json(self) -> str:
+        """The slice file's text (sorted keys, 2-space indent, final newline)."""
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
+
+    @classmethod
+    def from_dict(cls, data: Any, *, source: str = "slice mapping") -> Slice:
+        """Read a slice document, checking every field (:class:`SliceError` naming ``source``)."""
+        again = "write it again with `python -m constructs_lib contract slice TARGET -o FILE`"
+        if not isinstance(data, Mapping):
+            raise SliceError(f"{source} must be a JSON object, got {type(data).__name__}; {again}")
+        if data.get("format") != SLICE_FORMAT:
+            raise SliceError(f"{source}: format {data.get('format')!r} is not {SLICE_FORMAT!r}; {again}")
+        version = data.get("format_version")
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+            raise SliceError(f"{source}: format_version {version!r} must be a positive integer; {again}")
+        if version > SLICE_VERSION:
+            raise SliceError(f"{source}: format_version {version} is newer than this constructs_lib reads "
+                             f"({SLICE_VERSION}); upgrade constructs_lib")
+        for name in ("consumer", "model_name"):
+            if not isinstance(data.get(name), str) or not data[name]:
+                raise SliceError(f"{source}: {name} {data.get(name)!r} must be a non-empty string; {again}")
+        _check_fingerprint(data.get("contract_fingerprint"), f"{source}: contract_fingerprint", again)
+        maps = {}
+        for name in ("entities", "indexes"):
+            value = data.get(name)
+            if not isinstance(value, Mapping):
+                raise SliceError(f"{source}: {name} {value!r} must map names to fingerprints; {again}")
+            for key, digest in value.items():
+                _check_fingerprint(digest, f"{source}: {name}[{key!r}]", again)
+            maps[name] = dict(value)
+        if not maps["entities"] and not maps["indexes"]:
+            raise SliceError(f"{source}: the slice names no entity and no index; {again}")
+        return cls(data["consumer"], data["model_name"], maps["entities"], maps["indexes"],
+                   data["contract_fingerprint"])
+
+
+def _check_fingerprint(value: Any, where: str, again: str) -> None:
+    if not isinstance(value, str) or len(value) != 32 or not set(value) <= _HEX:
+        raise SliceError(f"{where} {value!r} is not a fingerprint (32 lowercase hex digits); {again}")
+
+
+def read_slice(source: str | os.PathLike[str] | Mapping[str, Any]) -> Slice:
+    """A slice from a path, JSON text or mapping (:class:`SliceError` naming the file)."""
+    if isinstance(source, Mapping):
+        return Slice.from_dict(source)
+    if isinstance(source, str) and source.lstrip().startswith("{"):
+        text, where = source, "slice JSON text"
+    else:
+        where = f"slice file {str(source)!r}"
+        try:
+            text = Path(source).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SliceError(f"{where} cannot be read ({exc}); write it with "
+                             "`python -m constructs_lib contract slice TARGET -o FILE`") from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SliceError(f"{where} is not valid JSON ({exc.msg}: line {exc.lineno}, column {exc.colno}); write it "
+                         "again with `python -m constructs_lib contract slice TARGET -o FILE`") from exc
+    return Slice.from_dict(data, source=where)
+
+
+def used_names(model: Model, scope: AccessScope | None = None) -> tuple[list[str], list[str]]:
+    """(entities, indexes) a function with ``scope`` uses; without a scope, all of the model's."""
+    if scope is None:
+        return list(model.entities), list(model.indexes)
+    entities: dict[str, None] = {}
+    indexes: dict[str, None] = {}
+    for name in scope.patterns:
+        resolved = model.resolved_patterns[name]
+        entities.update(dict.fromkeys(resolved.pattern.entities))
+        if resolved.index is not None:
+            indexes[resolved.index.name] = None
+    for name in (*scope.writes, *scope.batch_gets):
+        entities[name] = None
+    return list(entities), list(indexes)
+
+
+def slice_of(model: Model, scope: AccessScope | None = None, *, consumer: str = "function") -> Slice:
+    """The slice of ``model`` a function with ``scope`` uses (no scope: every entity and index)."""
+    entities, indexes = used_names(model, scope)
+    data = model.to_dict()
+    return Slice(
+        consumer=consumer, model_name=model.name,
+        entities={e: digest(entity_schema(data, e)) for e in entities},
+        indexes={i: digest(index_schema(data, i)) for i in indexes},
+        contract_fingerprint=fingerprint(data),
+    )
+
+
+def merge_slices(consumer: str, slices: Iterable[Slice]) -> Slice:
+    """One slice holding every entity and index of ``slices`` (all built against one model)."""
+    items = list(slices)
+    if not items:
+        raise SliceError(f"consumer {consumer!r} has no function bound to an imported table: there is no slice")
+    entities: dict[str, str] = {}
+    indexes: dict[str, str] = {}
+    for piece in items:
+        for target, names in ((entities, piece.entities), (indexes, piece.indexes)):
+            for name, digest in names.items():
+                if target.setdefault(name, digest) != digest:
+                    raise SliceError(f"consumer {consumer!r}: {name!r} has two fingerprints in its functions' "
+                                     "slices; its functions were built against different models")
+    first = items[0]
+    others = {p.model_name for p in items} - {first.model_name}
+    if others:
+        raise SliceError(f"consumer {consumer!r} uses models {sorted({first.model_name, *others})}; write one "
+                         "slice file per producer's model (contract slice --table NAME)")
+    return Slice(consumer, first.model_name, entities, indexes, first.contract_fingerprint)
+
+
+# The published document (SSM) --------------------------------------------------------------------
+@dataclass(frozen=True)
+class PublishedFingerprints:
+    """A producer's published fingerprints (a contract file or the ``<prefix>/contract`` parameter)."""
+
+    model_name: str
+    fingerprint: str
+    entity_fingerprints: Mapping[str, str]
+    index_fingerprints: Mapping[str, str]
+    model: Mapping[str, Any] | None = field(default=None, repr=False)
+    source: str = "published contract"
+
+
+def published_document(model: ModelLike, *, include_model: bool = True) -> dict[str, Any]:
+    """What a producer publishes in SSM: the fingerprints (and the model's ``to_dict()``)."""
+    data = _data(model)
+    document: dict[str, Any] = {
+        "format": PUBLISHED_FORMAT, "format_version": PUBLISHED_VERSION, "model_name": data["name"],
+        "fingerprints": {"model": fingerprint(data), "entities": entity_fingerprints(data),
+                         "indexes": index_fingerprints(data)},
+    }
+    if include_model:
+        document["model"] = dict(data)
+    return document
+
+
+def published_json(model: ModelLike, *, include_model: bool = True) -> str:
+    """:func:`published_document` as compact JSON (the parameter's value)."""
+    return json.dumps(published_document(model, include_model=include_model), sort_keys=True, separators=(",", ":"))
+
+
+def read_published(text: str | Mapping[str, Any], *, source: str) -> PublishedFingerprints:
+    """Parse a published document (or take a contract file's fingerprints); :class:`SliceError`
+    naming ``source`` when it is not one."""
+    try:
+        data = json.loads(text) if isinstance(text, str) else text
+    except json.JSONDecodeError as exc:
+        raise SliceError(f"{source} is not valid JSON ({exc.msg}); the producer publishes it with "
+                         "SingleTable(publish=ModelContract(...)) — redeploy the producer") from exc
+    if not isinstance(data, Mapping) or data.get("format") not in (PUBLISHED_FORMAT, "constructs_lib.contract"):
+        raise SliceError(f"{source} is not a published contract (format {PUBLISHED_FORMAT!r}); the producer "
+                         "publishes it with SingleTable(publish=ModelContract(...)) — redeploy the producer")
+    if not isinstance(data.get("format_version"), int) or data["format_version"] > PUBLISHED_VERSION:
+        raise SliceError(f"{source}: format_version {data.get('format_version')!r} is newer than this "
+                         f"constructs_lib reads ({PUBLISHED_VERSION}); upgrade constructs_lib and rebuild")
+    prints = data.get("fingerprints")
+    if not isinstance(prints, Mapping) or not all(
+        isinstance(prints.get(k), Mapping) for k in ("entities", "indexes")
+    ) or not isinstance(prints.get("model"), str):
+        raise SliceError(f"{source}: fingerprints must hold model, entities and indexes; redeploy the producer")
+    model = data.get("model")
+    return PublishedFingerprints(str(data.get("model_name")), prints["model"], dict(prints["entities"]),
+                                 dict(prints["indexes"]), model if isinstance(model, Mapping) else None, source)
+
+
+# Checking ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SliceBreak:
+    """One entity or index of a slice the contract no longer serves as the consumer expects.
+
+    ``kind`` is ``"entity"`` or ``"index"``; ``new`` is None when the contract lacks it;
+    ``changes`` lists what changed, old → new, when both models were at hand.
+    """
+
+    kind: str
+    name: str
+    old: str
+    new: str | None
+    changes: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        if self.new is None:
+            return f"{self.kind} {self.name!r} is not in the contract any more"
+        what = "; ".join(self.changes) or f"fingerprint {self.old} -> {self.new}"
+        return f"{self.kind} {self.name!r} changed: {what}"
+
+
+def _leaves(value: Any, path: tuple[str, ...] = ()) -> dict[tuple[str, ...], Any]:
+    if isinstance(value, Mapping) and value:
+        out: dict[tuple[str, ...], Any] = {}
+        for key, inner in value.items():
+            out.update(_leaves(inner, (*path, str(key))))
+        return out
+    return {path: value}
+
+
+def _label(name: str, path: tuple[str, ...]) -> str:
+    parts = [p for p in path if p not in ("indexes", "writers", "index")]
+    if parts and parts[0] == "key_fields":
+        parts = ["key field", repr(parts[1]) if len(parts) > 1 else "", *parts[2:]]
+    text = " ".join(p for p in parts if p)
+    if path and path[-1] in ("pk", "sk"):
+        text += " template"
+    return f"{name} {text}".strip()
+
+
+def schema_changes(name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[str, ...]:
+    """``"<name> <part>: old -> new"`` for every leaf of two entity or index schemas that differs."""
+    a, b = _leaves(old), _leaves(new)
+    out = []
+    for path in sorted(set(a) | set(b)):
+        if a.get(path, _ABSENT) != b.get(path, _ABSENT):
+            out.append(f"{_label(name, path)}: {_show(a.get(path, _ABSENT))} -> {_show(b.get(path, _ABSENT))}")
+    return tuple(out)
+
+
+_ABSENT = object()
+
+
+def _show(value: Any) -> str:
+    return "absent" if value is _ABSENT else repr(value)
+
+
+def check_slice(
+    piece: Slice, contract: Any, *, model: ModelLike | None = None
+) -> list[SliceBreak]:
+    """The breaks of ``piece`` against ``contract`` (anything with ``entity_fingerprints`` and
+    ``index_fingerprints``: a contract file's :class:`~.contract_file.Contract`, a
+    :class:`PublishedFingerprints`). With ``model`` (the consumer's) and the contract's model
+    (``contract.model``), each break names what changed, old → new. Empty: compatible."""
+    new_model = getattr(contract, "model", None)
+    new_data = _data(new_model) if new_model is not None else None
+    old_data = _data(model) if model is not None else None
+    breaks = []
+    for kind, names, published, schema in (
+        ("entity", piece.entities, contract.entity_fingerprints, entity_schema),
+        ("index", piece.indexes, contract.index_fingerprints, index_schema),
+    ):
+        for name, old in sorted(names.items()):
+            new = published.get(name)
+            if new == old:
+                continue
+            changes: tuple[str, ...] = ()
+            if new is not None and new_data is not None and old_data is not None:
+                try:
+                    changes = schema_changes(name, schema(old_data, name), schema(new_data, name))
+                except (StopIteration, KeyError):
+                    changes = ()
+            breaks.append(SliceBreak(kind, name, old, new, changes))
+    return breaks
+
+
+__all__ = [
+    "PUBLISHED_FORMAT", "PUBLISHED_VERSION", "SLICE_FORMAT", "SLICE_VERSION", "PublishedFingerprints", "Slice",
+    "SliceBreak", "SliceError", "check_slice", "merge_slices", "published_document", "published_json",
+    "read_published", "read_slice", "schema_changes", "slice_of", "used_names",
+]

@@ -1,0 +1,188 @@
+"""check_slice against brute force: random models, random consumer scopes, random producer changes.
+
+The reference compares the key-relevant parts of the two models' ``to_dict()`` directly — for
+each entity of the slice its templates, index rules, key fields and the indexes it writes; for
+each index of the slice its definition and every writer's rule and key fields — and says the
+slice holds iff none of them changed and none disappeared. ``CONSTRUCTS_LIB_SOAK=1`` runs ten
+times the examples.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from constructs_lib.model import AccessPattern, AccessScope, Entity, Field, Index, IndexKey, Model
+from constructs_lib.model.fingerprints import entity_fingerprints, fingerprint, index_fingerprints
+from constructs_lib.model.slices import PublishedFingerprints, check_slice, slice_of, used_names
+
+SOAK = os.environ.get("CONSTRUCTS_LIB_SOAK", "") not in ("", "0")
+EXAMPLES = 1000 if SOAK else 100
+KINDS = ("string", "number", "timestamp", "date")
+PROJECTIONS: tuple[Any, ...] = ("ALL", "KEYS_ONLY", ("note",))
+KEY_FIELDS = ("id", "at", "grp", "flag", "other")
+MUTATIONS = ("entity", "index", "pattern", "field", "template", "gsi_template", "kind", "sparse", "projection",
+             "remove_entity", "remove_index", "none")
+Spec = dict[str, Any]
+
+
+def build(spec: Spec) -> Model:
+    """Entity ``E``: pk ``E#{id}``, sk ``E#{at}``; per index ``G``: ``<gsi_pk>`` / ``E#{at}``."""
+    entities = []
+    for name, e in spec["entities"].items():
+        fields = {"id": Field(), "at": Field(e["kind"], width=12 if e["kind"] == "number" else None),
+                  "grp": Field(), **{f: Field() for f in e["extra"]}}
+        indexes = {g: IndexKey(pk=e.get("gsi_pk", f"{name}#{{grp}}"), sk=f"{name}#{{at}}", when_present=rule)
+                   for g, rule in e["indexes"].items()}
+        entities.append(Entity(name, pk=f"{name}#{{id}}", sk=e.get("sk", f"{name}#{{at}}"), fields=fields,
+                               indexes=indexes))
+    indexes = [Index(g, projection=p) for g, p in spec["indexes"].items()]
+    patterns = []
+    for n, (entity, index) in enumerate(spec["patterns"]):
+        if index != "table" and index not in spec["entities"][entity]["indexes"]:
+            continue
+        patterns.append(AccessPattern(f"p{n} {entity} {index}", entity, index=index,
+                                      sk=None if index != "table" else "="))
+    return Model("m", entities=entities, indexes=indexes, access_patterns=patterns)
+
+
+@st.composite
+def specs(draw: st.DrawFn) -> Spec:
+    names = [f"E{n}" for n in range(draw(st.integers(1, 3)))]
+    gsis = [f"GSI{n}" for n in range(draw(st.integers(0, 3)))]
+    entities: dict[str, Any] = {
+        name: {"kind": draw(st.sampled_from(KINDS)), "extra": draw(st.lists(st.sampled_from(["a", "b"]), unique=True)),
+               "indexes": {}} for name in names
+    }
+    for n, g in enumerate(gsis):
+        writers = {names[n % len(names)]} | set(draw(st.lists(st.sampled_from(names), unique=True)))
+        for writer in writers:
+            entities[writer]["indexes"][g] = draw(st.sampled_from([None, "flag"]))
+    patterns = draw(st.lists(st.tuples(st.sampled_from(names), st.sampled_from(["table", *gsis])), max_size=4))
+    return {"entities": entities, "indexes": {g: draw(st.sampled_from(PROJECTIONS)) for g in gsis},
+            "patterns": patterns}
+
+
+def mutate(spec: Spec, change: str, data: st.DataObject) -> Spec | None:
+    """The producer's next model (None when the change does not apply to ``spec``)."""
+    new = copy.deepcopy(spec)
+    name = data.draw(st.sampled_from(sorted(spec["entities"])))
+    entity = new["entities"][name]
+    if change in ("entity", "index"):
+        new["entities"]["New"] = {"kind": "string", "extra": [], "indexes": {}}
+        if change == "index":
+            new["indexes"]["GSINew"] = data.draw(st.sampled_from(PROJECTIONS))
+            new["entities"]["New"]["indexes"]["GSINew"] = None
+            new["patterns"].append(("New", "GSINew"))
+    elif change == "pattern":
+        new["patterns"].append((name, "table"))
+    elif change == "field":
+        entity["extra"].append("added")
+    elif change == "template":
+        entity["sk"] = f"{name}#V2#{{at}}"
+    elif change == "gsi_template":
+        if not entity["indexes"]:
+            return None
+        entity["gsi_pk"] = f"{name}#G2#{{grp}}"
+    elif change == "kind":
+        entity["kind"] = data.draw(st.sampled_from([k for k in KINDS if k != entity["kind"]]))
+    elif change == "sparse":
+        if not entity["indexes"]:
+            return None
+        g = data.draw(st.sampled_from(sorted(entity["indexes"])))
+        entity["indexes"][g] = "other" if entity["indexes"][g] else "flag"
+    elif change == "projection":
+        if not spec["indexes"]:
+            return None
+        g = data.draw(st.sampled_from(sorted(spec["indexes"])))
+        new["indexes"][g] = data.draw(st.sampled_from([p for p in PROJECTIONS if p != spec["indexes"][g]]))
+    elif change == "remove_entity":
+        if len(spec["entities"]) < 2 or any(
+            set(e["indexes"]) and all(w == name or g not in o["indexes"] for w, o in spec["entities"].items()
+                                      for g in e["indexes"]) for e in [entity]):
+            return None
+        del new["entities"][name]
+        new["patterns"] = [p for p in new["patterns"] if p[0] != name]
+    elif change == "remove_index":
+        if not spec["indexes"]:
+            return None
+        g = sorted(spec["indexes"])[0]
+        del new["indexes"][g]
+        for e in new["entities"].values():
+            e["indexes"].pop(g, None)
+        new["patterns"] = [p for p in new["patterns"] if p[1] != g]
+    return new
+
+
+# The reference: key-relevant parts of to_dict(), compared directly -------------------------------
+def _entity_part(data: dict[str, Any], name: str) -> Any:
+    entity = next((e for e in data["entities"] if e["name"] == name), None)
+    if entity is None:
+        return None
+    indexes = {i["name"]: i for i in data["indexes"]}
+    return {"pk": entity["pk"], "sk": entity["sk"], "indexes": entity.get("indexes"),
+            "key_fields": {f: v for f, v in (entity.get("fields") or {}).items() if f in KEY_FIELDS},
+            # what a writer puts into an index: its key attributes (not its projection)
+            "writes_into": {g: (indexes[g]["kind"], indexes[g]["pk_attribute"], indexes[g]["sk_attribute"])
+                            for g in entity.get("indexes") or {}},
+            "version": entity.get("version_attribute")}
+
+
+def _index_part(data: dict[str, Any], name: str) -> Any:
+    index = next((i for i in data["indexes"] if i["name"] == name), None)
+    if index is None:
+        return None
+    writers = {e["name"]: {"rule": e["indexes"][name],
+                           "key_fields": {f: v for f, v in e["fields"].items() if f in KEY_FIELDS}}
+               for e in data["entities"] if name in (e.get("indexes") or {})}
+    return {"index": index, "writers": writers}
+
+
+def reference_holds(old: Model, new: Model, scope: AccessScope | None) -> bool:
+    entities, indexes = used_names(old, scope)
+    a, b = old.to_dict(), new.to_dict()
+    return all(_entity_part(b, e) is not None and _entity_part(a, e) == _entity_part(b, e) for e in entities) and all(
+        _index_part(b, i) is not None and _index_part(a, i) == _index_part(b, i) for i in indexes)
+
+
+def published(model: Model) -> PublishedFingerprints:
+    return PublishedFingerprints(model.name, fingerprint(model), entity_fingerprints(model),
+                                 index_fingerprints(model), model.to_dict())
+
+
+@st.composite
+def scopes(draw: st.DrawFn, model: Model) -> AccessScope | None:
+    patterns = draw(st.lists(st.sampled_from(sorted(model.resolved_patterns)), unique=True)) if (
+        model.resolved_patterns) else []
+    writes = draw(st.lists(st.sampled_from(sorted(model.entities)), unique=True, max_size=2))
+    if not patterns and not writes:
+        return None  # no declared scope: the whole model
+    return AccessScope(patterns=patterns, writes={e: ["put"] for e in writes}).validate(model)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spec=specs(), change=st.sampled_from(MUTATIONS), data=st.data())
+def test_a_slice_holds_iff_nothing_it_uses_changed_its_keys(spec: Spec, change: str, data: st.DataObject) -> None:
+    # GIVEN a producer's model, a consumer function's scope over it, and the producer's next model
+    old = build(spec)
+    scope = data.draw(scopes(old))
+    grown = mutate(spec, change, data)
+    if grown is None:
+        return
+    new = build(grown)
+    # WHEN the function's slice is checked against the new contract
+    breaks = check_slice(slice_of(old, scope), published(new), model=old)
+    # THEN it holds exactly when the reference finds no used entity or index changed or gone
+    assert (breaks == []) == reference_holds(old, new, scope), (change, scope, [b.describe() for b in breaks])
+    # AND every break names an entity or index the slice uses, and what changed when it still exists
+    entities, indexes = used_names(old, scope)
+    for found in breaks:
+        assert found.name in (entities if found.kind == "entity" else indexes)
+        assert found.new is None or found.changes, found
+    # AND an additive change never breaks a slice
+    if change in ("entity", "index", "pattern", "field", "none"):
+        assert breaks == []
