@@ -37,6 +37,12 @@ BUNDLED_PACKAGES = ("model", "runtime")
 #: function's runtime part stays within its size budget.
 BACKFILL_ONLY = ("runtime/patterns/backfill/", "runtime/handlers/backfill.py")
 BACKFILL_HANDLER = "constructs_lib.runtime.handlers.backfill.handler"
+#: Model modules no function runs: reading a contract file, building a consumer's view (its
+#: patterns are in the bundled model JSON already) and the design warnings happen at synth.
+SYNTH_ONLY = ("model/contract_file.py", "model/view.py", "model/design_warnings.py")
+#: The cold-start check of a published contract (ADR 0042): shipped with functions bound to a table
+#: imported from published parameters (``contract_check=True``) alone.
+CONTRACT_CHECK_ONLY = ("model/slices.py",)
 MODEL_FILE = "model.json"
 _STUB_INIT = '"""constructs_lib, as bundled into a Lambda function: model + runtime only."""\n'
 
@@ -63,16 +69,20 @@ class Bundle:
     dependency_files: tuple[str, ...] = ()
 
 
-def shipped(rel: str, handler: str | None) -> bool:
-    """Whether the package module ``rel`` (``"runtime/client.py"``) ships with ``handler``."""
+def shipped(rel: str, handler: str | None, contract_check: bool = False) -> bool:
+    """Whether the package module ``rel`` (``"runtime/client.py"``) ships with ``handler``, in a
+    function that checks a published contract at cold start (``contract_check``) or not."""
+    if rel.startswith(SYNTH_ONLY) or (rel.startswith(CONTRACT_CHECK_ONLY) and not contract_check):
+        return False
     return handler == BACKFILL_HANDLER or not rel.startswith(BACKFILL_ONLY)
 
 
-def _runtime_files(model: Model, handler: str | None = None) -> dict[str, bytes]:
+def _runtime_files(model: Model, handler: str | None = None, contract_check: bool = False) -> dict[str, bytes]:
     files: dict[str, bytes] = {"constructs_lib/__init__.py": _STUB_INIT.encode()}
     for package in BUNDLED_PACKAGES:
         for path in sorted((PACKAGE_DIR / package).rglob("*.py")):
-            if "__pycache__" not in path.parts and shipped(path.relative_to(PACKAGE_DIR).as_posix(), handler):
+            if "__pycache__" not in path.parts and shipped(path.relative_to(PACKAGE_DIR).as_posix(), handler,
+                                                           contract_check):
                 # Docstrings and comments blanked, every line kept (see ._slim): a smaller asset.
                 source = slim_source(path.read_text(encoding="utf-8"))
                 files[f"constructs_lib/{path.relative_to(PACKAGE_DIR).as_posix()}"] = source.encode()
@@ -123,6 +133,7 @@ def bundle(
     what: str = "function",
     python_version: str = defaults.LAMBDA_PYTHON_VERSION,
     handler: str | None = None,
+    contract_check: bool = False,
 ) -> Bundle:
     """Stage an asset directory and return it with its parts.
 
@@ -149,6 +160,9 @@ def bundle(
         loads (:func:`.bytecode.import_path`) and for the model package, which its first call
         loads. Default: ``code``'s handler; without ``code``
         and ``handler``, no bytecode.
+    contract_check
+        Whether the function checks a published contract at cold start (bound to a table imported
+        from published parameters): only then does the slice check ship. Default False.
 
     Raises
     ------
@@ -156,7 +170,7 @@ def bundle(
         A user file or a dependency takes a path or an import name of another part, or a module
         does not compile for ``python_version``.
     """
-    runtime: dict[str, bytes | Path] = dict(_runtime_files(model, handler))
+    runtime: dict[str, bytes | Path] = dict(_runtime_files(model, handler, contract_check))
     runtime.update({rel: text.encode() for rel, text in (extra_files or {}).items()})
     user: dict[str, bytes | Path] = dict(code.files) if code is not None else {}
     deps: dict[str, bytes | Path] = dict(_dependency_files(dependencies)) if dependencies is not None else {}

@@ -21,6 +21,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct, IValidation
 
 from ..model import Model
+from ..runtime.contract import ENV_CONTRACT_PARAMETER
 from . import bundling, defaults, nag
 from .exceptions import ConstructPropsError
 from .hardening import Hardening
@@ -53,7 +54,8 @@ def bundled_function(
     if timeout is not None and not 1 <= timeout.to_seconds() <= 900:
         raise ConstructPropsError(f"{what}: timeout {timeout.to_human_string()} must be 1 second to 15 minutes")
     runtime, version = python_runtime(runtime, what)
-    asset = (bundle or bundling.bundle(model, what=what, python_version=version, handler=handler)).directory
+    asset = (bundle or bundling.bundle(model, what=what, python_version=version, handler=handler,
+                                       contract_check=ENV_CONTRACT_PARAMETER in (environment or {}))).directory
     hardening = Hardening.of(scope)  # stricter stack settings: a customer-managed key, a VPC
     log_group = logs.LogGroup(
         scope, "Logs", retention=log_retention, removal_policy=cdk.RemovalPolicy.RETAIN,
@@ -98,7 +100,6 @@ def bundled_function(
 def _grant_contract_read(scope: Construct, function: lambda_.Function, environment: Mapping[str, str]) -> None:
     """``ssm:GetParameter`` on exactly the published contract parameter the function reads at
     cold start (``CONSTRUCTS_LIB_CONTRACT_PARAMETER``, a literal path), if it has one."""
-    from ..runtime.contract import ENV_CONTRACT_PARAMETER
     from .grants import combined_grant
 
     name = environment.get(ENV_CONTRACT_PARAMETER)

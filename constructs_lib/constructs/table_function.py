@@ -222,7 +222,8 @@ class TableFunction(Construct):
                     )
         #: The staged asset and which files are the runtime's, the handler's and the dependencies'.
         self.bundle = bundling.bundle(
-            table.model, code=code, dependencies=dependencies, what=what, python_version=python_version
+            table.model, code=code, dependencies=dependencies, what=what, python_version=python_version,
+            contract_check=ENV_CONTRACT_PARAMETER in table.runtime_environment,
         )
         self.function, self.log_group = bundled_function(
             self,

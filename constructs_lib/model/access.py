@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .exceptions import ModelValidationError
+from .exceptions import ModelFormatError, ModelValidationError
 from .indexes import TABLE
 
 Condition = Literal["=", "begins_with", "between", "<", "<=", ">", ">="]
@@ -95,3 +95,23 @@ class AccessPattern:
             descending=data["descending"],
             description=data.get("description", ""),
         )
+
+
+#: Model JSON key listing the access patterns a consumer's view added (docs/contract-format.md).
+CONSUMER_PATTERNS = "consumer_patterns"
+
+
+def consumer_names(data: Mapping[str, Any], patterns: Mapping[str, AccessPattern]) -> tuple[str, ...]:
+    """The ``consumer_patterns`` of a model JSON document, each naming one of its ``patterns``."""
+    names = data.get(CONSUMER_PATTERNS)
+    if names is None:
+        return ()
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names) or len(set(names)) != len(names):
+        raise ModelFormatError(f"model JSON {CONSUMER_PATTERNS} {names!r:.80} must be a list of distinct pattern names")
+    unknown = [n for n in names if n not in patterns]
+    if unknown:
+        raise ModelFormatError(
+            f"model JSON {CONSUMER_PATTERNS} names {unknown!r}, which are not among its access_patterns "
+            f"({', '.join(patterns) or 'none'}); a consumer-only pattern must be declared there"
+        )
+    return tuple(names)

@@ -12,6 +12,7 @@ from typing import Protocol
 
 from . import overlap
 from .entity import SHARD, Entity
+from .exceptions import ModelWarning
 from .fields import Field
 from .indexes import Index
 from .templates import KeyTemplate
@@ -30,15 +31,6 @@ _LOW_CARDINALITY_NAME = re.compile(
     r"^(status|state|type|kind|category|flag|enabled|active|deleted|gender|country|level|tier|"
     r"is_\w+|has_\w+|\w+_status|\w+_state|\w+_type|\w+_flag)$"
 )
-
-
-@dataclass(frozen=True)
-class ModelWarning:
-    """A design smell worth a synth-time warning (not an error)."""
-
-    code: str
-    where: str
-    message: str
 
 
 def design_warnings(model: _Model) -> list[ModelWarning]:

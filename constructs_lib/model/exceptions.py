@@ -6,6 +6,8 @@ Messages name the offending value and the rule it broke.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 
 class ModelError(ValueError):
     """Base class of every data-model error."""
@@ -47,3 +49,12 @@ class ContractVersionError(ContractError):
 class ContractIntegrityError(ContractError):
     """A contract file's fingerprints or table description disagree with the model it holds
     (edited by hand or damaged)."""
+
+
+@dataclass(frozen=True)
+class ModelWarning:
+    """A design smell worth a synth-time warning (not an error)."""
+
+    code: str
+    where: str
+    message: str

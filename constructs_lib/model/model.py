@@ -13,14 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .access import AccessPattern
+from .access import CONSUMER_PATTERNS, AccessPattern, consumer_names
 from .entity import SHARD, Entity
-from .exceptions import AccessPatternError, ModelFormatError, ModelValidationError
-from .design_warnings import ModelWarning, design_warnings
+from .exceptions import AccessPatternError, ModelFormatError, ModelValidationError, ModelWarning
 from . import overlap, tenancy
 from .indexes import TABLE, Index
 from .templates import KeyTemplate
-from .view import CONSUMER_PATTERNS, consumer_names, consumer_view
 
 FORMAT = "constructs_lib.model"
 #: Version of the JSON contract. Bump on any incompatible change; readers refuse others.
@@ -176,6 +174,8 @@ class Model:
         unservable one raises :class:`AccessPatternError` naming it), listed in :attr:`consumer_patterns`.
         Keys cannot change, so every fingerprint stays the model's; any other argument, a non-pattern
         or a taken pattern name raises :class:`~constructs_lib.model.exceptions.ViewError`."""
+        from .view import consumer_view  # construction time only: not shipped in Lambda assets
+
         return consumer_view(self, extra_patterns, refused, type(self).from_dict)
 
     # Validation -----------------------------------------------------------------------------
@@ -468,6 +468,8 @@ class Model:
     def warnings(self) -> list[ModelWarning]:
         """Design smells that are legal but risky, e.g. low-cardinality partition keys
         (:func:`~constructs_lib.model.design_warnings.design_warnings`)."""
+        from .design_warnings import design_warnings  # synth time only: not shipped in Lambda assets
+
         return design_warnings(self)
 
     # Serialization ------------------------------------------------------------------------------

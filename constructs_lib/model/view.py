@@ -11,12 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
-from .access import AccessPattern
-from .exceptions import AccessPatternError, ModelFormatError, ViewError
+from .access import CONSUMER_PATTERNS, AccessPattern
+from .exceptions import AccessPatternError, ViewError
 from .fingerprints import entity_fingerprints, fingerprint, index_fingerprints
 
 #: The model JSON key listing the consumer-only access patterns (absent when there are none).
-CONSUMER_PATTERNS = "consumer_patterns"
 
 
 class _Model(Protocol):
@@ -87,19 +86,3 @@ def _check_fingerprints(where: str, model: _Model, view: _Model) -> None:
     for what, of in checks:
         if of(model) != of(view):
             raise ViewError(f"{where}: the view's {what} fingerprints {of(view)} differ from the producer's {of(model)}")
-
-
-def consumer_names(data: Mapping[str, Any], patterns: Mapping[str, AccessPattern]) -> tuple[str, ...]:
-    """The ``consumer_patterns`` of a model JSON document, each naming one of its ``patterns``."""
-    names = data.get(CONSUMER_PATTERNS)
-    if names is None:
-        return ()
-    if not isinstance(names, list) or not all(isinstance(n, str) for n in names) or len(set(names)) != len(names):
-        raise ModelFormatError(f"model JSON {CONSUMER_PATTERNS} {names!r:.80} must be a list of distinct pattern names")
-    unknown = [n for n in names if n not in patterns]
-    if unknown:
-        raise ModelFormatError(
-            f"model JSON {CONSUMER_PATTERNS} names {unknown!r}, which are not among its access_patterns "
-            f"({', '.join(patterns) or 'none'}); a consumer-only pattern must be declared there"
-        )
-    return tuple(names)

@@ -162,7 +162,12 @@ def test_asset_contains_exactly_runtime_model_json_and_handler(shop) -> None:
                for sub in ("model", "runtime") for p in (PACKAGE / sub).rglob("*.py") if "__pycache__" not in p.parts}
     closure = bytecode.import_closure({**package, "constructs_lib/__init__.py": b"", "orders_api.py": HANDLER.read_bytes()},
                                       ["orders_api"])
-    assert sources == {"constructs_lib/__init__.py", "model.json", "orders_api.py"} | closure
+    # but the synth-time model modules (a contract file's reader, a consumer view's builder) and,
+    # on a table it owns, the published contract's cold-start check (bundling.SYNTH_ONLY,
+    # CONTRACT_CHECK_ONLY)
+    left_out = {f"constructs_lib/{rel}" for rel in (*bundling.SYNTH_ONLY, *bundling.CONTRACT_CHECK_ONLY)}
+    assert left_out <= closure
+    assert sources == ({"constructs_lib/__init__.py", "model.json", "orders_api.py"} | closure) - left_out
     # (the client, its lazily imported traffic recorder, the counter client the handler uses; not the
     # stream handlers, the audit writer or the backfill job, which nothing it imports reaches)
     assert {"constructs_lib/runtime/client.py", "constructs_lib/runtime/stats/recorder.py",
@@ -246,8 +251,9 @@ def test_asset_zipped_size_within_budget(shop) -> None:
     # AND this single-module handler adds little to it
     assert 0 < user_size < 4 * 1024 and runtime_size + user_size <= ASSET_BUDGET_ZIPPED
     # AND the bytecode (the handler's import path and the model package its first call loads: about
-    # 12 ms less on that call for ~38 KiB, docs/adr/0018) adds at most one and a half budgets more
-    assert bytecode_size <= 1.5 * ASSET_BUDGET_ZIPPED and size <= 2.5 * ASSET_BUDGET_ZIPPED
+    # 12 ms less on that call for ~38 KiB, docs/adr/0018) adds at most 1.6 budgets more (1.5 until
+    # the model's overlap analysis, cursor binding and request tokens joined that path: 155 KiB)
+    assert bytecode_size <= 1.6 * ASSET_BUDGET_ZIPPED and size <= 2.6 * ASSET_BUDGET_ZIPPED
 
 
 # Props errors -------------------------------------------------------------------------------------
