@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..model.slices import used_names
 from ..runtime.contract import fingerprint
 from .describe import _cell, _code, _table, describe
 
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from ..model.model import Model
     from ..model.scope import AccessScope
 
-__all__ = ["DEPLOY_TIME", "FunctionView", "Slice", "TableView", "describe_table", "function_slice"]
+__all__ = ["DEPLOY_TIME", "FunctionSlice", "FunctionView", "TableView", "describe_table", "function_slice"]
 
 #: A fingerprint given as a token (known at deploy time only).
 DEPLOY_TIME = "(deploy time)"
@@ -79,7 +80,7 @@ class TableView:
 
 
 @dataclass(frozen=True)
-class Slice:
+class FunctionSlice:
     """The part of a model one function uses: access patterns, entities read and written (model
     order), and the indexes its patterns read (``"table"`` for the table itself)."""
 
@@ -90,23 +91,26 @@ class Slice:
     everything: bool = False
 
 
-def function_slice(model: Model, scope: AccessScope | None) -> Slice:
-    """The slice of ``model`` a function with ``scope`` uses; without a scope, all of it."""
-    entities = tuple(model.entities)
+def function_slice(model: Model, scope: AccessScope | None) -> FunctionSlice:
+    """The slice of ``model`` a function with ``scope`` uses; without a scope, all of it. Its
+    entities and indexes are :func:`~constructs_lib.model.slices.used_names` — what the contract
+    check compares — split here into reads and writes, with ``"table"`` for reads of the table."""
+    entities, indexes = used_names(model, scope)
     if scope is None:
-        return Slice(tuple(model.resolved_patterns), entities, entities, ("table", *model.indexes), everything=True)
-    read: set[str] = set(scope.batch_gets)
-    indexes: set[str] = {"table"} if scope.batch_gets else set()
+        return FunctionSlice(tuple(model.resolved_patterns), tuple(entities), tuple(entities), ("table", *indexes),
+                             everything=True)
+    read = set(scope.batch_gets)
+    reads_table = bool(scope.batch_gets)
     for name in scope.patterns:
         resolved = model.resolved_patterns[name]
         read.update(resolved.pattern.entities)
-        indexes.add(resolved.index.name if resolved.index is not None else "table")
-    order = ("table", *model.indexes)
-    return Slice(
+        reads_table = reads_table or resolved.index is None
+    order = list(model.entities)
+    return FunctionSlice(
         patterns=tuple(scope.patterns),
-        reads=tuple(e for e in entities if e in read),
-        writes=tuple(e for e in entities if e in scope.writes),
-        indexes=tuple(i for i in order if i in indexes),
+        reads=tuple(e for e in order if e in read),
+        writes=tuple(e for e in order if e in scope.writes),
+        indexes=(("table",) if reads_table else ()) + tuple(i for i in model.indexes if i in indexes),
     )
 
 
