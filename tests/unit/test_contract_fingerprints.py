@@ -11,55 +11,31 @@ from __future__ import annotations
 
 import copy
 import os
-from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from random_specs import KINDS, PROJECTIONS, Spec, build_tables, table_specs
 
-from constructs_lib.model import AccessPattern, Entity, Field, Index, IndexKey, Model
+from constructs_lib.model import AccessPattern, Model
 from constructs_lib.model.fingerprints import entity_fingerprints, fingerprint, index_fingerprints
 
 SOAK = os.environ.get("CONSTRUCTS_LIB_SOAK", "") not in ("", "0")
 EXAMPLES = 1000 if SOAK else 100
-KINDS = ("string", "number", "timestamp", "date")
-PROJECTIONS: tuple[Any, ...] = ("ALL", "KEYS_ONLY", ("note",))
 
-#: A model as plain data: {"entities": {name: {"kind": at's kind, "extra": [fields],
-#: "indexes": {index: when_present or None}}}, "indexes": {name: projection}, "patterns": [entity]}.
-Spec = dict[str, Any]
 
 
 def build(spec: Spec) -> Model:
-    """The model ``spec`` describes: entity ``E`` has pk ``E#{id}``, sk ``E#{at}`` and, per index
-    ``G``, keys ``E#{grp}`` / ``E#{at}`` (sparse on ``flag`` when the rule says so)."""
-    entities = []
-    for name, e in spec["entities"].items():
-        fields = {"id": Field(), "at": Field(e["kind"], width=12 if e["kind"] == "number" else None), "grp": Field(), **{f: Field() for f in e["extra"]}}
-        indexes = {g: IndexKey(pk=f"{name}#{{grp}}", sk=f"{name}#{{at}}", when_present=rule)
-                   for g, rule in e["indexes"].items()}
-        entities.append(Entity(name, pk=f"{name}#{{id}}", sk=e.get("sk", f"{name}#{{at}}"), fields=fields,
-                               indexes=indexes))
-    indexes = [Index(g, projection=p) for g, p in spec["indexes"].items()]
+    """The model ``spec`` describes (random_specs), with a GetItem pattern per entity listed."""
+    entities, indexes = build_tables(spec)
     patterns = [AccessPattern(f"get {entity} {n}", entity, sk="=") for n, entity in enumerate(spec["patterns"])]
     return Model("m", entities=entities, indexes=indexes, access_patterns=patterns)
 
 
 @st.composite
 def specs(draw: st.DrawFn) -> Spec:
-    names = [f"E{n}" for n in range(draw(st.integers(1, 3)))]
-    gsis = [f"GSI{n}" for n in range(draw(st.integers(0, 3)))]
-    entities: dict[str, Any] = {
-        name: {"kind": draw(st.sampled_from(KINDS)), "extra": draw(st.lists(st.sampled_from(["a", "b"]), unique=True)),
-               "indexes": {}} for name in names
-    }
-    for n, g in enumerate(gsis):  # every index has a writer, maybe more
-        writers = {names[n % len(names)]} | set(draw(st.lists(st.sampled_from(names), unique=True)))
-        for writer in writers:
-            entities[writer]["indexes"][g] = draw(st.sampled_from([None, "flag"]))
-    return {
-        "entities": entities, "indexes": {g: draw(st.sampled_from(PROJECTIONS)) for g in gsis},
-        "patterns": draw(st.lists(st.sampled_from(names), max_size=3)),
-    }
+    spec = draw(table_specs())
+    spec["patterns"] = draw(st.lists(st.sampled_from(list(spec["entities"])), max_size=3))
+    return spec
 
 
 def prints(model: Model) -> tuple[dict[str, str], dict[str, str]]:

@@ -15,32 +15,22 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from random_specs import KINDS, PROJECTIONS, Spec, build_tables, table_specs
 
-from constructs_lib.model import AccessPattern, AccessScope, Entity, Field, Index, IndexKey, Model
+from constructs_lib.model import AccessPattern, AccessScope, Model
 from constructs_lib.model.fingerprints import entity_fingerprints, fingerprint, index_fingerprints
 from constructs_lib.model.slices import PublishedFingerprints, check_slice, slice_of, used_names
 
 SOAK = os.environ.get("CONSTRUCTS_LIB_SOAK", "") not in ("", "0")
 EXAMPLES = 1000 if SOAK else 100
-KINDS = ("string", "number", "timestamp", "date")
-PROJECTIONS: tuple[Any, ...] = ("ALL", "KEYS_ONLY", ("note",))
 KEY_FIELDS = ("id", "at", "grp", "flag", "other")
 MUTATIONS = ("entity", "index", "pattern", "field", "template", "gsi_template", "kind", "sparse", "projection",
              "remove_entity", "remove_index", "none")
-Spec = dict[str, Any]
 
 
 def build(spec: Spec) -> Model:
-    """Entity ``E``: pk ``E#{id}``, sk ``E#{at}``; per index ``G``: ``<gsi_pk>`` / ``E#{at}``."""
-    entities = []
-    for name, e in spec["entities"].items():
-        fields = {"id": Field(), "at": Field(e["kind"], width=12 if e["kind"] == "number" else None),
-                  "grp": Field(), **{f: Field() for f in e["extra"]}}
-        indexes = {g: IndexKey(pk=e.get("gsi_pk", f"{name}#{{grp}}"), sk=f"{name}#{{at}}", when_present=rule)
-                   for g, rule in e["indexes"].items()}
-        entities.append(Entity(name, pk=f"{name}#{{id}}", sk=e.get("sk", f"{name}#{{at}}"), fields=fields,
-                               indexes=indexes))
-    indexes = [Index(g, projection=p) for g, p in spec["indexes"].items()]
+    """The model ``spec`` describes (random_specs), with its patterns: (entity, index) pairs."""
+    entities, indexes = build_tables(spec)
     patterns = []
     for n, (entity, index) in enumerate(spec["patterns"]):
         if index != "table" and index not in spec["entities"][entity]["indexes"]:
@@ -52,19 +42,10 @@ def build(spec: Spec) -> Model:
 
 @st.composite
 def specs(draw: st.DrawFn) -> Spec:
-    names = [f"E{n}" for n in range(draw(st.integers(1, 3)))]
-    gsis = [f"GSI{n}" for n in range(draw(st.integers(0, 3)))]
-    entities: dict[str, Any] = {
-        name: {"kind": draw(st.sampled_from(KINDS)), "extra": draw(st.lists(st.sampled_from(["a", "b"]), unique=True)),
-               "indexes": {}} for name in names
-    }
-    for n, g in enumerate(gsis):
-        writers = {names[n % len(names)]} | set(draw(st.lists(st.sampled_from(names), unique=True)))
-        for writer in writers:
-            entities[writer]["indexes"][g] = draw(st.sampled_from([None, "flag"]))
-    patterns = draw(st.lists(st.tuples(st.sampled_from(names), st.sampled_from(["table", *gsis])), max_size=4))
-    return {"entities": entities, "indexes": {g: draw(st.sampled_from(PROJECTIONS)) for g in gsis},
-            "patterns": patterns}
+    spec = draw(table_specs())
+    names, gsis = list(spec["entities"]), list(spec["indexes"])
+    spec["patterns"] = draw(st.lists(st.tuples(st.sampled_from(names), st.sampled_from(["table", *gsis])), max_size=4))
+    return spec
 
 
 def mutate(spec: Spec, change: str, data: st.DataObject) -> Spec | None:
