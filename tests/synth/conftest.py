@@ -64,7 +64,7 @@ def mixed_index_model() -> Model:
             AccessPattern("doc versions", entity="Doc", sk="begins_with"),
             AccessPattern("docs of owner", entity="Doc", index="ByOwner"),
             AccessPattern("doc by title", entity="Doc", index="ByTitle"),
-            AccessPattern("docs in folder", entity="Doc", index="ByFolder", sk="begins_with"),
+            AccessPattern("docs in folder", entity="Doc", index="ByFolder"),
             AccessPattern("doc versions by date", entity="Doc", index="ByUpdated", sk=">="),
         ],
         ttl_attribute="purge_at",

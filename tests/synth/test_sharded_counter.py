@@ -243,7 +243,8 @@ def test_aggregator_asset_holds_the_runtime_and_no_cdk(viral: CounterStack) -> N
                                                   "constructs_lib/runtime/patterns/audit/",
                                                   "constructs_lib/runtime/stats/"))]
     # AND zipped as shipped, its sources stay under DESIGN.md's 100 KB, and with the bytecode (the
-    # import path and the model package, docs/adr/0018) under 125 KB
+    # import path and the model package, docs/adr/0018) under 135 KB (125 KB until the model's
+    # overlap analysis and the fingerprints the runtime's contract module loads joined that path)
     def zipped(names: list[str]) -> int:
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
@@ -252,7 +253,7 @@ def test_aggregator_asset_holds_the_runtime_and_no_cdk(viral: CounterStack) -> N
         return len(buffer.getvalue())
 
     assert zipped([f for f in files if not f.endswith(".pyc")]) <= 100 * 1024
-    assert zipped(files) <= 125 * 1024
+    assert zipped(files) <= 135 * 1024
 
 
 # Bad props -----------------------------------------------------------------------------------------------------
