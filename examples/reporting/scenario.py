@@ -8,7 +8,9 @@ published contract.
 3. shows the consumer's only permission on the table: Query on the ``GSI2`` index ARN;
 4. writes orders as the shop would (pending and paid, over two days) and invokes the consumer's
    **bundled** report handler from its ``cdk.out`` asset: pending orders by day, from ``GSI2``;
-5. pretends the shop published a changed model (another fingerprint): the same handler now
+5. runs the same handler with no end date: "pending orders since", the pattern the reporting
+   team declares on its view of the shop's committed contract file (same fingerprint as the shop's);
+6. pretends the shop published a changed model (another fingerprint): the same handler now
    refuses to run with ``ModelMismatchError``, before any request.
 
 Run it from the repository root: ``.venv/bin/python -m examples.reporting.scenario`` (synthesizes
@@ -32,10 +34,11 @@ if str(ROOT) not in sys.path:  # run as a script: make `examples` and `construct
 
 from constructs_lib.model import Model
 from constructs_lib.runtime import TableClient
-from constructs_lib.runtime.contract import ENV_MODEL_FINGERPRINT, fingerprint
+from constructs_lib.runtime.contract import ENV_MODEL_FINGERPRINT, fingerprint, load_bundled_model
 from constructs_lib.testing import asset_dir, deploy_assembly_stack, read_stack_template
 from constructs_lib.testing.handlers import HandlerError, invoke_handler
 from examples._scenario import function_id, run_standalone, show
+from examples.reporting.consumer_model import SINCE
 
 if TYPE_CHECKING:
     from constructs_lib.testing import DynamoDBLocal, LocalDeployment
@@ -78,7 +81,7 @@ def consumer_environment(
 
 def run(cdk_out: Path, server: DynamoDBLocal) -> dict[str, Any]:
     """Run the scenario with ``ShopStack`` and ``ShopReportingStack`` synthesized into ``cdk_out``;
-    the tables are deleted afterwards. Returns the report; raises ``AssertionError`` if anything
+    the tables are deleted afterwards. Returns the report (the open-ended one under ``"since"``); raises ``AssertionError`` if anything
     it shows does not hold."""
     producer = deploy_assembly_stack(cdk_out, PRODUCER, client=server.client(), name_prefix="reporting-")
     try:
@@ -122,6 +125,18 @@ def _run(cdk_out: Path, server: DynamoDBLocal, producer: LocalDeployment) -> dic
           f"{report['by_day']}")
     assert report["count"] == statuses.count("PENDING"), report
     assert [o["order_id"] for o in report["orders"]] == ["o000", "o002", "o003", "o005"], report
+
+    show("The report's own pattern: pending orders since a date (its view of the shop's contract)")
+    view = load_bundled_model(asset / "model.json")
+    assert view.consumer_patterns == (SINCE,) and fingerprint(view) == env[ENV_MODEL_FINGERPRINT], view.consumer_patterns
+    print(f"bundled model: the shop's contract file + consumer pattern {SINCE!r}, fingerprint {fingerprint(view)} "
+          "(the shop's)")
+    since = (DAY + timedelta(days=1)).replace(hour=0)
+    opened = invoke_handler(asset, HANDLER, {"since": since.isoformat()}, environment=env, endpoint=server.endpoint).result
+    print(f"pending orders since {since:%Y-%m-%d} (the reporting team's own pattern): {opened['count']} pending, "
+          f"{[o['order_id'] for o in opened['orders']]}")
+    assert [o["order_id"] for o in opened["orders"]] == ["o002", "o003", "o005"], opened
+    report = {**report, "since": opened}
 
     show("The shop publishes a changed model: the consumer refuses to run")
     changed = copy.deepcopy(model.to_dict())
