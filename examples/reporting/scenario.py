@@ -126,7 +126,7 @@ def _run(cdk_out: Path, server: DynamoDBLocal, producer: LocalDeployment) -> dic
     assert report["count"] == statuses.count("PENDING"), report
     assert [o["order_id"] for o in report["orders"]] == ["o000", "o002", "o003", "o005"], report
 
-    show("The report's own pattern: pending orders since a date (its view of the shop's contract)")
+    show("The report's own pattern, from its view: pending orders since")
     view = load_bundled_model(asset / "model.json")
     assert view.consumer_patterns == (SINCE,) and fingerprint(view) == env[ENV_MODEL_FINGERPRINT], view.consumer_patterns
     print(f"bundled model: the shop's contract file + consumer pattern {SINCE!r}, fingerprint {fingerprint(view)} "
