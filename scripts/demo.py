@@ -15,7 +15,8 @@ schema), with the bundled Lambda handlers run from their ``cdk.out`` asset direc
 4. viral video counter (``examples/viral/scenario.py``): 50,000 writes/s sizing, concurrent
    increments, aggregation from the stream, an idempotent retry counted once;
 5. reporting (``examples/reporting/scenario.py``): a consumer stack importing the shop's table
-   from its published contract — its bundled handler queries GSI2 with a one-index grant, then
+   from its published contract, its model the shop's committed contract file plus a pattern of
+   its own (a view) — its bundled handler queries GSI2 through both with a one-index grant, then
    refuses to run once the published model fingerprint is not its own;
 6. evolution (``examples/evolution/scenario.py``): the classified diff of the store model v2
    against its lock (v1) with the one-GSI-per-deployment rollout plan, then v1 items rewritten

@@ -10,9 +10,11 @@ published contract.
    **bundled** report handler from its ``cdk.out`` asset: pending orders by day, from ``GSI2``.
    At cold start it reads the shop's published contract (``<prefix>/contract``, served by a
    local SSM endpoint) and checks the entity and index it uses (its slice);
-5. the shop publishes an additive change (a new entity, index and pattern): the consumer, not
+5. runs the same handler with no end date: "pending orders since", the pattern the reporting
+   team declares on its view of the shop's committed contract file (same fingerprint as the shop's);
+6. the shop publishes an additive change (a new entity, index and pattern): the consumer, not
    rebuilt, still runs;
-6. the shop publishes a changed ``Order`` key template: the same handler now refuses to start with
+7. the shop publishes a changed ``Order`` key template: the same handler now refuses to start with
    ``ContractBreakError`` naming ``Order`` and the template old -> new, before any request.
 
 Run it from the repository root: ``.venv/bin/python -m examples.reporting.scenario`` (synthesizes
@@ -37,11 +39,12 @@ if str(ROOT) not in sys.path:  # run as a script: make `examples` and `construct
 from constructs_lib.model import AccessPattern, Entity, Field, Index, IndexKey, Model
 from constructs_lib.model.slices import published_json
 from constructs_lib.runtime import TableClient
-from constructs_lib.runtime.contract import ENV_CONTRACT_PARAMETER
+from constructs_lib.runtime.contract import ENV_CONTRACT_PARAMETER, fingerprint, load_bundled_model
 from constructs_lib.testing import asset_dir, deploy_assembly_stack, read_stack_template
 from constructs_lib.testing.handlers import HandlerError, invoke_handler
 from constructs_lib.testing.local_ssm import LocalSsm
 from examples._scenario import function_id, run_standalone, show
+from examples.reporting.consumer_model import SINCE
 
 if TYPE_CHECKING:
     from constructs_lib.testing import DynamoDBLocal, LocalDeployment
@@ -84,7 +87,7 @@ def consumer_environment(
 
 def run(cdk_out: Path, server: DynamoDBLocal) -> dict[str, Any]:
     """Run the scenario with ``ShopStack`` and ``ShopReportingStack`` synthesized into ``cdk_out``;
-    the tables are deleted afterwards. Returns the report; raises ``AssertionError`` if anything
+    the tables are deleted afterwards. Returns the report (the open-ended one under ``"since"``); raises ``AssertionError`` if anything
     it shows does not hold."""
     producer = deploy_assembly_stack(cdk_out, PRODUCER, client=server.client(), name_prefix="reporting-")
     try:
@@ -135,6 +138,18 @@ def _steps(cdk_out: Path, server: DynamoDBLocal, producer: LocalDeployment, ssm:
           f"{report['by_day']}")
     assert report["count"] == statuses.count("PENDING"), report
     assert [o["order_id"] for o in report["orders"]] == ["o000", "o002", "o003", "o005"], report
+
+    show("The report's own pattern, from its view: pending orders since")
+    view = load_bundled_model(asset / "model.json")
+    assert view.consumer_patterns == (SINCE,) and fingerprint(view) == fingerprint(model), view.consumer_patterns
+    print(f"bundled model: the shop's contract file + consumer pattern {SINCE!r}, fingerprint {fingerprint(view)} "
+          "(the shop's)")
+    since = (DAY + timedelta(days=1)).replace(hour=0)
+    opened = invoke_handler(asset, HANDLER, {"since": since.isoformat()}, environment=env, endpoint=server.endpoint).result
+    print(f"pending orders since {since:%Y-%m-%d} (the reporting team's own pattern): {opened['count']} pending, "
+          f"{[o['order_id'] for o in opened['orders']]}")
+    assert [o["order_id"] for o in opened["orders"]] == ["o002", "o003", "o005"], opened
+    report = {**report, "since": opened}
 
     parameter = env[ENV_CONTRACT_PARAMETER]
     show("The shop adds an entity, an index and a pattern: the consumer, not rebuilt, keeps working")

@@ -1,6 +1,7 @@
 """The reporting stack: a consumer of the shop's table, deployable on its own (e.g. from another
 repository). It owns no table: it imports ``ShopStack``'s from the contract the shop publishes in
-SSM, with the shared shop model, and runs a pending-orders report granted one index."""
+SSM, with its view of the shop's committed contract file (``consumer_model.shop_view``), and runs a
+pending-orders report granted one index."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ import aws_cdk as cdk
 from constructs import Construct
 
 from constructs_lib import SingleTable, TableFunction
-from examples.shop.model import shop_model
-from examples.shop.stack import CONTRACT_PREFIX
+from examples.reporting.consumer_model import SINCE, shop_view
 
 HERE = Path(__file__).resolve().parent
+#: Where the shop publishes its contract in SSM (its ``examples.shop.stack.CONTRACT_PREFIX``).
+CONTRACT_PREFIX = "/constructs-lib-showcase/shop/data"
 
 
 class ShopReportingStack(cdk.Stack):
@@ -24,7 +26,7 @@ class ShopReportingStack(cdk.Stack):
     scope, id
         The usual construct scope and id.
     parameter_prefix
-        Where the shop published its contract. Default ``examples.shop.stack.CONTRACT_PREFIX``.
+        Where the shop published its contract. Default :data:`CONTRACT_PREFIX`.
     description
         Stack description. Default none.
     env
@@ -42,15 +44,17 @@ class ShopReportingStack(cdk.Stack):
     ) -> None:
         super().__init__(scope, id, description=description, env=env)
         # Name, ARN and model fingerprint are read from SSM at deploy time; the functions below
-        # refuse to run if the shop's published model is not the shop_model bundled with them.
-        self.shop = SingleTable.from_parameters(self, "Shop", model=shop_model, parameter_prefix=parameter_prefix)
+        # refuse to run if the shop's published fingerprint is not the bundled view's (a view keeps
+        # every fingerprint of the contract it was made from).
+        self.shop = SingleTable.from_parameters(self, "Shop", model=shop_view, parameter_prefix=parameter_prefix)
         self.pending_orders = TableFunction(
             self,
             "PendingOrdersReport",
             table=self.shop,
             entry=HERE / "handlers" / "pending_orders.py",
-            # Query on GSI2 for STATUS#* keys is all it needs (and all its client may run).
-            patterns=["pending orders by date"],
+            # The shop's pattern and the view's own: Query on GSI2 for STATUS#* keys is all it
+            # needs (and all its client may run).
+            patterns=["pending orders by date", SINCE],
             description="Pending orders by day, from the shop's sparse GSI2",
         )
         cdk.CfnOutput(self, "PendingOrdersFunction", value=self.pending_orders.function.function_name)

@@ -1,6 +1,8 @@
 """The reporting example (examples/reporting): a consumer stack owning no table, importing the
-shop's from its published contract — template shape, cdk-nag and cfn-lint, and the scenario end to
-end on DynamoDB Local (the bundled handler queries GSI2, then refuses a changed model)."""
+shop's from its published contract with its view of the shop's committed contract file — the
+committed file kept current, template shape, cdk-nag and cfn-lint, and the scenario end to end on
+DynamoDB Local (the bundled handler queries GSI2 through the shop's pattern and the view's own,
+then refuses a changed model)."""
 
 from __future__ import annotations
 
@@ -10,10 +12,12 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.model import AccessScope
+from constructs_lib.model import AccessScope, Model
 from constructs_lib.runtime.contract import ENV_CONTRACT_PARAMETER, fingerprint
 from constructs_lib.runtime.scope import ENV_ACCESS_SCOPE
 from examples.reporting import scenario
+from examples.reporting import stack as reporting_stack
+from examples.reporting.consumer_model import CONTRACT, REFRESH, SINCE, shop_view
 from examples.shop.model import shop_model
 from examples.shop.stack import CONTRACT_PREFIX
 
@@ -23,6 +27,22 @@ CONSUMER, PRODUCER = "ShopReportingStack", "ShopStack"
 @pytest.fixture(scope="module")
 def reporting(synth_example: Callable[[str], Any]) -> Any:
     return synth_example("examples.reporting.app")
+
+
+def test_the_committed_contract_file_is_the_shops_current_contract(reporting: Any) -> None:
+    # GIVEN the contract file the shop's synth wrote (ShopStack is in the example's app) and the
+    # copy the reporting example commits
+    current = (reporting.outdir / f"{shop_model.name}.contract.json").read_text(encoding="utf-8")
+    committed = CONTRACT.read_text(encoding="utf-8")
+    # THEN they are the same file: when the shop's model changes, this fails until the copy is refreshed
+    assert committed == current, (
+        f"{CONTRACT.relative_to(CONTRACT.parents[3])} is stale: the shop's contract changed "
+        f"(model fingerprint {fingerprint(Model.from_contract(committed))} committed, "
+        f"{fingerprint(Model.from_contract(current))} now). Refresh it from the repository root with:\n    {REFRESH}"
+    )
+    # AND the view built from it keeps the shop's fingerprint, adding one pattern of its own
+    assert fingerprint(shop_view) == fingerprint(shop_model) and shop_view.consumer_patterns == (SINCE,)
+    assert reporting_stack.CONTRACT_PREFIX == CONTRACT_PREFIX
 
 
 def test_consumer_owns_no_table_and_reads_the_contract_from_ssm(reporting: Any) -> None:
@@ -46,10 +66,11 @@ def test_consumer_function_queries_one_index_and_checks_the_model(reporting: Any
     fn_id = reporting.function_id(CONSUMER, "pending_orders.handler")
     variables = template["Resources"][fn_id]["Properties"]["Environment"]["Variables"]
     # THEN the function gets the table name from an SSM parameter, the name of the published
-    # contract it checks its slice against at cold start, and its declared scope (one access pattern)
+    # contract it checks its slice against at cold start, and its declared scope (the shop's access
+    # pattern and the view's own)
     assert set(variables) == {"TABLE_NAME", ENV_CONTRACT_PARAMETER, ENV_ACCESS_SCOPE}
     scope = AccessScope.from_json(variables.pop(ENV_ACCESS_SCOPE))
-    assert scope == AccessScope(patterns=["pending orders by date"])
+    assert scope == AccessScope(patterns=["pending orders by date", SINCE])
     assert variables.pop(ENV_CONTRACT_PARAMETER) == f"{CONTRACT_PREFIX}/contract"
     assert all(template["Parameters"][v["Ref"]]["Type"].startswith("AWS::SSM::") for v in variables.values())
     # AND its only DynamoDB permission is Query on the GSI2 index ARN, for STATUS# keys
@@ -74,6 +95,9 @@ def test_scenario_runs_end_to_end(reporting: Any, dynamodb_local: Any, capsys: p
     out = capsys.readouterr().out
     # THEN the bundled handler found the four pending orders, by day, through GSI2
     assert report["by_day"] == {"2024-06-03": 1, "2024-06-04": 2, "2024-06-05": 1}
+    # AND through the view's own pattern, the pending orders from the second day on
+    assert [o["order_id"] for o in report["since"]["orders"]] == ["o002", "o003", "o005"]
+    assert "pending orders since 2024-06-04 (the reporting team's own pattern): 3 pending" in out
     # AND after an additive change it still ran; after a changed Order template it refused, naming it
     assert "report after the additive change: 4 pending" in out
     assert "ContractBreakError: " in out and "entity 'Order' changed: Order sk template: " in out

@@ -1,15 +1,18 @@
 """Packaging: two repositories — a producer owning the table, a consumer importing it — each a CDK
 app in its own directory with its own virtualenv holding the wheel, deployed into one DynamoDB Local.
 
-* ``producer_app/`` (the table's owner): a ``SingleTable`` with a stream and the index ``GSI1``, a
-  ``ShardedCounter`` and a ``StreamAudit``; it publishes the table's contract as SSM parameters
-  under ``/desk/data`` (``ModelContract``).
-* ``consumer_app/``: imports the table with ``SingleTable.from_parameters``; its ``TableFunction``
-  is a handler package (``handlers/report``: ``index.py`` importing its sibling ``summary.py``, and
-  ``tabulate`` from ``requirements.txt``) granted Query on ``GSI1`` only. ``cdk.json`` pins the
-  producer's model fingerprint.
-* ``model.py`` is the shared model. In real life it is a small package both repositories depend
-  on; here each directory holds an identical copy (checked below).
+* ``producer_app/`` (the table's owner): its model (``model.py``), a ``SingleTable`` with a stream
+  and the index ``GSI1``, a ``ShardedCounter`` and a ``StreamAudit``; it publishes the table's
+  contract as SSM parameters under ``/desk/data`` (``ModelContract``), and its synth writes the
+  contract file ``cdk.out/desk.contract.json``.
+* ``consumer_app/``: the file-first recipe. It holds no copy of the producer's model: the contract
+  file is copied into the checkout as ``contracts/desk.contract.json`` (the "commit the contract"
+  step), the model is ``Model.from_contract(...)`` with a view adding the consumer-only pattern
+  "queue of an agent since", and the table is imported with ``SingleTable.from_parameters``. Its
+  ``TableFunction`` is a handler package (``handlers/report``: ``index.py`` importing its sibling
+  ``summary.py``, and ``tabulate`` from ``requirements.txt``) declaring its two patterns, so it is
+  granted Query on ``GSI1`` only. ``cdk.json`` pins the producer's model fingerprint, and
+  ``check_report.py`` (copied as ``test_report.py``) is the consumer's own test suite.
 
 Each app is copied to its own temporary directory (a checkout), synthesized with the pinned CLI
 (``cdk synth``, the app run by its own virtualenv's interpreter) with cdk-nag's
@@ -17,20 +20,26 @@ Each app is copied to its own temporary directory (a checkout), synthesized with
 DynamoDB Local, the consumer's after it with the producer's values (``shared=``), so the consumer's
 SSM parameter reads resolve to what the producer published, and a local SSM endpoint (``local_ssm``)
 serves the published contract the consumer's handler reads at cold start; items written with the
-producer's model are read by the consumer's bundled handler, run from its asset directory. A
-consumer whose copy of the model has one key template changed fails ``cdk synth`` when the
-fingerprint is pinned, and without the pin refuses to start at its first call, naming the changed
-entity — before any request reaches DynamoDB.
+producer's model are read by the consumer's bundled handler, run from its asset directory, through
+the producer's pattern and the consumer-only one. The consumer's own tests pass in a copy of its
+checkout alone (the table from the committed contract, ``local_deploy_contract``), and
+``describe`` there lists the imported table and the function's scope and slice. A consumer that
+commits the contract of a changed producer model (one key template changed, exported with
+``contract export``) fails ``cdk synth`` when the fingerprint is pinned, and without the pin
+refuses to start at its first call, naming the changed entity — before any request reaches DynamoDB.
 
 ``tabulate`` is installed into a per-module cache (``CONSTRUCTS_LIB_CACHE_DIR``), so the consumer's
-synth time includes its cold install. Times, the wheel's and the assets' sizes are printed at the
-end of the module.
+synth time includes its cold install. pytest reaches the consumer's virtualenv the way aws-cdk-lib
+does (the ``.pth`` line of ``_apps.make_venv``, standing in for ``pip install
+"constructs_lib[cdk,testing]"`` offline). Times, the wheel's and the assets' sizes are printed at
+the end of the module.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -58,7 +67,8 @@ from constructs_lib.constructs.cache import ENV_CACHE_DIR
 from constructs_lib.model import Model
 from constructs_lib.runtime import TableClient
 from constructs_lib.runtime.contract import ENV_CONTRACT_PARAMETER, fingerprint
-from constructs_lib.testing import HandlerError, LocalDeployError, SynthResult
+from constructs_lib.runtime.scope import ENV_ACCESS_SCOPE
+from constructs_lib.testing import HandlerError, LocalDeployError, SynthResult, find_dynamodb_local_dir
 
 pytestmark = pytest.mark.e2e
 
@@ -68,7 +78,11 @@ PRODUCER, CONSUMER = "DeskData", "DeskReports"
 PREFIX = "/desk/data"
 PIN = "desk:model-fingerprint"
 REPORT, HANDLER = "TicketReport", "index.handler"
-#: The one key template the mismatched consumer changes in its copy of the model.
+#: The contract file the producer's synth writes, and where the consumer commits it.
+CONTRACT_FILE, COMMITTED = "desk.contract.json", Path("contracts") / "desk.contract.json"
+#: The consumer-only access pattern (the consumer's view of the contract).
+SINCE = "queue of an agent since"
+#: The one key template the changed producer model (behind the mismatched contract) changes.
 SK, CHANGED_SK = 'sk="TICKET#{ticket_id}"', 'sk="TICKET#{opened_at}#{ticket_id}"'
 SSM_VALUE = "AWS::SSM::Parameter::Value<String>"
 DAY = datetime(2024, 6, 3, 8, 0, tzinfo=UTC)
@@ -99,6 +113,16 @@ def load_model(app_dir: Path, name: str) -> Model:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.desk_model  # type: ignore[no-any-return]
+
+
+def consumer_checkout(target: Path, contract: Path) -> Path:
+    """A consumer checkout at *target*: the app directory with the contract file *contract*
+    committed as ``contracts/desk.contract.json`` and its tests as ``test_report.py``."""
+    directory = copy_app(CONSUMER_APP, target)
+    (directory / "check_report.py").rename(directory / "test_report.py")
+    (directory / COMMITTED).parent.mkdir()
+    shutil.copy2(contract, directory / COMMITTED)
+    return directory
 
 
 def pinned(app_dir: Path) -> str:
@@ -178,8 +202,9 @@ def producer(repos: Path, producer_venv: Path, deps_cache: str, clock: Clock) ->
 
 
 @pytest.fixture(scope="module")
-def consumer(repos: Path, consumer_venv: Path, deps_cache: str, clock: Clock) -> App:
-    app = App(copy_app(CONSUMER_APP, repos / "consumer"))
+def consumer(repos: Path, producer: App, consumer_venv: Path, deps_cache: str, clock: Clock) -> App:
+    """The consumer's checkout, committing the contract file the producer's synth wrote, synthesized."""
+    app = App(consumer_checkout(repos / "consumer", producer.out / CONTRACT_FILE))
     cli_synth(clock, "consumer cdk synth (tabulate installed cold)", app.directory, consumer_venv,
               **{ENV_CACHE_DIR: deps_cache})
     asset = app.result.asset_dir(REPORT)
@@ -194,14 +219,25 @@ def consumer(repos: Path, consumer_venv: Path, deps_cache: str, clock: Clock) ->
 
 
 @pytest.fixture(scope="module")
-def mismatched(repos: Path) -> Path:
-    """A consumer checkout whose copy of the model has one key template changed."""
-    directory = copy_app(CONSUMER_APP, repos / "consumer-mismatched")
+def changed_contract(repos: Path, producer_venv: Path, clock: Clock) -> Path:
+    """The contract of a producer checkout whose model has one key template changed, written by
+    ``python -m constructs_lib contract export`` there (no synth)."""
+    directory = copy_app(PRODUCER_APP, repos / "producer-changed")
     model = directory / "model.py"
     text = model.read_text(encoding="utf-8")
-    assert text.count(SK) == 1, f"{SK} is no longer in the shared model exactly once"
+    assert text.count(SK) == 1, f"{SK} is no longer in the producer's model exactly once"
     model.write_text(text.replace(SK, CHANGED_SK), encoding="utf-8")
-    return directory
+    target = directory / "changed.contract.json"
+    clock.run("changed producer: contract export", [producer_venv / "bin" / "python", "-m", "constructs_lib", "contract",
+                                                     "export", "app.py", "--table", "desk", "-o", target],
+              cwd=directory, env=clean_env(producer_venv))
+    return target
+
+
+@pytest.fixture(scope="module")
+def mismatched(repos: Path, changed_contract: Path) -> Path:
+    """A consumer checkout that committed the changed producer's contract (its pin left as it was)."""
+    return consumer_checkout(repos / "consumer-mismatched", changed_contract)
 
 
 @pytest.fixture(scope="module")
@@ -234,16 +270,24 @@ def tickets(table: TableClient) -> None:
 
 
 # Tests --------------------------------------------------------------------------------------------
-def test_both_repositories_share_one_model_and_the_consumer_pins_its_fingerprint(
-    producer: App, producer_venv: Path, clock: Clock
+def test_the_consumer_commits_the_producers_contract_file_and_pins_its_fingerprint(
+    producer: App, consumer: App, producer_venv: Path, consumer_venv: Path, clock: Clock
 ) -> None:
-    # GIVEN the two app directories
-    # WHEN the producer's team prints its model's fingerprint in its checkout, with its virtualenv
-    done = clock.run("fingerprint command", [producer_venv / "bin" / "python", "-m", "constructs_lib", "fingerprint",
-                                             "model"], cwd=producer.directory, env=clean_env(producer_venv))
-    # THEN both hold the same model file, and the consumer's cdk.json pins the printed fingerprint
-    assert (PRODUCER_APP / "model.py").read_bytes() == (CONSUMER_APP / "model.py").read_bytes()
+    # GIVEN the producer's synthesized checkout and the consumer's checkout
+    # WHEN the producer's team prints its model's fingerprint, and the consumer's team the committed contract's
+    done = clock.run("fingerprint commands", [producer_venv / "bin" / "python", "-m", "constructs_lib", "fingerprint",
+                                              "model"], cwd=producer.directory, env=clean_env(producer_venv))
+    committed = clock.run("fingerprint commands", [consumer_venv / "bin" / "python", "-m", "constructs_lib",
+                                                   "fingerprint", COMMITTED], cwd=consumer.directory,
+                          env=clean_env(consumer_venv))
+    # THEN the consumer committed the contract file the producer's synth wrote, byte for byte
+    assert (consumer.directory / COMMITTED).read_bytes() == (producer.out / CONTRACT_FILE).read_bytes()
+    # AND it holds no copy of the producer's model: no model.py, no module naming desk_model
+    assert not (consumer.directory / "model.py").exists()
+    assert [p.name for p in consumer.directory.rglob("*.py") if "desk_model" in p.read_text(encoding="utf-8")] == []
+    # AND both print the same fingerprint, the one cdk.json pins
     assert done.stdout.split() == [pinned(CONSUMER_APP), "desk"]
+    assert committed.stdout.split()[0] == pinned(CONSUMER_APP)
     assert pinned(CONSUMER_APP) == fingerprint(load_model(PRODUCER_APP, "producer_repo_model"))
 
 
@@ -265,6 +309,8 @@ def test_producer_synthesizes_with_the_cli_and_passes_cdk_nag_and_cfn_lint(produ
     model = load_model(PRODUCER_APP, "producer_repo_model")
     assert contract[f"{PREFIX}/model-fingerprint"] == fingerprint(model)
     assert fingerprint(Model.from_json(contract[f"{PREFIX}/model"])) == fingerprint(model)
+    # AND its synth wrote the contract file, holding the same model
+    assert Model.from_contract(producer.out / CONTRACT_FILE).to_dict() == model.to_dict()
     # AND cdk-nag left nothing but the library's own acknowledgments, and cfn-lint nothing at all
     assert nag_problems(producer.out) == []
     assert lint_findings(producer.out / f"{PRODUCER}.template.json") == []
@@ -282,24 +328,29 @@ def test_consumer_synthesizes_a_handler_package_granted_one_index(consumer: App,
     assert {f"{PREFIX}/{n}" for n in ("table-name", "table-arn")} <= set(reads.values())
     function = template["Resources"][result.function_logical_id(REPORT, CONSUMER)]["Properties"]
     assert function["Handler"] == HANDLER
-    # AND the function gets the name of the published contract it checks its slice against at cold start
+    # AND the function gets its declared scope and the name of the published contract it checks its
+    # slice against at cold start
     variables = dict(function["Environment"]["Variables"])
+    assert json.loads(variables.pop(ENV_ACCESS_SCOPE))["patterns"] == ["queue of an agent", SINCE]
     assert variables.pop(ENV_CONTRACT_PARAMETER) == f"{PREFIX}/contract"
     assert {name: reads[value["Ref"]] for name, value in variables.items()} == {"TABLE_NAME": f"{PREFIX}/table-name"}
-    # AND its only DynamoDB permission is Query on the GSI1 index ARN of the imported table
+    # AND its only DynamoDB permission is Query on the GSI1 index ARN of the imported table, for AGENT# keys
     statements = [s for r in template["Resources"].values() if r["Type"] == "AWS::IAM::Policy"
                   for s in r["Properties"]["PolicyDocument"]["Statement"] if "dynamodb:" in json.dumps(s["Action"])]
     assert [s["Action"] for s in statements] == ["dynamodb:Query"]
     (arn_parameter,) = [lid for lid, name in reads.items() if name == f"{PREFIX}/table-arn"]
     assert statements[0]["Resource"] == {"Fn::Join": ["", [{"Ref": arn_parameter}, "/index/GSI1"]]}
+    assert statements[0]["Condition"]["ForAllValues:StringLike"] == {"dynamodb:LeadingKeys": ["AGENT#*"]}
     # AND the asset holds the package with its sibling module, tabulate, the runtime (from the
-    # consumer's virtualenv) and the model — no dependency declaration, boto3 or CDK
+    # consumer's virtualenv) and the view of the committed contract — no dependency declaration,
+    # boto3 or CDK
     asset = result.asset_dir(REPORT)
     assert (asset / "index.py").read_bytes() == (CONSUMER_APP / "handlers" / "report" / "index.py").read_bytes()
     assert (asset / "summary.py").is_file() and (asset / "tabulate" / "__init__.py").is_file()
-    assert fingerprint(Model.from_json((asset / "model.json").read_text(encoding="utf-8"))) == pinned(CONSUMER_APP)
+    bundled = Model.from_json((asset / "model.json").read_text(encoding="utf-8"))
+    assert fingerprint(bundled) == pinned(CONSUMER_APP) and bundled.consumer_patterns == (SINCE,)
     top = {p.name for p in asset.iterdir()}
-    assert not top & {"requirements.txt", "boto3", "botocore", "aws_cdk", "jsii", "constructs"}, top
+    assert not top & {"requirements.txt", "boto3", "botocore", "aws_cdk", "jsii", "constructs", "contracts"}, top
     runtime = [p.relative_to(asset) for p in (asset / "constructs_lib").rglob("*.py")]
     assert runtime and [rel for rel in runtime if not (site_packages(consumer_venv) / rel).is_file()] == []
     # AND cdk-nag left nothing but the library's own acknowledgments, and cfn-lint nothing at all
@@ -317,7 +368,9 @@ def test_both_apps_deploy_into_one_dynamodb_local_and_the_consumers_handler_read
     reports = local_deploy.assembly(consumer.out, shared=desk.shared)
     env = reports.function_environment(REPORT)
     # THEN the report function's SSM read resolved to the producer's table, and it names the contract
-    assert env == {"TABLE_NAME": desk.table_name("DataTable"), ENV_CONTRACT_PARAMETER: f"{PREFIX}/contract"}
+    assert json.loads(env[ENV_ACCESS_SCOPE])["patterns"] == ["queue of an agent", SINCE]
+    assert {k: v for k, v in env.items() if k != ENV_ACCESS_SCOPE} == {
+        "TABLE_NAME": desk.table_name("DataTable"), ENV_CONTRACT_PARAMETER: f"{PREFIX}/contract"}
     # AND on its own, the consumer's assembly cannot resolve them (nothing published the parameters)
     alone = local_deploy.assembly(consumer.out)
     with pytest.raises(LocalDeployError, match=f"SSM parameter '{PREFIX}/table-name'"):
@@ -338,14 +391,59 @@ def test_both_apps_deploy_into_one_dynamodb_local_and_the_consumers_handler_read
         "| P1         | t-02     | c-2        | 2024-06-04 10:00 | Cannot sign in              |",
         "| P2         | t-01     | c-1        | 2024-06-03 08:00 | Invoice shows the wrong VAT |",
     ]
+    # WHEN it runs with no end to the window: the consumer-only pattern of its view
+    since = report({"agent_id": "a-1", "since": "2024-06-04T00:00:00Z"})
+    # THEN it read every unresolved ticket of a-1 opened from that day on, on the producer's GSI1
+    assert (since["count"], since["tickets"], since["by_priority"]) == (2, ["t-02", "t-04"], {"P1": 1, "P3": 1})
 
 
-def test_a_consumer_with_a_changed_model_fails_synth_when_the_fingerprint_is_pinned(
-    mismatched: Path, consumer_venv: Path, deps_cache: str, clock: Clock
+def test_the_consumers_own_tests_pass_with_no_producer_checkout(
+    consumer: App, consumer_venv: Path, deps_cache: str, tmp_path_factory: pytest.TempPathFactory, clock: Clock
 ) -> None:
-    # GIVEN a consumer checkout whose model copy differs in one key template, and the producer's pin
-    changed = fingerprint(load_model(mismatched, "mismatched_model"))
+    # GIVEN a clone of the consumer's repository alone (as its CI has it): no producer checkout, no cdk.out
+    clone = copy_app(consumer.directory, tmp_path_factory.mktemp("consumer-ci") / "desk-reports")
+    assert sorted(p.relative_to(clone).as_posix() for p in clone.rglob("*") if p.is_file()) == [
+        "app.py", "cdk.json", "contracts/desk.contract.json", "handlers/report/index.py",
+        "handlers/report/requirements.txt", "handlers/report/summary.py", "test_report.py"]
+    # WHEN its tests run with its virtualenv's pytest (the plugin from the wheel)
+    env = clean_env(consumer_venv, DYNAMODB_LOCAL_DIR=str(find_dynamodb_local_dir()), **{ENV_CACHE_DIR: deps_cache})
+    done = clock.run("consumer's own pytest", [consumer_venv / "bin" / "python", "-m", "pytest", "-q", "-p",
+                                               "no:cacheprovider", "test_report.py"], cwd=clone, env=env, timeout=600)
+    # THEN both passed: the table created from the committed contract, the bundled handler reading it
+    # through the producer's pattern and the consumer-only one
+    assert "2 passed" in done.stdout, done.stdout
+
+
+def test_describe_in_the_consumers_checkout_lists_the_imported_table_and_the_functions_slice(
+    consumer: App, consumer_venv: Path, clock: Clock
+) -> None:
+    # GIVEN the consumer's checkout
+    # WHEN `describe app.py` runs there with its virtualenv
+    done = clock.run("consumer describe", [consumer_venv / "bin" / "python", "-m", "constructs_lib", "describe",
+                                           "app.py"], cwd=consumer.directory, env=clean_env(consumer_venv))
+    text = done.stdout
+    # THEN it describes the imported table, with the contract's model and fingerprint
+    assert text.startswith(f"# {CONSUMER}/Desk — data model `desk` (imported)"), text[:300]
+    assert f"SSM parameters under `{PREFIX}`" in text and f"model fingerprint `{pinned(CONSUMER_APP)}`" in text
+    # AND marks the consumer-only pattern, and gives the report function's scope and slice
+    assert f"| {SINCE} *(consumer)* | Ticket | GSI GSI1 | Query |" in text
+    assert (f"| `{CONSUMER}/{REPORT}` | `queue of an agent`, `{SINCE}` | none | GSI1 | reads `Ticket`; writes nothing "
+            "| Query on GSI1 for AGENT#* |") in text, text[text.find("## Functions"):][:1200]
+
+
+def test_a_consumer_committing_a_changed_contract_fails_synth_when_the_fingerprint_is_pinned(
+    producer: App, mismatched: Path, consumer_venv: Path, deps_cache: str, clock: Clock
+) -> None:
+    # GIVEN a consumer checkout that committed the contract of a producer model with one key template
+    # changed (exported with `contract export`), and the old pin
+    contract = Model.from_contract(mismatched / COMMITTED)
+    changed = fingerprint(contract)
     assert changed != pinned(mismatched)
+    # (it differs from the producer's current contract in the Ticket entity's fingerprint alone)
+    before = json.loads((producer.out / CONTRACT_FILE).read_text(encoding="utf-8"))["fingerprints"]
+    after = json.loads((mismatched / COMMITTED).read_text(encoding="utf-8"))["fingerprints"]
+    assert ([n for n in before["entities"] if before["entities"][n] != after["entities"][n]],
+            before["indexes"] == after["indexes"]) == (["Ticket"], True)
     # WHEN it is synthesized with the pinned CLI
     done = cli_synth(clock, "mismatched consumer cdk synth (pinned, fails)", mismatched, consumer_venv, check=False,
                      **{ENV_CACHE_DIR: deps_cache})
@@ -356,7 +454,7 @@ def test_a_consumer_with_a_changed_model_fails_synth_when_the_fingerprint_is_pin
     assert not (mismatched / "cdk.out" / f"{CONSUMER}.template.json").exists()
 
 
-def test_a_consumer_with_a_changed_model_and_no_pin_refuses_to_run_before_any_request(
+def test_a_consumer_with_a_changed_contract_and_no_pin_refuses_to_run_before_any_request(
     producer: App, consumer: App, unpinned_mismatched: App, local_deploy: Any, local_function: Any,
     counting_endpoint: CountingEndpoint, local_ssm: Any,
 ) -> None:

@@ -19,6 +19,7 @@ import pytest
 
 from constructs_lib.codegen import generate
 from constructs_lib.runtime.contract import fingerprint
+from examples.reporting.consumer_model import shop_view
 from examples.shop.model import shop_model
 from examples.shop.stack import CONTRACT_PREFIX
 
@@ -56,6 +57,7 @@ cdk.Stack(app, "Empty")
 COARSE_APP = """
 import aws_cdk as cdk
 from constructs_lib import SingleTable, TableFunction
+from examples.reporting.consumer_model import shop_view
 from examples.shop.model import shop_model
 
 app = cdk.App(outdir={outdir!r})
@@ -122,6 +124,8 @@ def test_describe_a_consumer_app_names_the_imported_table_and_its_contract(runs:
     assert f"model fingerprint `{SHOP}`" in run.out
     # AND the model itself is described as for an owned table
     assert "## Access patterns" in run.out and "| pending orders by date | Order | GSI GSI2 |" in run.out
+    # AND the reporting team's own pattern, from its view of the shop's contract file, is marked
+    assert "| pending orders since *(consumer)* | Order | GSI GSI2 |" in run.out
 
 
 def test_describe_a_consumer_app_lists_each_function_with_its_slice(runs: dict[str, Run]) -> None:
@@ -131,8 +135,8 @@ def test_describe_a_consumer_app_lists_each_function_with_its_slice(runs: dict[s
     # queries, the entities of its slice and the IAM statement derived from its scope
     row = next(line for line in text.splitlines() if line.startswith("| `ShopReportingStack/PendingOrdersReport` |"))
     cells = [c.strip() for c in row.strip("|").split(" | ")]
-    assert cells == ["`ShopReportingStack/PendingOrdersReport`", "`pending orders by date`", "none", "GSI2",
-                     "reads `Order`; writes nothing", "Query on GSI2 for STATUS#*"]
+    assert cells == ["`ShopReportingStack/PendingOrdersReport`", "`pending orders by date`, `pending orders since`",
+                     "none", "GSI2", "reads `Order`; writes nothing", "Query on GSI2 for STATUS#*"]
     assert text.count("## Functions and their slices") == 1
 
 
@@ -145,7 +149,8 @@ def test_fingerprint_of_a_consumer_app_marks_the_table_imported(runs: dict[str, 
 def test_codegen_of_a_consumer_app_generates_the_imported_model(runs: dict[str, Run]) -> None:
     run = runs["consumer codegen"]
     assert run.code == 0, run.err
-    assert run.out == generate(shop_model, target=CONSUMER)
+    # (the reporting team's view of the shop's contract file: the shop's model and its own pattern)
+    assert run.out == generate(shop_view, target=CONSUMER)
 
 
 # --------------------------------------------------------------------------- owned and imported in one app
@@ -207,8 +212,10 @@ def test_fingerprint_of_a_mixed_app_prints_owned_and_imported(runs: dict[str, Ru
 def test_codegen_of_an_app_with_several_models_exits_2_naming_them(runs: dict[str, Run]) -> None:
     run = runs["mixed codegen"]
     assert run.code == 2 and run.out == ""
-    # the shop model, owned and imported, counts once: five models
-    assert "holds 5 data models" in run.err and "ShopStack/Data" in run.err and "saas" in run.err
+    # the shop's own model and the reporting team's view of it (one more access pattern, so other
+    # generated methods) are two: six models
+    assert "holds 6 data models" in run.err and "ShopStack/Data" in run.err and "saas" in run.err
+    assert "ShopReportingStack/Shop — data model `shop` (imported)" in run.err
 
 
 # --------------------------------------------------------------------------- errors

@@ -9,7 +9,9 @@ Event (direct invocation)::
 
     {"since": "2024-06-01T00:00:00Z", "until": "2024-06-30T23:59:59Z"}
 
-Returns the pending orders of the window, oldest first, and their count per day.
+Returns the pending orders of the window, oldest first, and their count per day. Without
+``until`` it reads every pending order from ``since`` on through "pending orders since", the
+pattern the reporting team declares on its view of the shop's contract (the shop does not).
 """
 
 from __future__ import annotations
@@ -39,10 +41,11 @@ def _text(value: Any) -> str:
 
 
 def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
-    window = (_instant(event["since"]), _instant(event["until"]))
-    orders = [
-        {"order_id": o["order_id"], "user_id": o["user_id"], "created_at": _text(o["created_at"])}
-        for o in _client().query_all("pending orders by date", status="PENDING", created_at=window)
-    ]
+    if "until" in event:
+        window = (_instant(event["since"]), _instant(event["until"]))
+        found = _client().query_all("pending orders by date", status="PENDING", created_at=window)
+    else:  # the reporting team's own pattern (its view of the shop's contract)
+        found = _client().query_all("pending orders since", status="PENDING", created_at=_instant(event["since"]))
+    orders = [{"order_id": o["order_id"], "user_id": o["user_id"], "created_at": _text(o["created_at"])} for o in found]
     by_day = Counter(o["created_at"][:10] for o in orders)
     return {"count": len(orders), "orders": orders, "by_day": dict(sorted(by_day.items()))}

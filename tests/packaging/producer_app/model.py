@@ -1,10 +1,9 @@
 """The support desk's data model: the contract between the desk team, which owns the table (the
 producer repository), and the teams that read it (the consumer repository).
 
-In real life this file lives in a small package both repositories depend on (for example
-``desk-model``, pinned in both projects' requirements), so both build identical keys. Here each
-app directory holds an identical copy (``producer_app/model.py`` and ``consumer_app/model.py``;
-tests/packaging/test_two_repositories.py checks they are byte for byte the same).
+It lives only in this repository. The consumer repository never imports it: it commits the
+contract file this app's synth writes (``cdk.out/desk.contract.json``) and builds its model from
+that file (``Model.from_contract``).
 
 * ``CUSTOMER#{customer_id}`` holds the customer's profile (``PROFILE``) and tickets
   (``TICKET#{ticket_id}``).

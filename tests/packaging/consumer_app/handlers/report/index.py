@@ -5,8 +5,11 @@ Event (direct invocation)::
 
     {"agent_id": "a-1", "since": "2024-06-01T00:00:00Z", "until": "2024-06-30T23:59:59Z"}
 
+Without ``until`` it reads every ticket from ``since`` on, through "queue of an agent since" — an
+access pattern only this repository declares (a view of the producer's contract).
+
 ``TableClient.from_environment()`` refuses to run (``ModelMismatchError``, before any request) if
-the desk's published model is not the model bundled here.
+the desk's published model fingerprint is not the bundled model's.
 """
 
 from __future__ import annotations
@@ -34,8 +37,13 @@ def _instant(value: str) -> datetime:
 
 
 def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
-    window = (_instant(event["since"]), _instant(event["until"]))
-    tickets = list(_client().query_all("queue of an agent", agent_id=event["agent_id"], opened_at=window))
+    if "until" in event:
+        window = (_instant(event["since"]), _instant(event["until"]))
+        found = _client().query_all("queue of an agent", agent_id=event["agent_id"], opened_at=window)
+    else:  # the consumer-only pattern: open-ended
+        found = _client().query_all("queue of an agent since", agent_id=event["agent_id"],
+                                    opened_at=_instant(event["since"]))
+    tickets = list(found)
     tickets.sort(key=lambda t: (t["priority"], t["opened_at"]))
     return {
         "count": len(tickets),

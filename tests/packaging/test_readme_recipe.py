@@ -1,0 +1,114 @@
+"""The README's "two-repository recipe, file first" run as written: its files in two directories
+side by side (``shop-data/``, the producer; ``shop-reports/``, the consumer), and its two command
+blocks run line by line — ``cd``, the contract export and fingerprint, the pinned CDK CLI
+installed with npm, ``cdk synth``, the copy of the contract file, the consumer's ``pytest`` and
+``describe`` — with DynamoDB Local from this checkout (``DYNAMODB_LOCAL_DIR``).
+
+Offline like tests/packaging/test_readme_use_it.py: ``python3 -m venv .venv`` makes a virtualenv
+``--without-pip`` holding the session's wheel (``--no-deps``) and a ``.pth`` line naming this
+environment's site-packages for the third-party packages, which stands in for the ``pip install``
+line; ``. .venv/bin/activate`` selects it for the lines that follow.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from _apps import REPO, Clock, clean_env, make_venv
+
+from constructs_lib.model import Model
+from constructs_lib.runtime.contract import fingerprint
+from constructs_lib.testing import find_dynamodb_local_dir
+
+pytestmark = pytest.mark.e2e
+
+SECTION = ("### The two-repository recipe, file first", "## Use the runtime client")
+PIP_LINE = 'pip install "/path/to/constructs_lib/dist/constructs_lib-0.1.0-py3-none-any.whl[cdk,testing]"'
+CLOCK_TITLE = "README recipe check"
+
+
+def section() -> str:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    return text[text.index(SECTION[0]):text.index(SECTION[1])]
+
+
+def recipe_files() -> dict[str, str]:
+    """Path (``shop-data/...`` or ``shop-reports/...``) -> content of every file the section shows."""
+    return dict(re.findall(r"`([\w./-]+)`[^\n]*\n```(?:json|python)\n(.*?)```", section(), flags=re.DOTALL))
+
+
+def recipe_blocks() -> list[list[str]]:
+    """The commands of each bash block, comments and blank lines dropped."""
+    blocks = re.findall(r"```bash\n(.*?)```", section(), flags=re.DOTALL)
+    return [[line.split("#")[0].strip() for line in block.splitlines() if line.split("#")[0].strip()]
+            for block in blocks]
+
+
+def test_the_section_shows_both_repositories_files_and_commands() -> None:
+    # GIVEN the README section
+    files, blocks = recipe_files(), recipe_blocks()
+    # THEN it shows the producer's two files and the consumer's four
+    assert sorted(files) == ["shop-data/app.py", "shop-data/cdk.json", "shop-reports/app.py", "shop-reports/cdk.json",
+                             "shop-reports/pending/index.py", "shop-reports/test_pending.py"]
+    # AND two blocks for the producer (export, synth) and two for the consumer (setup, then its CI)
+    assert [block[0] for block in blocks] == ["cd shop-data", "cd ../shop-reports", "npx cdk synth --quiet"]
+    commands = [c for block in blocks for c in block]
+    assert commands.count(PIP_LINE) == 2 and commands.count("npm install --save-dev --save-exact aws-cdk@2.1148.1") == 2
+    assert "cp ../shop-data/shop.contract.json contracts/shop.contract.json" in commands
+    assert {"python -m pytest", "python -m constructs_lib describe app.py"} <= set(commands)
+    # AND the consumer's pin is the fingerprint the producer's block prints, of the producer's model
+    namespace: dict[str, object] = {}
+    source = files["shop-data/app.py"]
+    exec(compile(source[:source.index("class ShopDataStack")], "shop-data/app.py", "exec"), namespace)  # the model only
+    printed = next(c for c in section().splitlines() if c.startswith("python -m constructs_lib fingerprint"))
+    pin = json.loads(files["shop-reports/cdk.json"])["context"]["shop:fingerprint"]
+    assert pin == fingerprint(namespace["shop_model"]) and f"# {pin}  shop" in printed  # type: ignore[arg-type]
+
+
+def test_the_recipe_runs_in_two_fresh_repositories(wheel_file: Path, tmp_path: Path, clock: Clock) -> None:
+    # GIVEN two empty directories side by side holding the section's files
+    for name, content in recipe_files().items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(content, encoding="utf-8")
+    base = clean_env(CONSTRUCTS_LIB_CACHE_DIR=str(tmp_path / "user-cache"), DYNAMODB_LOCAL_DIR=str(find_dynamodb_local_dir()))
+    outputs: dict[str, subprocess.CompletedProcess[str]] = {}
+    # WHEN the blocks run line by line, as in one shell started in the directory holding both
+    cwd, env = tmp_path, base
+    for block in recipe_blocks():
+        for command in block:
+            if command.startswith("cd "):
+                cwd = (cwd / command[3:]).resolve()
+            elif command == "python3 -m venv .venv":
+                make_venv(cwd / ".venv", wheel_file, clock, step="venvs (offline pip install)")
+            elif command == ". .venv/bin/activate":
+                env = clean_env(cwd / ".venv", **{k: base[k] for k in ("CONSTRUCTS_LIB_CACHE_DIR", "DYNAMODB_LOCAL_DIR")})
+            elif command == PIP_LINE:
+                assert (cwd / ".venv").is_dir(), "the pip line comes after the virtualenv is made"
+            else:
+                step = " ".join(command.split()[:4 if command.startswith("python") else 3])
+                outputs[f"{cwd.name}: {command}"] = clock.run(step, ["bash", "-c", command], cwd=cwd, env=env,
+                                                              timeout=600)
+    # THEN the producer exported the contract its synth writes, and the consumer committed it
+    producer, consumer = tmp_path / "shop-data", tmp_path / "shop-reports"
+    assert (producer / "cdk.out" / "shop.contract.json").read_bytes() == (producer / "shop.contract.json").read_bytes()
+    assert (consumer / "contracts" / "shop.contract.json").read_bytes() == (producer / "shop.contract.json").read_bytes()
+    pin = json.loads((consumer / "cdk.json").read_text(encoding="utf-8"))["context"]["shop:fingerprint"]
+    assert outputs["shop-data: python -m constructs_lib fingerprint shop.contract.json"].stdout.split() == [pin, "shop"]
+    assert not [p for p in consumer.rglob("*.py") if ".venv" not in p.parts and "shop_model" in p.read_text("utf-8")]
+    # AND the CDK CLI is pinned exactly on both sides
+    for repo in (producer, consumer):
+        assert json.loads((repo / "package.json").read_text(encoding="utf-8"))["devDependencies"] == {"aws-cdk": "2.1148.1"}
+    # AND the consumer synthesized its function with the view bundled, and its test passed
+    (asset,) = [p for p in (consumer / "cdk.out").glob("asset.*") if (p / "index.py").is_file()]
+    bundled = Model.from_json((asset / "model.json").read_text(encoding="utf-8"))
+    assert bundled.consumer_patterns == ("orders by status since",)
+    assert "1 passed" in outputs["shop-reports: python -m pytest"].stdout
+    # AND describe listed the imported table and the function's scope and slice
+    described = outputs["shop-reports: python -m constructs_lib describe app.py"].stdout
+    assert described.startswith("# ShopReports/Shop — data model `shop` (imported)"), described[:200]
+    assert ("| `ShopReports/Pending` | `orders by status since` | none | GSI1 | reads `Order`; writes nothing "
+            "| Query on GSI1 for STATUS#* |") in described
