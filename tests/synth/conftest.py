@@ -88,7 +88,7 @@ def status_gsi_model() -> Model:
         indexes=[Index("GSI1")],
         access_patterns=[
             AccessPattern("ticket by id", entity="Ticket", sk="="),
-            AccessPattern("tickets by status", entity="Ticket", index="GSI1", sk="begins_with"),
+            AccessPattern("tickets by status", entity="Ticket", index="GSI1"),
         ],
     )
 
