@@ -11,7 +11,7 @@ import aws_cdk as cdk
 from constructs import Construct
 
 from constructs_lib import SingleTable, TableFunction
-from examples.reporting.consumer_model import SINCE, shop_view
+from examples.reporting.consumer_model import CONTRACT, SINCE, shop_view
 
 HERE = Path(__file__).resolve().parent
 #: Where the shop publishes its contract in SSM (its ``examples.shop.stack.CONTRACT_PREFIX``).
@@ -43,10 +43,12 @@ class ShopReportingStack(cdk.Stack):
         env: cdk.Environment | None = None,
     ) -> None:
         super().__init__(scope, id, description=description, env=env)
-        # Name, ARN and model fingerprint are read from SSM at deploy time; the functions below
-        # refuse to run if the shop's published fingerprint is not the bundled view's (a view keeps
-        # every fingerprint of the contract it was made from).
-        self.shop = SingleTable.from_parameters(self, "Shop", model=shop_view, parameter_prefix=parameter_prefix)
+        # Name and ARN are read from SSM at deploy time. The committed contract file is the pin:
+        # each function's slice (the entities and indexes it uses) is checked against it at synth,
+        # and against the shop's published contract at every cold start (a view keeps every
+        # fingerprint of the contract it was made from).
+        self.shop = SingleTable.from_parameters(self, "Shop", model=shop_view, contract=CONTRACT,
+                                                parameter_prefix=parameter_prefix)
         self.pending_orders = TableFunction(
             self,
             "PendingOrdersReport",

@@ -1,8 +1,9 @@
 """The README's "two-repository recipe, file first" run as written: its files in two directories
 side by side (``shop-data/``, the producer; ``shop-reports/``, the consumer), and its two command
-blocks run line by line — ``cd``, the contract export and fingerprint, the pinned CDK CLI
-installed with npm, ``cdk synth``, the copy of the contract file, the consumer's ``pytest`` and
-``describe`` — with DynamoDB Local from this checkout (``DYNAMODB_LOCAL_DIR``).
+blocks run line by line — ``cd``, the contract export, the pinned CDK CLI installed with npm,
+``cdk synth``, the copy of the contract file (the consumer's pin), the consumer's ``contract
+verify``, ``pytest``, ``describe`` and ``contract slice``, and the producer's ``diff`` with that
+slice registered — with DynamoDB Local from this checkout (``DYNAMODB_LOCAL_DIR``).
 
 Offline like tests/packaging/test_readme_use_it.py: ``python3 -m venv .venv`` makes a virtualenv
 ``--without-pip`` holding the session's wheel (``--no-deps``) and a ``.pth`` line naming this
@@ -21,7 +22,6 @@ import pytest
 from _apps import REPO, Clock, clean_env, make_venv
 
 from constructs_lib.model import Model
-from constructs_lib.runtime.contract import fingerprint
 from constructs_lib.testing import find_dynamodb_local_dir
 
 pytestmark = pytest.mark.e2e
@@ -29,6 +29,9 @@ pytestmark = pytest.mark.e2e
 SECTION = ("### The two-repository recipe, file first", "## Use the runtime client")
 PIP_LINE = 'pip install "/path/to/constructs_lib/dist/constructs_lib-0.1.0-py3-none-any.whl[cdk,testing]"'
 CLOCK_TITLE = "README recipe check"
+VERIFY = "python -m constructs_lib contract verify app.py --against contracts/shop.contract.json"
+SLICE = "python -m constructs_lib contract slice app.py -o shop-reports.json"
+DIFF = "python -m constructs_lib diff app.py"
 
 
 def section() -> str:
@@ -54,19 +57,18 @@ def test_the_section_shows_both_repositories_files_and_commands() -> None:
     # THEN it shows the producer's two files and the consumer's four
     assert sorted(files) == ["shop-data/app.py", "shop-data/cdk.json", "shop-reports/app.py", "shop-reports/cdk.json",
                              "shop-reports/pending/index.py", "shop-reports/test_pending.py"]
-    # AND two blocks for the producer (export, synth) and two for the consumer (setup, then its CI)
-    assert [block[0] for block in blocks] == ["cd shop-data", "cd ../shop-reports", "npx cdk synth --quiet"]
+    # AND blocks for the producer (export, synth), the consumer (setup, then its CI) and the producer
+    # registering the consumer's slice
+    assert [block[0] for block in blocks] == ["cd shop-data", "cd ../shop-reports", "npx cdk synth --quiet",
+                                              "cd ../shop-data"]
     commands = [c for block in blocks for c in block]
     assert commands.count(PIP_LINE) == 2 and commands.count("npm install --save-dev --save-exact aws-cdk@2.1148.1") == 2
     assert "cp ../shop-data/shop.contract.json contracts/shop.contract.json" in commands
-    assert {"python -m pytest", "python -m constructs_lib describe app.py"} <= set(commands)
-    # AND the consumer's pin is the fingerprint the producer's block prints, of the producer's model
-    namespace: dict[str, object] = {}
-    source = files["shop-data/app.py"]
-    exec(compile(source[:source.index("class ShopDataStack")], "shop-data/app.py", "exec"), namespace)  # the model only
-    printed = next(c for c in section().splitlines() if c.startswith("python -m constructs_lib fingerprint"))
-    pin = json.loads(files["shop-reports/cdk.json"])["context"]["shop:fingerprint"]
-    assert pin == fingerprint(namespace["shop_model"]) and f"# {pin}  shop" in printed  # type: ignore[arg-type]
+    assert {"python -m pytest", "python -m constructs_lib describe app.py", VERIFY, SLICE, DIFF} <= set(commands)
+    # AND the consumer's pin is the committed contract file, not a whole-model fingerprint
+    assert json.loads(files["shop-reports/cdk.json"]) == {"app": "python app.py"}
+    assert 'contract="contracts/shop.contract.json"' in files["shop-reports/app.py"]
+    assert "expected_fingerprint" not in files["shop-reports/app.py"]
 
 
 def test_the_recipe_runs_in_two_fresh_repositories(wheel_file: Path, tmp_path: Path, clock: Clock) -> None:
@@ -96,8 +98,8 @@ def test_the_recipe_runs_in_two_fresh_repositories(wheel_file: Path, tmp_path: P
     producer, consumer = tmp_path / "shop-data", tmp_path / "shop-reports"
     assert (producer / "cdk.out" / "shop.contract.json").read_bytes() == (producer / "shop.contract.json").read_bytes()
     assert (consumer / "contracts" / "shop.contract.json").read_bytes() == (producer / "shop.contract.json").read_bytes()
-    pin = json.loads((consumer / "cdk.json").read_text(encoding="utf-8"))["context"]["shop:fingerprint"]
-    assert outputs["shop-data: python -m constructs_lib fingerprint shop.contract.json"].stdout.split() == [pin, "shop"]
+    # AND its CI's verify found the function's slice compatible with the committed contract
+    assert outputs[f"shop-reports: {VERIFY}"].stdout == "ShopReports/Pending: compatible (1 entities, 1 indexes)\n"
     assert not [p for p in consumer.rglob("*.py") if ".venv" not in p.parts and "shop_model" in p.read_text("utf-8")]
     # AND the CDK CLI is pinned exactly on both sides
     for repo in (producer, consumer):
@@ -112,3 +114,7 @@ def test_the_recipe_runs_in_two_fresh_repositories(wheel_file: Path, tmp_path: P
     assert described.startswith("# ShopReports/Shop — data model `shop` (imported)"), described[:200]
     assert ("| `ShopReports/Pending` | `orders by status since` | none | GSI1 | reads `Order`; writes nothing "
             "| Query on GSI1 for STATUS#* |") in described
+    # AND the producer committed the consumer's slice, and its diff breaks no consumer
+    registered = json.loads((producer / "contracts" / "consumers" / "shop-reports.json").read_text(encoding="utf-8"))
+    assert registered == json.loads((consumer / "shop-reports.json").read_text(encoding="utf-8"))
+    assert "consumer:" not in outputs[f"shop-data: {DIFF}"].stdout

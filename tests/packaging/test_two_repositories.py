@@ -11,8 +11,9 @@ app in its own directory with its own virtualenv holding the wheel, deployed int
   "queue of an agent since", and the table is imported with ``SingleTable.from_parameters``. Its
   ``TableFunction`` is a handler package (``handlers/report``: ``index.py`` importing its sibling
   ``summary.py``, and ``tabulate`` from ``requirements.txt``) declaring its two patterns, so it is
-  granted Query on ``GSI1`` only. ``cdk.json`` pins the producer's model fingerprint, and
-  ``check_report.py`` (copied as ``test_report.py``) is the consumer's own test suite.
+  granted Query on ``GSI1`` only. The committed file is also its pin (``from_parameters(...,
+  contract=...)``): the function's slice is checked against it at synth. ``check_report.py``
+  (copied as ``test_report.py``) is the consumer's own test suite.
 
 Each app is copied to its own temporary directory (a checkout), synthesized with the pinned CLI
 (``cdk synth``, the app run by its own virtualenv's interpreter) with cdk-nag's
@@ -25,8 +26,18 @@ the producer's pattern and the consumer-only one. The consumer's own tests pass 
 checkout alone (the table from the committed contract, ``local_deploy_contract``), and
 ``describe`` there lists the imported table and the function's scope and slice. A consumer that
 commits the contract of a changed producer model (one key template changed, exported with
-``contract export``) fails ``cdk synth`` when the fingerprint is pinned, and without the pin
-refuses to start at its first call, naming the changed entity — before any request reaches DynamoDB.
+``contract export``) synthesizes (its model and its pin are that file), but its deploy pipeline's
+``contract verify --against ssm:/desk/data`` exits 1, and deployed it refuses to start at its
+first call, naming the changed entity — before any request reaches DynamoDB.
+
+Day two, the consumer neither re-synthesized nor redeployed (its slice, written by ``contract
+slice``, registered in the producer's ``contracts/consumers/``): (a) the producer adds an entity,
+the index ``GSI2`` and an access pattern, re-synthesizes and redeploys (the table updated in
+place, ``update_template``) and publishes — the consumer's handler answers as before, its
+``verify --against ssm:`` passes (advising a refresh of its copy) and the producer's ``diff``
+breaks no consumer; (b) the producer changes the ``Ticket`` key template the consumer's slice
+uses — the consumer's ``verify --against`` the new file exits 1 naming it, the producer's ``diff``
+exits 3 naming the consumer, and the deployed handler refuses at cold start before any request.
 
 ``tabulate`` is installed into a per-module cache (``CONSTRUCTS_LIB_CACHE_DIR``), so the consumer's
 synth time includes its cold install. pytest reaches the consumer's virtualenv the way aws-cdk-lib
@@ -68,7 +79,7 @@ from constructs_lib.model import Model
 from constructs_lib.runtime import TableClient
 from constructs_lib.runtime.contract import ENV_CONTRACT_PARAMETER, fingerprint
 from constructs_lib.runtime.scope import ENV_ACCESS_SCOPE
-from constructs_lib.testing import HandlerError, LocalDeployError, SynthResult, find_dynamodb_local_dir
+from constructs_lib.testing import HandlerError, LocalDeployError, SynthResult, find_dynamodb_local_dir, update_template
 
 pytestmark = pytest.mark.e2e
 
@@ -76,7 +87,6 @@ HERE = Path(__file__).resolve().parent
 PRODUCER_APP, CONSUMER_APP = HERE / "producer_app", HERE / "consumer_app"
 PRODUCER, CONSUMER = "DeskData", "DeskReports"
 PREFIX = "/desk/data"
-PIN = "desk:model-fingerprint"
 REPORT, HANDLER = "TicketReport", "index.handler"
 #: The contract file the producer's synth writes, and where the consumer commits it.
 CONTRACT_FILE, COMMITTED = "desk.contract.json", Path("contracts") / "desk.contract.json"
@@ -84,6 +94,21 @@ CONTRACT_FILE, COMMITTED = "desk.contract.json", Path("contracts") / "desk.contr
 SINCE = "queue of an agent since"
 #: The one key template the changed producer model (behind the mismatched contract) changes.
 SK, CHANGED_SK = 'sk="TICKET#{ticket_id}"', 'sk="TICKET#{opened_at}#{ticket_id}"'
+#: Day two, additive: the producer adds an entity writing a new index GSI2, the index and a pattern on it.
+ANCHOR_ENTITY, ANCHOR_INDEXES = '    ],\n    indexes=[Index("GSI1")],\n', 'indexes=[Index("GSI1")]'
+ANCHOR_PATTERN = 'AccessPattern("queue of an agent", entity="Ticket", index="GSI1", sk="between"),\n'
+ARTICLE = '''        Entity(
+            "Article",
+            pk="ARTICLE#{article_id}",
+            sk="ARTICLE",
+            fields={"article_id": "string", "topic": "string", "title": "string"},
+            indexes={"GSI2": IndexKey(pk="TOPIC#{topic}", sk="ARTICLE#{article_id}")},
+            required=("topic", "title"),
+        ),
+'''
+ARTICLES = '        AccessPattern("articles of a topic", entity="Article", index="GSI2", sk="begins_with"),\n'
+#: The consumer's registered slice (``contract slice -o``), under the producer's contracts/consumers/.
+SLICE_FILE = "desk-reports.json"
 SSM_VALUE = "AWS::SSM::Parameter::Value<String>"
 DAY = datetime(2024, 6, 3, 8, 0, tzinfo=UTC)
 WINDOW = {"since": "2024-06-03T00:00:00Z", "until": "2024-06-05T23:59:59Z"}
@@ -125,8 +150,29 @@ def consumer_checkout(target: Path, contract: Path) -> Path:
     return directory
 
 
-def pinned(app_dir: Path) -> str:
-    return json.loads((app_dir / "cdk.json").read_text(encoding="utf-8"))["context"][PIN]
+def edit(app_dir: Path, *replacements: tuple[str, str]) -> None:
+    """Apply *replacements* to the model.py of a producer checkout, each anchor found exactly once."""
+    model = app_dir / "model.py"
+    text = model.read_text(encoding="utf-8")
+    for old, new in replacements:
+        assert text.count(old) == 1, f"{old!r} is no longer in the producer's model exactly once"
+        text = text.replace(old, new)
+    model.write_text(text, encoding="utf-8")
+
+
+def cli(venv: Path, *args: str | Path) -> list[str | Path]:
+    """``python -m constructs_lib ARGS`` with *venv*'s interpreter."""
+    return [venv / "bin" / "python", "-m", "constructs_lib", *args]
+
+
+def register(slice_file: Path, producer_dir: Path) -> None:
+    """The producer commits the consumer's slice under ``contracts/consumers/``."""
+    (producer_dir / "contracts" / "consumers").mkdir(parents=True, exist_ok=True)
+    shutil.copy2(slice_file, producer_dir / "contracts" / "consumers" / SLICE_FILE)
+
+
+#: The producer's model's whole-model fingerprint (day one).
+DESK_FINGERPRINT = fingerprint(load_model(PRODUCER_APP, "producer_repo_model"))
 
 
 def published(template: dict[str, Any]) -> dict[str, Any]:
@@ -219,34 +265,62 @@ def consumer(repos: Path, producer: App, consumer_venv: Path, deps_cache: str, c
 
 
 @pytest.fixture(scope="module")
-def changed_contract(repos: Path, producer_venv: Path, clock: Clock) -> Path:
-    """The contract of a producer checkout whose model has one key template changed, written by
-    ``python -m constructs_lib contract export`` there (no synth)."""
-    directory = copy_app(PRODUCER_APP, repos / "producer-changed")
-    model = directory / "model.py"
-    text = model.read_text(encoding="utf-8")
-    assert text.count(SK) == 1, f"{SK} is no longer in the producer's model exactly once"
-    model.write_text(text.replace(SK, CHANGED_SK), encoding="utf-8")
-    target = directory / "changed.contract.json"
-    clock.run("changed producer: contract export", [producer_venv / "bin" / "python", "-m", "constructs_lib", "contract",
-                                                     "export", "app.py", "--table", "desk", "-o", target],
-              cwd=directory, env=clean_env(producer_venv))
-    return target
-
-
-@pytest.fixture(scope="module")
-def mismatched(repos: Path, changed_contract: Path) -> Path:
-    """A consumer checkout that committed the changed producer's contract (its pin left as it was)."""
-    return consumer_checkout(repos / "consumer-mismatched", changed_contract)
-
-
-@pytest.fixture(scope="module")
-def unpinned_mismatched(repos: Path, mismatched: Path, consumer_venv: Path, deps_cache: str, clock: Clock) -> App:
-    """The mismatched consumer without the fingerprint pin in cdk.json, synthesized."""
-    app = App(copy_app(mismatched, repos / "consumer-mismatched-unpinned"))
-    (app.directory / "cdk.json").write_text(json.dumps({"app": "python app.py"}), encoding="utf-8")
-    cli_synth(clock, "mismatched consumer cdk synth (no pin)", app.directory, consumer_venv, **{ENV_CACHE_DIR: deps_cache})
+def changed_producer(repos: Path, producer_venv: Path, clock: Clock) -> App:
+    """A producer checkout whose model has one key template changed (the ``Ticket`` sort key), its
+    contract written by ``python -m constructs_lib contract export`` (no synth) as
+    ``changed.contract.json``."""
+    app = App(copy_app(PRODUCER_APP, repos / "producer-changed"))
+    edit(app.directory, (SK, CHANGED_SK))
+    clock.run("changed producer: contract export", cli(producer_venv, "contract", "export", "app.py", "--table", "desk",
+                                                       "-o", "changed.contract.json"),
+              cwd=app.directory, env=clean_env(producer_venv))
     return app
+
+
+@pytest.fixture(scope="module")
+def changed_contract(changed_producer: App) -> Path:
+    return changed_producer.directory / "changed.contract.json"
+
+
+@pytest.fixture(scope="module")
+def mismatched(repos: Path, changed_contract: Path, consumer_venv: Path, deps_cache: str, clock: Clock) -> App:
+    """A consumer checkout that committed the changed producer's contract, synthesized."""
+    app = App(consumer_checkout(repos / "consumer-mismatched", changed_contract))
+    cli_synth(clock, "mismatched consumer cdk synth", app.directory, consumer_venv, **{ENV_CACHE_DIR: deps_cache})
+    return app
+
+
+@pytest.fixture(scope="module")
+def registered(consumer: App, consumer_venv: Path, deps_cache: str, clock: Clock) -> Path:
+    """The consumer's slice, written in its checkout by ``contract slice app.py -o desk-reports.json``."""
+    clock.run("consumer contract slice", cli(consumer_venv, "contract", "slice", "app.py", "-o", SLICE_FILE),
+              cwd=consumer.directory, env=clean_env(consumer_venv, **{ENV_CACHE_DIR: deps_cache}))
+    return consumer.directory / SLICE_FILE
+
+
+@pytest.fixture(scope="module")
+def day_two(repos: Path, producer_venv: Path, deps_cache: str, clock: Clock) -> App:
+    """Day two's producer checkout: an entity ``Article`` writing the new index ``GSI2``, the index
+    and the pattern "articles of a topic" added to the model, synthesized again."""
+    app = App(copy_app(PRODUCER_APP, repos / "producer-day-two"))
+    edit(app.directory, (ANCHOR_ENTITY, ARTICLE + ANCHOR_ENTITY), (ANCHOR_INDEXES, 'indexes=[Index("GSI1"), Index("GSI2")]'),
+         (ANCHOR_PATTERN, ANCHOR_PATTERN + ARTICLES))
+    cli_synth(clock, "producer re-synth (day two, x2)", app.directory, producer_venv, **{ENV_CACHE_DIR: deps_cache})
+    return app
+
+
+@pytest.fixture(scope="module")
+def changed_synth(changed_producer: App, producer_venv: Path, deps_cache: str, clock: Clock) -> App:
+    """The changed producer checkout, synthesized (what its deploy would apply)."""
+    cli_synth(clock, "producer re-synth (day two, x2)", changed_producer.directory, producer_venv,
+              **{ENV_CACHE_DIR: deps_cache})
+    return changed_producer
+
+
+def ssm_env(venv: Path, local_ssm: Any, deps_cache: str) -> dict[str, str]:
+    """A consumer pipeline's environment whose SSM client reads the local endpoint."""
+    return clean_env(venv, AWS_ACCESS_KEY_ID="local", AWS_SECRET_ACCESS_KEY="local", AWS_DEFAULT_REGION="us-east-1",
+                     **local_ssm.environment, **{ENV_CACHE_DIR: deps_cache})
 
 
 @pytest.fixture
@@ -270,8 +344,8 @@ def tickets(table: TableClient) -> None:
 
 
 # Tests --------------------------------------------------------------------------------------------
-def test_the_consumer_commits_the_producers_contract_file_and_pins_its_fingerprint(
-    producer: App, consumer: App, producer_venv: Path, consumer_venv: Path, clock: Clock
+def test_the_consumer_commits_the_producers_contract_file_and_pins_it(
+    producer: App, consumer: App, producer_venv: Path, consumer_venv: Path, deps_cache: str, clock: Clock
 ) -> None:
     # GIVEN the producer's synthesized checkout and the consumer's checkout
     # WHEN the producer's team prints its model's fingerprint, and the consumer's team the committed contract's
@@ -285,10 +359,18 @@ def test_the_consumer_commits_the_producers_contract_file_and_pins_its_fingerpri
     # AND it holds no copy of the producer's model: no model.py, no module naming desk_model
     assert not (consumer.directory / "model.py").exists()
     assert [p.name for p in consumer.directory.rglob("*.py") if "desk_model" in p.read_text(encoding="utf-8")] == []
-    # AND both print the same fingerprint, the one cdk.json pins
-    assert done.stdout.split() == [pinned(CONSUMER_APP), "desk"]
-    assert committed.stdout.split()[0] == pinned(CONSUMER_APP)
-    assert pinned(CONSUMER_APP) == fingerprint(load_model(PRODUCER_APP, "producer_repo_model"))
+    # AND both print the same fingerprint, the producer's model's
+    assert done.stdout.split() == [DESK_FINGERPRINT, "desk"]
+    assert committed.stdout.split()[0] == DESK_FINGERPRINT
+    # AND the pin is the committed file itself (contract=), not a fingerprint in cdk.json
+    assert json.loads((consumer.directory / "cdk.json").read_text(encoding="utf-8")) == {"app": "python app.py"}
+    assert 'contract=CONTRACT' in (consumer.directory / "app.py").read_text(encoding="utf-8")
+    # WHEN its CI verifies the app against the committed file, offline
+    verified = clock.run("consumer contract verify (x3)", cli(consumer_venv, "contract", "verify", "app.py", "--against",
+                                                             COMMITTED), cwd=consumer.directory,
+                         env=clean_env(consumer_venv, **{ENV_CACHE_DIR: deps_cache}))
+    # THEN the report function's slice (Ticket, GSI1) holds
+    assert verified.stdout == f"{CONSUMER}/{REPORT}: compatible (1 entities, 1 indexes)\n", verified.stdout
 
 
 def test_producer_synthesizes_with_the_cli_and_passes_cdk_nag_and_cfn_lint(producer: App) -> None:
@@ -348,7 +430,7 @@ def test_consumer_synthesizes_a_handler_package_granted_one_index(consumer: App,
     assert (asset / "index.py").read_bytes() == (CONSUMER_APP / "handlers" / "report" / "index.py").read_bytes()
     assert (asset / "summary.py").is_file() and (asset / "tabulate" / "__init__.py").is_file()
     bundled = Model.from_json((asset / "model.json").read_text(encoding="utf-8"))
-    assert fingerprint(bundled) == pinned(CONSUMER_APP) and bundled.consumer_patterns == (SINCE,)
+    assert fingerprint(bundled) == DESK_FINGERPRINT and bundled.consumer_patterns == (SINCE,)
     top = {p.name for p in asset.iterdir()}
     assert not top & {"requirements.txt", "boto3", "botocore", "aws_cdk", "jsii", "constructs", "contracts"}, top
     runtime = [p.relative_to(asset) for p in (asset / "constructs_lib").rglob("*.py")]
@@ -424,49 +506,41 @@ def test_describe_in_the_consumers_checkout_lists_the_imported_table_and_the_fun
     text = done.stdout
     # THEN it describes the imported table, with the contract's model and fingerprint
     assert text.startswith(f"# {CONSUMER}/Desk — data model `desk` (imported)"), text[:300]
-    assert f"SSM parameters under `{PREFIX}`" in text and f"model fingerprint `{pinned(CONSUMER_APP)}`" in text
+    assert f"SSM parameters under `{PREFIX}`" in text and f"model fingerprint `{DESK_FINGERPRINT}`" in text
     # AND marks the consumer-only pattern, and gives the report function's scope and slice
     assert f"| {SINCE} *(consumer)* | Ticket | GSI GSI1 | Query |" in text
     assert (f"| `{CONSUMER}/{REPORT}` | `queue of an agent`, `{SINCE}` | none | GSI1 | reads `Ticket`; writes nothing "
             "| Query on GSI1 for AGENT#* |") in text, text[text.find("## Functions"):][:1200]
 
 
-def test_a_consumer_committing_a_changed_contract_fails_synth_when_the_fingerprint_is_pinned(
-    producer: App, mismatched: Path, consumer_venv: Path, deps_cache: str, clock: Clock
+def test_a_consumer_committing_a_changed_contract_synthesizes_but_its_pipeline_and_functions_refuse_it(
+    producer: App, consumer: App, mismatched: App, consumer_venv: Path, deps_cache: str, local_deploy: Any,
+    local_function: Any, counting_endpoint: CountingEndpoint, local_ssm: Any, clock: Clock,
 ) -> None:
     # GIVEN a consumer checkout that committed the contract of a producer model with one key template
-    # changed (exported with `contract export`), and the old pin
-    contract = Model.from_contract(mismatched / COMMITTED)
-    changed = fingerprint(contract)
-    assert changed != pinned(mismatched)
-    # (it differs from the producer's current contract in the Ticket entity's fingerprint alone)
+    # changed (exported with `contract export`): it synthesized, its model and its pin being that file
     before = json.loads((producer.out / CONTRACT_FILE).read_text(encoding="utf-8"))["fingerprints"]
-    after = json.loads((mismatched / COMMITTED).read_text(encoding="utf-8"))["fingerprints"]
+    after = json.loads((mismatched.directory / COMMITTED).read_text(encoding="utf-8"))["fingerprints"]
+    # (it differs from the producer's current contract in the Ticket entity's fingerprint alone)
     assert ([n for n in before["entities"] if before["entities"][n] != after["entities"][n]],
             before["indexes"] == after["indexes"]) == (["Ticket"], True)
-    # WHEN it is synthesized with the pinned CLI
-    done = cli_synth(clock, "mismatched consumer cdk synth (pinned, fails)", mismatched, consumer_venv, check=False,
-                     **{ENV_CACHE_DIR: deps_cache})
-    # THEN synthesis fails with a ConstructPropsError naming both fingerprints, and writes no template
-    output = done.stdout + done.stderr
-    assert done.returncode != 0
-    assert "ConstructPropsError" in output and changed in output and pinned(mismatched) in output, output[-3000:]
-    assert not (mismatched / "cdk.out" / f"{CONSUMER}.template.json").exists()
-
-
-def test_a_consumer_with_a_changed_contract_and_no_pin_refuses_to_run_before_any_request(
-    producer: App, consumer: App, unpinned_mismatched: App, local_deploy: Any, local_function: Any,
-    counting_endpoint: CountingEndpoint, local_ssm: Any,
-) -> None:
-    # GIVEN the mismatched consumer (no pin: it synthesizes) deployed after the producer
+    asset = mismatched.result.asset_dir(REPORT)
+    assert fingerprint(Model.from_json((asset / "model.json").read_text(encoding="utf-8"))) != DESK_FINGERPRINT
+    # AND the producer's current (unchanged) contract deployed and published
     desk = local_deploy.assembly(producer.out, name_prefix="desk-")
     local_ssm.publish(desk)
-    env = local_deploy.assembly(unpinned_mismatched.out, shared=desk.shared).function_environment(REPORT)
+    # WHEN its deploy pipeline verifies the app against the published contract
+    verified = clock.run("consumer contract verify (x3)", cli(consumer_venv, "contract", "verify", "app.py", "--against",
+                                                             f"ssm:{PREFIX}"), cwd=mismatched.directory,
+                         env=ssm_env(consumer_venv, local_ssm, deps_cache), check=False)
+    # THEN it exits 1, naming the function, the entity and its template, the app's -> the published
+    assert verified.returncode == 1, verified.stdout + verified.stderr
+    assert f"{CONSUMER}/{REPORT}: INCOMPATIBLE with SSM parameter '{PREFIX}/contract'" in verified.stdout
+    assert "Ticket sk template: 'TICKET#{opened_at}#{ticket_id}' -> 'TICKET#{ticket_id}'" in verified.stdout
+    # WHEN it is deployed all the same and its bundled handler is called, every DynamoDB request going
+    # to an endpoint that counts them
+    env = local_deploy.assembly(mismatched.out, shared=desk.shared).function_environment(REPORT)
     env.update(local_ssm.environment)
-    asset = unpinned_mismatched.result.asset_dir(REPORT)
-    bundled = fingerprint(Model.from_json((asset / "model.json").read_text(encoding="utf-8")))
-    assert bundled != pinned(CONSUMER_APP)
-    # WHEN its bundled handler is called, every DynamoDB request going to an endpoint that counts them
     report = local_function(asset, HANDLER, environment=env, endpoint=counting_endpoint.url)
     with pytest.raises(HandlerError) as refused:
         report({"agent_id": "a-1", **WINDOW})
@@ -482,3 +556,95 @@ def test_a_consumer_with_a_changed_contract_and_no_pin_refuses_to_run_before_any
     with pytest.raises(HandlerError, match="ResourceNotFoundException"):
         matching({"agent_id": "a-1", **WINDOW})
     assert counting_endpoint.requests[:1] == ["DynamoDB_20120810.Query"]
+
+
+def day_one(producer: App, consumer: App, local_deploy: Any, local_ssm: Any, dynamodb_client: Any) -> tuple[Any, dict[str, str]]:
+    """Both apps deployed, the producer's contract published and its tickets written: the producer's
+    assembly deployment and the report function's environment."""
+    desk = local_deploy.assembly(producer.out, name_prefix="desk-")
+    local_ssm.publish(desk)
+    env = local_deploy.assembly(consumer.out, shared=desk.shared).function_environment(REPORT)
+    env.update(local_ssm.environment)
+    tickets(TableClient(load_model(producer.directory, "producer_checkout_model"), env["TABLE_NAME"],
+                        client=dynamodb_client))
+    return desk, env
+
+
+def test_day_two_an_additive_producer_change_leaves_the_deployed_consumer_working(
+    producer: App, consumer: App, day_two: App, registered: Path, producer_venv: Path, consumer_venv: Path,
+    deps_cache: str, local_deploy: Any, local_function: Any, dynamodb_client: Any, local_ssm: Any, clock: Clock,
+) -> None:
+    # GIVEN day one: both apps deployed, the consumer's report answering
+    desk, env = day_one(producer, consumer, local_deploy, local_ssm, dynamodb_client)
+    asset = consumer.result.asset_dir(REPORT)
+    answer = local_function(asset, HANDLER, environment=env)({"agent_id": "a-1", **WINDOW})
+    assert answer["tickets"] == ["t-02", "t-01"]
+    # WHEN the producer adds the entity Article, the index GSI2 and a pattern on it, synthesizes again,
+    # redeploys (the table updated in place: GSI2 created) and publishes the new contract
+    data = desk.stack(PRODUCER).logical_id("DataTable")
+    assert update_template(desk.stack(PRODUCER), day_two.result.template(PRODUCER))[data] == ["create GSI2"]
+    assert f"{PREFIX}/contract" in local_ssm.publish(desk)
+    new = json.loads(local_ssm.parameters[f"{PREFIX}/contract"])["fingerprints"]
+    old = json.loads((consumer.directory / COMMITTED).read_text(encoding="utf-8"))["fingerprints"]
+    # (the whole-model fingerprint changed; Ticket's and GSI1's did not)
+    assert new["model"] == local_ssm.parameters[f"{PREFIX}/model-fingerprint"] != DESK_FINGERPRINT
+    assert (new["entities"]["Ticket"], new["indexes"]["GSI1"]) == (old["entities"]["Ticket"], old["indexes"]["GSI1"])
+    # AND writes an article with its new model
+    TableClient(load_model(day_two.directory, "day_two_model"), env["TABLE_NAME"], client=dynamodb_client).put(
+        "Article", {"article_id": "kb-1", "topic": "billing", "title": "VAT on invoices"})
+    # THEN the consumer, neither synthesized again nor redeployed, starts again (a new cold start,
+    # reading the new contract) and answers as before
+    local_ssm.requests.clear()
+    again = local_function(asset, HANDLER, environment=env)({"agent_id": "a-1", **WINDOW})
+    assert local_ssm.requests == [("GetParameter", f"{PREFIX}/contract")]
+    assert again == answer
+    # AND its deploy pipeline's verify against the published contract passes, advising a refresh of its copy
+    verified = clock.run("consumer contract verify (x3)", cli(consumer_venv, "contract", "verify", "app.py", "--against",
+                                                             f"ssm:{PREFIX}"), cwd=consumer.directory,
+                         env=ssm_env(consumer_venv, local_ssm, deps_cache))
+    assert verified.stdout.startswith(f"{CONSUMER}/{REPORT}: compatible (1 entities, 1 indexes)\n"), verified.stdout
+    assert "is older than SSM parameter" in verified.stdout and "it keeps working" in verified.stdout
+    # AND the producer's diff, with the consumer's slice registered, breaks no consumer
+    register(registered, day_two.directory)
+    diffed = clock.run("producer diff (x2)", cli(producer_venv, "diff", "app.py"), cwd=day_two.directory,
+                       env=clean_env(producer_venv, **{ENV_CACHE_DIR: deps_cache}))
+    assert "consumer:" not in diffed.stdout, diffed.stdout
+
+
+def test_day_two_a_changed_key_template_is_refused_by_verify_diff_and_the_deployed_consumer(
+    producer: App, consumer: App, changed_synth: App, changed_contract: Path, registered: Path, producer_venv: Path,
+    consumer_venv: Path, deps_cache: str, local_deploy: Any, local_function: Any, dynamodb_client: Any,
+    counting_endpoint: CountingEndpoint, local_ssm: Any, clock: Clock,
+) -> None:
+    # GIVEN the producer's change of the Ticket sort key template (its synth writes what `contract export` did)
+    assert (changed_synth.out / CONTRACT_FILE).read_bytes() == changed_contract.read_bytes()
+    # WHEN the consumer verifies its app against the producer's new contract file (before refreshing its copy)
+    verified = clock.run("consumer contract verify (x3)", cli(consumer_venv, "contract", "verify", "app.py", "--against",
+                                                             changed_contract), cwd=consumer.directory,
+                         env=clean_env(consumer_venv, **{ENV_CACHE_DIR: deps_cache}), check=False)
+    # THEN it exits 1, naming the function, the entity and its template, old -> new
+    assert verified.returncode == 1, verified.stdout + verified.stderr
+    assert f"{CONSUMER}/{REPORT}: INCOMPATIBLE with " in verified.stdout
+    assert "Ticket sk template: 'TICKET#{ticket_id}' -> 'TICKET#{opened_at}#{ticket_id}'" in verified.stdout
+    # WHEN the producer's diff runs with the consumer's slice registered
+    register(registered, changed_synth.directory)
+    diffed = clock.run("producer diff (x2)", cli(producer_venv, "diff", "app.py"), cwd=changed_synth.directory,
+                       env=clean_env(producer_venv, **{ENV_CACHE_DIR: deps_cache}), check=False)
+    # THEN it exits 3, naming the registered consumer and the entity
+    assert diffed.returncode == 3, diffed.stdout + diffed.stderr
+    assert "[breaking] consumer:desk-reports: this change breaks registered consumer 'desk-reports'" in diffed.stdout
+    assert "'Ticket'" in diffed.stdout, diffed.stdout
+    # WHEN the producer deploys it all the same (the table's keys are attribute names: updated in place)
+    # and publishes, the consumer being neither synthesized again nor redeployed
+    desk, env = day_one(producer, consumer, local_deploy, local_ssm, dynamodb_client)
+    update_template(desk.stack(PRODUCER), changed_synth.result.template(PRODUCER))
+    local_ssm.publish(desk)
+    # AND the report's next cold start, every DynamoDB request going to an endpoint that counts them
+    report = local_function(consumer.result.asset_dir(REPORT), HANDLER, environment=env, endpoint=counting_endpoint.url)
+    with pytest.raises(HandlerError) as refused:
+        report({"agent_id": "a-1", **WINDOW})
+    # THEN it refuses before any request, naming the entity and its template, the function's -> the table's
+    assert "constructs_lib.runtime.exceptions.ContractBreakError" in str(refused.value)
+    assert "entity 'Ticket' changed: " in str(refused.value)
+    assert "Ticket sk template: 'TICKET#{ticket_id}' -> 'TICKET#{opened_at}#{ticket_id}'" in str(refused.value)
+    assert counting_endpoint.requests == []

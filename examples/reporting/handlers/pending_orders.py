@@ -3,7 +3,7 @@
 The table belongs to ``ShopStack``; this function's stack imported it from the contract the shop
 publishes (``SingleTable.from_parameters``). Its only permission on the table is Query on the
 sparse index ``GSI2`` (pending orders by date). ``TableClient.from_environment()`` refuses to run
-if the shop's published model fingerprint is not the bundled model's.
+if the shop's published contract changed what it uses (the entity ``Order``, the index ``GSI2``).
 
 Event (direct invocation)::
 

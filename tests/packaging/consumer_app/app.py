@@ -6,12 +6,15 @@ File first: the model comes from the producer's contract file, committed here as
 written by ``python -m constructs_lib contract export app.py`` in the producer's repository) —
 no copy of the producer's code. A view adds the one access pattern only this repository reads.
 The table is imported from the published SSM parameters; the report function declares the two
-patterns it runs, so it may only Query the index ``GSI1``. The producer's model fingerprint is
-pinned in ``cdk.json`` (context ``desk:model-fingerprint``): a committed contract that no longer
-matches it fails ``cdk synth``; without the pin, the check runs when the function is first
-called. cdk-nag's ``AwsSolutionsChecks`` run on every synth: a finding fails it.
+patterns it runs, so it may only Query the index ``GSI1``. The committed file is the pin
+(``contract=``): at synth, what the function uses of the model (its slice: ``Ticket``, ``GSI1``)
+is checked against it; at cold start, against the producer's *current* published contract, so an
+additive producer change passes and a changed key of the slice is refused, naming it.
+cdk-nag's ``AwsSolutionsChecks`` run on every synth: a finding fails it.
 
-    npx cdk synth            # cdk.json: {"app": "python app.py", "context": {...}}
+    npx cdk synth            # cdk.json: {"app": "python app.py"}
+    python -m constructs_lib contract verify app.py --against contracts/desk.contract.json   # or ssm:/desk/data
+    python -m constructs_lib contract slice app.py -o desk-reports.json   # the producer registers it
     npx cdk deploy DeskReports       # after the producer's DeskData
     python -m constructs_lib describe app.py     # the imported table, the function's scope and slice
 """
@@ -43,10 +46,11 @@ desk_view = Model.from_contract(CONTRACT).view(extra_patterns=[
 class DeskReportsStack(cdk.Stack):
     """An agent's unresolved tickets by priority, read from the desk's ``GSI1``."""
 
-    def __init__(self, scope: Construct, id: str, *, expected_fingerprint: str | None = None, **kwargs: object) -> None:
+    def __init__(self, scope: Construct, id: str, **kwargs: object) -> None:
         super().__init__(scope, id, **kwargs)
+        # the view for its own pattern; the committed file as the pin every function's slice is checked against
         self.desk = SingleTable.from_parameters(
-            self, "Desk", model=desk_view, parameter_prefix=CONTRACT_PREFIX, expected_fingerprint=expected_fingerprint,
+            self, "Desk", model=desk_view, contract=CONTRACT, parameter_prefix=CONTRACT_PREFIX,
         )
         self.report = TableFunction(
             self, "TicketReport", table=self.desk, entry=HERE / "handlers" / "report", index="index.py",
@@ -57,9 +61,9 @@ class DeskReportsStack(cdk.Stack):
 
 
 def build_app() -> cdk.App:
-    """The app, with the fingerprint pinned in cdk.json and cdk-nag attached (not synthesized)."""
+    """The app, with cdk-nag attached (not synthesized)."""
     app = cdk.App()
-    DeskReportsStack(app, "DeskReports", expected_fingerprint=app.node.try_get_context("desk:model-fingerprint") or None,
+    DeskReportsStack(app, "DeskReports",
                      description="Support desk reports on the desk's table, imported from its contract")
     cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
     return app
