@@ -182,9 +182,10 @@ def _view_of(top: Any, table: Any) -> Any:
         prefix = contract.contract.parameter_prefix if contract is not None else None
         return TableView(table.node.path, table.model, parameter_prefix=prefix, functions=functions)
     if table.parameter_prefix is not None:
-        expected = table.expected_fingerprint
+        expected, pinned = table.expected_fingerprint, getattr(table, "pinned_contract", None)
         return TableView(table.node.path, table.model, imported=True, parameter_prefix=table.parameter_prefix,
                          expected_fingerprint=_literal(expected) or (DEPLOY_TIME if expected else None),
+                         pinned_contract=f"{pinned.source}, fingerprint {pinned.fingerprint}" if pinned else None,
                          functions=functions)
     deployed = table.model_fingerprint
     return TableView(table.node.path, table.model, imported=True,

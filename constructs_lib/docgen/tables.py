@@ -55,6 +55,9 @@ class TableView:
     expected_fingerprint
         Imported from parameters: the fingerprint pinned with ``expected_fingerprint=`` (a literal,
         :data:`DEPLOY_TIME` for a token, or None).
+    pinned_contract
+        Imported from parameters with ``contract=``: where the committed contract file was read
+        from and its fingerprint (``"contract file '...shop.contract.json', fingerprint ..."``), else None.
     deployed_fingerprint
         Imported by name or ARN: the ``model_fingerprint=`` given — a literal, :data:`DEPLOY_TIME`
         for a token, or None.
@@ -69,6 +72,7 @@ class TableView:
     imported: bool = False
     parameter_prefix: str | None = None
     expected_fingerprint: str | None = None
+    pinned_contract: str | None = None
     deployed_fingerprint: str | None = None
     table_name: str | None = None
     functions: tuple[FunctionView, ...] = ()
@@ -134,15 +138,19 @@ def _table_section(view: TableView) -> list[str]:
              "builds its functions with the model below."]
     if view.parameter_prefix is not None:
         lines.append(f"- contract: SSM parameters under {_code(view.parameter_prefix)} (`SingleTable.from_parameters`): "
-                     "table name, ARN and the published model fingerprint are read at deploy time.")
+                     "table name and ARN are read at deploy time; each function reads the published contract "
+                     f"({_code(view.parameter_prefix + '/contract')}) at cold start and checks its slice against it.")
+        if view.pinned_contract:
+            lines.append(f"- pinned (`contract=`): the {view.pinned_contract}; every function's slice is checked "
+                         "against it at synth.")
         if view.expected_fingerprint == DEPLOY_TIME:
             lines.append("- expected fingerprint (`expected_fingerprint=`): a deploy-time value, not checked at synth.")
         elif view.expected_fingerprint:
             lines.append(f"- expected fingerprint {_code(view.expected_fingerprint)} (`expected_fingerprint=`, "
                          "checked against this model at synth).")
-        else:
-            lines.append("- no expected fingerprint pinned (`expected_fingerprint=`): each function compares the "
-                         "published fingerprint with its bundled model at run time.")
+        elif not view.pinned_contract:
+            lines.append("- nothing pinned (`contract=` or `expected_fingerprint=`): only the functions' cold-start "
+                         "check compares this model with the published contract.")
     else:
         where = _code(view.table_name) if view.table_name else "a deploy-time value"
         lines.append(f"- table: {where} (`SingleTable.from_table_name` / `from_table_attributes`).")

@@ -120,7 +120,10 @@ def test_describe_a_consumer_app_names_the_imported_table_and_its_contract(runs:
     assert run.out.startswith("# ShopReportingStack/Shop — data model `shop` (imported)\n")
     assert "imported" in run.out.split("## Entities")[0]
     assert f"SSM parameters under `{CONTRACT_PREFIX}`" in run.out
-    assert "no expected fingerprint pinned" in run.out
+    # (the reporting example pins the shop's committed contract file; its functions check it at cold start)
+    assert f"pinned (`contract=`): the contract file '{REPO / 'examples/reporting/contracts/shop.contract.json'}', " \
+           f"fingerprint {SHOP}" in run.out
+    assert f"`{CONTRACT_PREFIX}/contract`) at cold start" in run.out
     assert f"model fingerprint `{SHOP}`" in run.out
     # AND the model itself is described as for an owned table
     assert "## Access patterns" in run.out and "| pending orders by date | Order | GSI GSI2 |" in run.out
