@@ -42,7 +42,6 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .constructs.backfill import Backfill
-    from .model.scope import ANY_TENANT, AccessScope, principal_tag
     from .constructs.bound_table import ModelBoundTable
     from .constructs.exceptions import ConstructPropsError, ConstructsError, MissingExtraError
     from .constructs.hardening import Hardening
@@ -53,6 +52,7 @@ if TYPE_CHECKING:
     from .constructs.single_table import SingleTable
     from .constructs.stream_audit import StreamAudit
     from .constructs.table_function import TableFunction
+    from .model.scope import ANY_TENANT, AccessScope, principal_tag
 
 
 #: Top-level modules of the ``cdk`` extra.

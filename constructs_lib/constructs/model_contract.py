@@ -12,8 +12,8 @@ See docs/adr/0020-model-fingerprint-and-published-contract.md, docs/adr/0042-com
 
 from __future__ import annotations
 
-import re
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType

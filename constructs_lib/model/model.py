@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import overlap, tenancy
 from .access import CONSUMER_PATTERNS, AccessPattern, consumer_names
 from .entity import SHARD, Entity
 from .exceptions import AccessPatternError, ModelFormatError, ModelValidationError, ModelWarning
-from . import overlap, tenancy
 from .indexes import TABLE, Index
 from .templates import KeyTemplate
 

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from constructs_lib.testing._resolver import CrossStackValues
     from constructs_lib.model.contract_file import Contract
+    from constructs_lib.testing._resolver import CrossStackValues
     from constructs_lib.testing.assembly import AssemblyDeployment
     from constructs_lib.testing.contract_deploy import ContractDeployment
     from constructs_lib.testing.dynamodb_local import DynamoDBLocal

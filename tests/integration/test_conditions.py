@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -32,7 +32,7 @@ from constructs_lib.runtime import (
 
 pytestmark = pytest.mark.integration
 
-UTC = timezone.utc
+UTC = UTC
 PLACED = datetime(2024, 6, 1, 9, 30, tzinfo=UTC)
 
 MODEL = Model(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import Callable, Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -25,7 +25,7 @@ from constructs_lib.runtime.pages import QUERY_OPTIONS
 pytestmark = pytest.mark.integration
 
 SOAK = os.environ.get("CONSTRUCTS_LIB_SOAK", "") not in ("", "0")
-UTC = timezone.utc
+UTC = UTC
 KEY = b"one secret shared by every client"
 OWNERS = ("o1", "o2")
 ITEMS = 4  # per owner: n = 0..3, score = n
@@ -227,6 +227,7 @@ def test_a_cursor_follows_only_the_query_inputs_that_shape_pages(
 
 def test_every_client_input_is_classified(tables: dict[str, str], dynamodb_local: Any) -> None:
     import boto3
+
     from constructs_lib.model import AccessScope
     from constructs_lib.runtime import _aws
     from constructs_lib.runtime.stats import TrafficRecorder

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import itertools
 import os
-from dataclasses import replace
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest

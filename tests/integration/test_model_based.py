@@ -37,7 +37,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Any
 
@@ -119,7 +119,7 @@ def build_model() -> Model:
 MODEL = build_model()
 
 # --------------------------------------------------------------------------------- values
-UTC = timezone.utc
+UTC = UTC
 PLUS2, MINUS0530 = timezone(timedelta(hours=2)), timezone(-timedelta(hours=5, minutes=30))
 INSTANTS = [
     datetime(2024, 6, 1, 12, 0, tzinfo=UTC),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -15,7 +15,7 @@ from constructs_lib.runtime.exceptions import KeyValueError
 from constructs_lib.runtime.keys import composite_key, entity_key, split_composite_key
 from examples.shop.model import shop_model
 
-UTC = timezone.utc
+UTC = UTC
 PROPS = settings(max_examples=150, deadline=None)
 
 USER = shop_model.entities["User"]

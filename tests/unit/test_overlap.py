@@ -16,8 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from constructs_lib.model import AccessPattern, Entity, Field, Index, IndexKey, KeyTemplate, Model
-from constructs_lib.model import overlap
+from constructs_lib.model import AccessPattern, Entity, Field, Index, IndexKey, KeyTemplate, Model, overlap
 from constructs_lib.runtime import KeyValueError, codec, requests
 from constructs_lib.runtime.items import ItemCodec, ItemValidationError
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
 import pytest
 
@@ -10,7 +10,7 @@ from constructs_lib.model.templates import KeyTemplate
 from constructs_lib.runtime import KeyValueError
 from constructs_lib.runtime.buckets import bucket, range_partitions
 
-UTC = timezone.utc
+UTC = UTC
 MONTHLY = KeyTemplate.parse("SENSOR#{sensor_id}#{ts:month}")
 
 

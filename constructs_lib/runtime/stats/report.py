@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..limits import PARTITION_RCU, PARTITION_WCU
 from ..patterns.counter.sizing import DEFAULT_HEADROOM
-from ._parse import TABLE, WRITE
 from ..sharding import SHARD
+from ._parse import TABLE, WRITE
 from .sketch import KeyCount
 from .snapshot import Snapshot, check, is_int, is_number
 

@@ -11,7 +11,7 @@ import random
 import secrets
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Unpack
 
 from ... import _aws, contract, tokens
@@ -114,7 +114,7 @@ class CounterClient:
         self.client = _aws.bind(client, {"table_name": table_name}, what="CounterClient", **connection)
         self.batch_retries = batch_retries
         self._rng = rng or random.Random()
-        self._clock = clock or (lambda: datetime.now(timezone.utc))
+        self._clock = clock or (lambda: datetime.now(UTC))
         #: The hooks this client's calls pass through at the AWS-call seam (see ``_aws.CallHook``).
         self.hooks: tuple[_aws.CallHook, ...] = ()
 
@@ -353,10 +353,10 @@ class CounterClient:
 
 def _format_time(dt: datetime) -> str:
     """Fixed-width ISO-8601 UTC with microseconds: sorts as text in time order."""
-    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _parse_time(value: Any) -> datetime | None:
     if not isinstance(value, str):
         return None
-    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
