@@ -453,11 +453,11 @@ def _leaf() -> st.SearchStrategy[tuple[Any, Callable[[dict[str, Any]], bool]]]:
 
 
 def _combine(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    def both(l: Any, r: Any) -> Any:
-        return l[0] & r[0], lambda i: l[1](i) and r[1](i)
+    def both(left: Any, right: Any) -> Any:
+        return left[0] & right[0], lambda i: left[1](i) and right[1](i)
 
-    def either(l: Any, r: Any) -> Any:
-        return l[0] | r[0], lambda i: l[1](i) or r[1](i)
+    def either(left: Any, right: Any) -> Any:
+        return left[0] | right[0], lambda i: left[1](i) or right[1](i)
 
     def negate(c: Any) -> Any:
         return ~c[0], lambda i: not c[1](i)

@@ -73,7 +73,7 @@ def tables(synth_table_template: Callable[..., dict[str, Any]], dynamodb_local: 
     client = dynamodb_local.client()
     deployments = [deploy_template(template, client=client, name_prefix=f"cursors-{t.lower()}-") for t in "AB"]
     try:
-        names = {t: next(iter(d.tables.values())) for t, d in zip("AB", deployments)}
+        names = {t: next(iter(d.tables.values())) for t, d in zip("AB", deployments, strict=True)}
         for name in names.values():
             TableClient(MODEL, name, client=client).batch_write(puts=[
                 *(("Thing", {"owner": o, "n": n, "score": n, "w": [n, n + 1], "m": {"x": n, "y": -n}})

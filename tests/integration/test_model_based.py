@@ -683,7 +683,7 @@ class TableMachine(RuleBasedStateMachine):
             self.note_touch(call, outcome)
         if not expected and any(o.condition for o in outcomes):
             expected = (TransactionCanceledError,)
-            why = "; ".join(f"{c!r}: {o.why}" for c, o in zip(calls, outcomes) if o.condition)
+            why = "; ".join(f"{c!r}: {o.why}" for c, o in zip(calls, outcomes, strict=False) if o.condition)
         # WHEN the actions are committed in one transaction (a fresh idempotency token; the twin
         # table commits the same actions with the same token)
         token = f"mbt-{RUN}-{self.step}-{STATS['steps']}"
@@ -867,7 +867,7 @@ class TableMachine(RuleBasedStateMachine):
             unique = list({repr(sorted(self.ref.table_key(ENTITIES[e], k, Errors(), strict=True) or ())): (e, k)
                            for e, k in self.read_keys}.values())
             got_all = self.table.batch_get(unique, consistent=True)
-            for (entity, key), got in zip(unique, got_all):
+            for (entity, key), got in zip(unique, got_all, strict=True):
                 expected = self.ref.get(entity, key)
                 assert canon_item(got) == canon_item(expected), (
                     f"batch_get ({entity!r}, {show(key)}) differs from the reference:\n{differences(got, expected)}"

@@ -151,7 +151,7 @@ def pool(spec: Field, other: Entity, *, stored: bool) -> list[Any]:
 
 def assignments(entity: Entity, other: Entity, names: list[str], *, stored: bool) -> list[dict[str, Any]]:
     pools = [pool(entity.field(n), other, stored=stored) for n in names]
-    return [dict(zip(names, combo)) for combo in itertools.product(*pools)]
+    return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*pools)]
 
 
 def stored_keys(model: Model, entity: Entity, other: Entity) -> dict[str, list[str]]:

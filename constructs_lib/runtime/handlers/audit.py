@@ -350,7 +350,7 @@ def write_records(
     seqs = [_sequence_of(record, n) for n, record in enumerate(records)]
     items: list[dict[str, Any]] = []
     error: str | None = None
-    for record, seq in zip(records, seqs, strict=True):
+    for record in records:
         try:
             items.append(build_item(record, spec, source_table, salt))
         except RuntimeClientError as exc:  # KeyValueError, RedactionError: this record cannot be audited
