@@ -1,7 +1,8 @@
 """constructs_lib: DynamoDB single-table design as AWS CDK constructs plus a matching runtime.
 
-The CDK constructs (:class:`SingleTable`, :class:`TableFunction`, :class:`ShardedCounter`, :class:`StreamAudit`) are imported lazily, so
-``import constructs_lib.model`` / ``constructs_lib.runtime`` never loads the AWS CDK. They need the
+The CDK constructs (:class:`SingleTable`, :class:`TableFunction`, :class:`ShardedCounter`,
+:class:`StreamAudit`) are imported lazily, so ``import constructs_lib.model`` /
+``constructs_lib.runtime`` never loads the AWS CDK. They need the
 ``cdk`` extra (``pip install "constructs_lib[cdk]"``); without it, asking for one raises
 :class:`~constructs_lib.constructs.exceptions.MissingExtraError` (an ``ImportError``) saying so.
 """

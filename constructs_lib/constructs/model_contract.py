@@ -241,6 +241,7 @@ def check_pinned_slice(what: str, table: ModelBoundTable, scope: AccessScope | N
 
 
 __all__ = [
-    "ADVANCED_LIMIT", "CONTRACT", "ENCRYPTION_KEY_ARN", "check_pinned_slice", "MODEL_FINGERPRINT", "MODEL_JSON", "PARAMETERS", "STANDARD_LIMIT",
+    "ADVANCED_LIMIT", "CONTRACT", "ENCRYPTION_KEY_ARN", "check_pinned_slice", "MODEL_FINGERPRINT", "MODEL_JSON",
+    "PARAMETERS", "STANDARD_LIMIT",
     "STREAM_ARN", "TABLE_ARN", "TABLE_NAME", "ModelContract", "PublishedContract", "import_from_parameters",
 ]

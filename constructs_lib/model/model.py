@@ -404,8 +404,9 @@ class Model:
             for e in pattern.entities
         ]
         if len(set(shard_counts)) > 1:
+            by_entity = dict(zip(pattern.entities, shard_counts, strict=True))
             raise fail(
-                f"its entities shard index {index.name!r} differently ({dict(zip(pattern.entities, shard_counts, strict=True))!r}); "  # type: ignore[union-attr]
+                f"its entities shard index {index.name!r} differently ({by_entity!r}); "  # type: ignore[union-attr]
                 "a merged read needs one shard count"
             )
         pk_fields = tuple(f for f in first_pk.fields if f != SHARD) if shard_counts[0] else first_pk.fields

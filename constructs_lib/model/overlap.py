@@ -52,7 +52,8 @@ class Domain:
             finite, rest = (self, other) if self.texts is not None else (other, self)
             return any(rest.holds(t) for t in finite.texts)  # type: ignore[union-attr]
         if self.shape is not None and other.shape is not None:
-            return len(self.shape) == len(other.shape) and all(set(a) & set(b) for a, b in zip(self.shape, other.shape, strict=True))
+            return len(self.shape) == len(other.shape) and all(
+                set(a) & set(b) for a, b in zip(self.shape, other.shape, strict=True))
         return True  # any string meets a shape: shapes hold no character an escaped value lacks
 
     def holds(self, text: str) -> bool:

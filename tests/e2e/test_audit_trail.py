@@ -95,7 +95,8 @@ def test_a_users_life_is_audited_with_kinds_diffs_actors_and_no_clear_email(
     shop_table.delete("User", {"user_id": "u1"})
     # AND one counter increment, which the synthesized filter must keep away from the function
     shop_table.client.update_item(TableName=shop_table.table_name, Key={"PK": {"S": "COUNTER#x#1#S000"}, "SK": {"S": "SHARD"}},
-                                  UpdateExpression="ADD #c :one SET #t = :t", ExpressionAttributeNames={"#c": "count", "#t": "_type"},
+                                  UpdateExpression="ADD #c :one SET #t = :t",
+                                  ExpressionAttributeNames={"#c": "count", "#t": "_type"},
                                   ExpressionAttributeValues={":one": {"N": "1"}, ":t": {"S": "CounterShard"}})
     # WHEN the stream is fed to the bundled audit handler
     report = runner(start_audit()).run()

@@ -345,6 +345,7 @@ def test_a_cursor_is_accepted_iff_the_page_shaping_contexts_are_equal(
         # THEN it is accepted iff the contexts are equal (and then it continues after the first page)
         same = reference(a) == reference(b)
         event("contexts equal" if same else "contexts differ")
-        assert accepted == same, f"accepted={accepted} but contexts {'equal' if same else 'differ'}: {reference(a)} vs {reference(b)}"
+        assert accepted == same, (
+            f"accepted={accepted} but contexts {'equal' if same else 'differ'}: {reference(a)} vs {reference(b)}")
         if accepted:
             assert rest.items and rest.items[0] != page.items[0]

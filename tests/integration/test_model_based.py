@@ -442,7 +442,8 @@ class TableMachine(RuleBasedStateMachine):
             names, forbidden = ["email", "region", "team", TTL, *FREE_NAMES], ["account_id", "version"]
             partners = {"region": "team", "team": "region"}
         else:
-            names, forbidden = ["status", "amount", "escalations", TTL, *FREE_NAMES], ["created_at", "order_id", "amount", "status"]
+            names = ["status", "amount", "escalations", TTL, *FREE_NAMES]
+            forbidden = ["created_at", "order_id", "amount", "status"]
             partners = {"amount": "escalations", "escalations": "amount"}
         chosen = data.draw(st.lists(st.sampled_from(names), min_size=1, max_size=3, unique=True), label="attributes")
         if entity == "Account" and must_exist is False and "email" not in chosen \

@@ -307,7 +307,8 @@ def test_every_showcase_function_declares_a_scope(evaluation: Evaluation) -> Non
 
 def test_the_evaluator_accepts_every_request(evaluation: Evaluation) -> None:
     # THEN no request or policy was rejected as malformed (a typo'd action or condition key would be)
-    errors = [(c["subject"], c["why"], d["errors"]) for c, d in zip(evaluation.cases, evaluation.decisions, strict=True) if d["errors"]]
+    errors = [(c["subject"], c["why"], d["errors"])
+              for c, d in zip(evaluation.cases, evaluation.decisions, strict=True) if d["errors"]]
     assert errors == []
     # AND every context key applies to its action (Scan has no dynamodb:LeadingKeys: it reads every key)
     ignored = {(c["action"], k) for c, d in zip(evaluation.cases, evaluation.decisions, strict=True) for k in d["ignored"]}

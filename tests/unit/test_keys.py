@@ -35,7 +35,8 @@ PAIR = Entity("Pair", pk="A#{x}#B#{y}", fields=["x", "y"])
 TENANT_USER = Entity("TenantUser", pk="TENANT#{t}#{u}", fields=["t", "u"])
 # One collection: the order header (complete key) and its lines (keys under it).
 HEADER = Entity("Header", pk="C#{c}", sk="ORDER#{order_id}", fields=["c", "order_id"])
-LINE = Entity("Line", pk="C#{c}", sk="ORDER#{order_id}#LINE#{line}", fields={"c": "string", "order_id": "string", "line": "number:3"})
+LINE = Entity("Line", pk="C#{c}", sk="ORDER#{order_id}#LINE#{line}",
+              fields={"c": "string", "order_id": "string", "line": "number:3"})
 # Two entities whose templates differ only in one literal.
 LEFT = Entity("Left", pk="X#{a}#P#{b}", fields=["a", "b"])
 RIGHT = Entity("Right", pk="X#{a}#Q#{b}", fields=["a", "b"])

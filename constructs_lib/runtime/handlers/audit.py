@@ -399,7 +399,8 @@ def _write_chunk(client: BaseClient, table: str, chunk: list[dict[str, Any]], re
     return min(pending), f"BatchWriteItem still incomplete after {retries} retries: {problem}"
 
 
-def _put_each(client: BaseClient, table: str, chunk: list[dict[str, Any]], retries: int, cause: DynamoDBError) -> tuple[int, str | None]:
+def _put_each(client: BaseClient, table: str, chunk: list[dict[str, Any]], retries: int,
+              cause: DynamoDBError) -> tuple[int, str | None]:
     logger.warning(json.dumps({"msg": "BatchWriteItem refused; writing item by item to isolate the bad record",
                                "error": str(cause)}))
     for n, item in enumerate(chunk):

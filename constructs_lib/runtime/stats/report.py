@@ -97,7 +97,8 @@ class TrafficReport:
         for n, f in enumerate(self.findings, 1):
             out.append(f"| {n} | {f.kind.replace('_', ' ')} | {_cell(f.index)} | `{_cell(f.subject)}` | {_cell(f.summary)} |")
         out += ["", "### Recommendations", ""]
-        out += [f"{n}. **{f.kind.replace('_', ' ')} — `{f.subject}`**: {f.recommendation}" for n, f in enumerate(self.findings, 1)]
+        out += [f"{n}. **{f.kind.replace('_', ' ')} — `{f.subject}`**: {f.recommendation}"
+                for n, f in enumerate(self.findings, 1)]
         return "\n".join(out) + "\n"
 
 

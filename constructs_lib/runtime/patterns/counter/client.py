@@ -170,7 +170,8 @@ class CounterClient:
         key = self.spec.shard_key(counter_id, shard)
         update = self._shard_update(counter_id, shard, by)
         if idempotency_key is None:
-            self._retry_conflicts(lambda: _aws.call(self.client, "update_item", hooks=self.hooks, TableName=self.table_name, Key=_aws.serialize(key), **update))
+            self._retry_conflicts(lambda: _aws.call(self.client, "update_item", hooks=self.hooks,
+                                                    TableName=self.table_name, Key=_aws.serialize(key), **update))
             return Increment(counter_id, shard, by)
         return self._idempotent_increment(counter_id, shard, by, idempotency_key, key, update)
 
