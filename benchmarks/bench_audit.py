@@ -362,7 +362,8 @@ def run(ctx: Context) -> Section:
          f"per-request cost ÷ items per request gives ≈ {request_ms:.2f} ms per request and ≈ {item_ms:.2f} ms per "
          f"item (the same fit of the client-side rows: ≈ {client_request_ms:.2f} ms and ≈ {client_item_ms:.2f} ms, "
          f"so ≈ {item_ms - client_item_ms:.2f} ms of each item's cost is the server's), hence on this server no "
-         f"batch size could exceed ≈ {ms_base / item_ms:.1f}× (baseline ÷ per-item cost). On AWS the WCU consumed is the same either way (1 WCU per KB per item); batching saves round "
+         f"batch size could exceed ≈ {ms_base / item_ms:.1f}× (baseline ÷ per-item cost). On AWS the WCU consumed is "
+         "the same either way (1 WCU per KB per item); batching saves round "
          f"trips and Lambda duration, not capacity."),
         (f"Sanity checks: write_records reported {len(failures)} failed record(s) on DynamoDB Local and "
          f"{len(stub_failures)} on the stub transport; the audit table holds {stored} item(s) for {n_items} distinct "

@@ -82,7 +82,8 @@ class Plan:
 # Running an app as `cdk synth` does
 # -----------------------------------------------------------------------------------------------
 def cli_environment(outdir: Path, **extra: str) -> dict[str, str]:
-    """The environment ``cdk synth`` gives the app: ``CDK_OUTDIR`` and ``CDK_CONTEXT_JSON`` (cdk.json's context + the CLI's flags)."""
+    """The environment ``cdk synth`` gives the app: ``CDK_OUTDIR`` and ``CDK_CONTEXT_JSON`` (cdk.json's
+    context + the CLI's flags)."""
     context = json.loads((REPO / "cdk.json").read_text(encoding="utf-8")).get("context", {})
     env = dict(os.environ)
     env.update(
@@ -264,7 +265,8 @@ def _subprocess_figure(
         (f"Subprocess synth: `{Path(sys.executable).name} benchmarks/handwritten_app.py` (baseline) vs app.py's "
          f"{covered} alone (`{Path(sys.executable).name} -c` building an App with just those two of app.py's stacks, "
          f"as its `build_app` builds them — the like-for-like comparison the goal applies to) and the whole "
-         f"`{Path(sys.executable).name} app.py` ({', '.join(sorted(full))}; context), each with `CDK_OUTDIR` a fresh temp dir and `CDK_CONTEXT_JSON` = cdk.json's "
+         f"`{Path(sys.executable).name} app.py` ({', '.join(sorted(full))}; context), each with `CDK_OUTDIR` a fresh "
+         "temp dir and `CDK_CONTEXT_JSON` = cdk.json's "
          f"context plus what the CLI adds ({', '.join(f'`{k}`' for k in CLI_CONTEXT)}): the environment `cdk synth` "
          f"gives the app, without the CLI's own start-up (the same for all). Wall time of the whole process (Python "
          f"and jsii/Node start, imports, construction, synthesis, asset staging and copying), {plan.subprocess_rounds} "
@@ -310,7 +312,8 @@ def _inprocess_figure(dirs: Outdirs, assets: Path, plan: Plan) -> tuple[list[Row
     notes = [
         (f"In-process: one Python process that has imported aws_cdk (jsii/Node already running) builds a new "
          f"`cdk.App` with the two stacks and calls `app.synth()` into a fresh directory — app.py's stacks built as its "
-         f"`build_app` does vs the hand-written `build_app` — {plan.inprocess_rounds} interleaved rounds after one untimed build of each. "
+         f"`build_app` does vs the hand-written `build_app` — {plan.inprocess_rounds} interleaved rounds after one "
+         "untimed build of each. "
          f"This isolates what the constructs cost (model validation, derived grants and filters, asset bundling, "
          f"more jsii calls) from process and jsii start-up. app.py's asset staging is content-addressed "
          f"(`{tempfile.gettempdir()}/constructs-lib-assets/<hash>`), so after the first build a rebuild only "

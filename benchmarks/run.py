@@ -47,7 +47,8 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n")[0])
     parser.add_argument("names", nargs="*", metavar="name", help=f"benchmarks to run (default all: {', '.join(BENCHMARKS)})")
     parser.add_argument("--quick", action="store_true", help="few short rounds: a smoke run, numbers indicative only")
-    parser.add_argument("--out-dir", type=Path, default=BENCH_DIR, help="where results.{md,json} and plots go (default: benchmarks/)")
+    parser.add_argument("--out-dir", type=Path, default=BENCH_DIR,
+                        help="where results.{md,json} and plots go (default: benchmarks/)")
     args = parser.parse_args(argv)
     unknown = [n for n in args.names if n not in BENCHMARKS]
     if unknown:

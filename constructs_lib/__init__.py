@@ -1,7 +1,8 @@
 """constructs_lib: DynamoDB single-table design as AWS CDK constructs plus a matching runtime.
 
-The CDK constructs (:class:`SingleTable`, :class:`TableFunction`, :class:`ShardedCounter`, :class:`StreamAudit`) are imported lazily, so
-``import constructs_lib.model`` / ``constructs_lib.runtime`` never loads the AWS CDK. They need the
+The CDK constructs (:class:`SingleTable`, :class:`TableFunction`, :class:`ShardedCounter`,
+:class:`StreamAudit`) are imported lazily, so ``import constructs_lib.model`` /
+``constructs_lib.runtime`` never loads the AWS CDK. They need the
 ``cdk`` extra (``pip install "constructs_lib[cdk]"``); without it, asking for one raises
 :class:`~constructs_lib.constructs.exceptions.MissingExtraError` (an ``ImportError``) saying so.
 """
@@ -42,7 +43,6 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .constructs.backfill import Backfill
-    from .model.scope import ANY_TENANT, AccessScope, principal_tag
     from .constructs.bound_table import ModelBoundTable
     from .constructs.exceptions import ConstructPropsError, ConstructsError, MissingExtraError
     from .constructs.hardening import Hardening
@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from .constructs.single_table import SingleTable
     from .constructs.stream_audit import StreamAudit
     from .constructs.table_function import TableFunction
+    from .model.scope import ANY_TENANT, AccessScope, principal_tag
 
 
 #: Top-level modules of the ``cdk`` extra.

@@ -372,7 +372,8 @@ def _codegen(args: argparse.Namespace) -> str:
         if current == text:
             return f"{path} is up to date with {args.target}\n"
         args.exit_status = 1
-        return f"{path} is {'missing' if current is None else 'stale'}: regenerate it with {PROG} codegen {args.target} -o {path}\n"
+        state = "missing" if current is None else "stale"
+        return f"{path} is {state}: regenerate it with {PROG} codegen {args.target} -o {path}\n"
     return text
 
 

@@ -214,8 +214,8 @@ class _Generator:
             "",
             "from __future__ import annotations",
             "",
+            # lines() ends each group with a blank line: one blank line between imports and code.
             *self.imports.lines(),
-            "",
         ]
         return "\n".join(head + body).rstrip("\n") + "\n"
 

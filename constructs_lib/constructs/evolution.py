@@ -17,10 +17,10 @@ import aws_cdk as cdk
 import jsii
 from constructs import Construct, IValidation
 
-from ..model import Index, Model
 from ..evolution.diff import BreakingChangeError, ModelDiff, synthesized_gsis
 from ..evolution.lock import LOCK_FILE, ModelLock, TableLock
 from ..evolution.preflight import key_length_findings
+from ..model import Index, Model
 from . import defaults
 from .exceptions import ConstructPropsError
 

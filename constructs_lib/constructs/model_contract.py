@@ -12,8 +12,8 @@ See docs/adr/0020-model-fingerprint-and-published-contract.md, docs/adr/0042-com
 
 from __future__ import annotations
 
-import re
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -241,6 +241,7 @@ def check_pinned_slice(what: str, table: ModelBoundTable, scope: AccessScope | N
 
 
 __all__ = [
-    "ADVANCED_LIMIT", "CONTRACT", "ENCRYPTION_KEY_ARN", "check_pinned_slice", "MODEL_FINGERPRINT", "MODEL_JSON", "PARAMETERS", "STANDARD_LIMIT",
+    "ADVANCED_LIMIT", "CONTRACT", "ENCRYPTION_KEY_ARN", "check_pinned_slice", "MODEL_FINGERPRINT", "MODEL_JSON",
+    "PARAMETERS", "STANDARD_LIMIT",
     "STREAM_ARN", "TABLE_ARN", "TABLE_NAME", "ModelContract", "PublishedContract", "import_from_parameters",
 ]

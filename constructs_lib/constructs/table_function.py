@@ -30,8 +30,8 @@ from .binding import FunctionBinding, check_bindings
 from .bound_table import ModelBoundTable, require_bound_table
 from .exceptions import ConstructPropsError
 from .function import bundled_function, python_runtime
-from .model_contract import check_pinned_slice
 from .handler_code import resolve_handler_code
+from .model_contract import check_pinned_slice
 from .requirements import InstalledDependencies, install, read_requirements
 from .scope_policy import derive_statements
 

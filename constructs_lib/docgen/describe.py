@@ -536,6 +536,7 @@ def _tenancy_section(model: Model) -> list[str]:
         if index.kind == "LSI":
             rows.append((index.name, "yes (shares the table partition key)"))
         else:
-            rows.append((index.name, "yes" if index.name in safe else "**no** — mixes tenants; denied to tenant-scoped principals"))
+            safety = "yes" if index.name in safe else "**no** — mixes tenants; denied to tenant-scoped principals"
+            rows.append((index.name, safety))
     out += _table(["index", "tenant-safe"], rows)
     return out + [""]

@@ -3,7 +3,8 @@
 ``lock TARGET [--lock FILE] [--advance]``: record each ``SingleTable``'s model as deployed
 (``--advance``: the next GSI rollout step, after it deployed). ``diff TARGET [--lock FILE]
 [--acknowledge ID] [--consumers DIR]``: the classified diff against the lock, the rollout plan and
-the registered consumer slices it breaks (exit status 3 on an unacknowledged breaking change). ``backfill TARGET --table NAME``: rewrite derived keys.
+the registered consumer slices it breaks (exit status 3 on an unacknowledged breaking change).
+``backfill TARGET --table NAME``: rewrite derived keys.
 """
 
 from __future__ import annotations

@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import overlap, tenancy
 from .access import CONSUMER_PATTERNS, AccessPattern, consumer_names
 from .entity import SHARD, Entity
 from .exceptions import AccessPatternError, ModelFormatError, ModelValidationError, ModelWarning
-from . import overlap, tenancy
 from .indexes import TABLE, Index
 from .templates import KeyTemplate
 
@@ -393,7 +393,7 @@ class Model:
             pk_templates.append(pk_t)
             sk_templates.append(sk_t)
         first_pk = pk_templates[0]
-        for other, entity_name in zip(pk_templates[1:], pattern.entities[1:]):
+        for other, entity_name in zip(pk_templates[1:], pattern.entities[1:], strict=True):
             if other.segments != first_pk.segments:
                 raise fail(
                     f"entities share no partition: {pattern.entities[0]!r} uses {first_pk.source!r} but "
@@ -404,8 +404,9 @@ class Model:
             for e in pattern.entities
         ]
         if len(set(shard_counts)) > 1:
+            by_entity = dict(zip(pattern.entities, shard_counts, strict=True))
             raise fail(
-                f"its entities shard index {index.name!r} differently ({dict(zip(pattern.entities, shard_counts))!r}); "  # type: ignore[union-attr]
+                f"its entities shard index {index.name!r} differently ({by_entity!r}); "  # type: ignore[union-attr]
                 "a merged read needs one shard count"
             )
         pk_fields = tuple(f for f in first_pk.fields if f != SHARD) if shard_counts[0] else first_pk.fields
@@ -443,7 +444,7 @@ class Model:
                     f"prefix (DynamoDB refuses one); give sk_fields=({first_sk.placeholders[0].field!r},) or no "
                     "sort-key condition"
                 )
-            for other, entity_name in zip(sk_templates[1:], pattern.entities[1:]):
+            for other, entity_name in zip(sk_templates[1:], pattern.entities[1:], strict=True):
                 assert other is not None
                 if not first_sk.same_shape_until(other, len(sk_fields)):
                     raise fail(
@@ -568,7 +569,7 @@ def _may_meet(a: KeyTemplate, b: KeyTemplate) -> bool:
     if len(a.segments) != len(b.segments):
         return False
     return all(
-        not isinstance(x, str) or not isinstance(y, str) or x == y for x, y in zip(a.segments, b.segments)
+        not isinstance(x, str) or not isinstance(y, str) or x == y for x, y in zip(a.segments, b.segments, strict=True)
     )
 
 

@@ -52,7 +52,8 @@ class Domain:
             finite, rest = (self, other) if self.texts is not None else (other, self)
             return any(rest.holds(t) for t in finite.texts)  # type: ignore[union-attr]
         if self.shape is not None and other.shape is not None:
-            return len(self.shape) == len(other.shape) and all(set(a) & set(b) for a, b in zip(self.shape, other.shape))
+            return len(self.shape) == len(other.shape) and all(
+                set(a) & set(b) for a, b in zip(self.shape, other.shape, strict=True))
         return True  # any string meets a shape: shapes hold no character an escaped value lacks
 
     def holds(self, text: str) -> bool:
@@ -60,7 +61,7 @@ class Domain:
         if self.texts is not None:
             return text in self.texts
         if self.shape is not None:
-            return len(text) == len(self.shape) and all(c in s for c, s in zip(text, self.shape))
+            return len(text) == len(self.shape) and all(c in s for c, s in zip(text, self.shape, strict=True))
         return _ESCAPED.fullmatch(text) is not None
 
 
@@ -106,13 +107,13 @@ class KeyCondition:
 
     def admits(self, pk: tuple[Domain, ...], sk: tuple[Domain, ...] | None) -> bool:
         """False only if no key with these segment domains can satisfy the condition."""
-        if len(pk) != len(self.pk) or not all(a.meets(b) for a, b in zip(self.pk, pk)):
+        if len(pk) != len(self.pk) or not all(a.meets(b) for a, b in zip(self.pk, pk, strict=True)):
             return False
         if self.sk is None or sk is None:
             return True
         if len(sk) < self.min_segments or (self.max_segments is not None and len(sk) > self.max_segments):
             return False
-        return all(a.meets(b) for a, b in zip(self.sk, sk))
+        return all(a.meets(b) for a, b in zip(self.sk, sk, strict=False))
 
 
 def key_condition(

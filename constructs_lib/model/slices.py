@@ -104,8 +104,8 @@ class Slice:
             value = data.get(name)
             if not isinstance(value, Mapping):
                 raise SliceError(f"{source}: {name} {value!r} must map names to fingerprints; {again}")
-            for key, digest in value.items():
-                _check_fingerprint(digest, f"{source}: {name}[{key!r}]", again)
+            for key, given in value.items():
+                _check_fingerprint(given, f"{source}: {name}[{key!r}]", again)
             maps[name] = dict(value)
         if not maps["entities"] and not maps["indexes"]:
             raise SliceError(f"{source}: the slice names no entity and no index; {again}")
@@ -176,8 +176,8 @@ def merge_slices(consumer: str, slices: Iterable[Slice]) -> Slice:
     indexes: dict[str, str] = {}
     for piece in items:
         for target, names in ((entities, piece.entities), (indexes, piece.indexes)):
-            for name, digest in names.items():
-                if target.setdefault(name, digest) != digest:
+            for name, piece_digest in names.items():
+                if target.setdefault(name, piece_digest) != piece_digest:
                     raise SliceError(f"consumer {consumer!r}: {name!r} has two fingerprints in its functions' "
                                      "slices; its functions were built against different models")
     first = items[0]

@@ -20,21 +20,21 @@ from .exceptions import (
     BatchIncompleteError,
     ConditionFailedError,
     ConditionNotMetError,
+    ContractBreakError,
+    ContractUnavailableError,
     CursorError,
     DynamoDBError,
+    ForeignItemError,
     IdempotencyKeyReusedError,
     IdempotencyTokenConflictError,
     ImageOmittedError,
+    IndexNotReadyError,
+    InvalidConditionError,
     ItemExistsError,
     ItemNotFoundError,
     ItemValidationError,
     KeyValueError,
-    IndexNotReadyError,
-    ForeignItemError,
-    InvalidConditionError,
     ModelMismatchError,
-    ContractBreakError,
-    ContractUnavailableError,
     OutOfScopeError,
     RedactionError,
     RuntimeClientError,
@@ -64,15 +64,15 @@ if TYPE_CHECKING:
         Transaction,
         load_bundled_model,
     )
+    from .codec import (
+        escape,
+        unescape,
+    )
     from .conditions import (
         Condition,
         Name,
         attr,
         size,
-    )
-    from .codec import (
-        escape,
-        unescape,
     )
     from .contract import (
         ENV_MODEL_FINGERPRINT,

@@ -615,7 +615,7 @@ class TableClient:
                                    hooks=self.hooks, projection=projection):
             found[tuple((a, item[a]) for a in key_attrs)] = self.codec.decode(item)
         out = [found.get(tuple(sorted(k.items()))) for k in keyed]
-        for (name, _), item, key in zip(requests_, out, keyed):
+        for (name, _), item, key in zip(requests_, out, keyed, strict=True):
             if item is not None:
                 requests.check_own_item(self.model, self.entity(name).name, item.get(self.model.entity_attribute), key)
         return out
@@ -773,7 +773,7 @@ class Transaction:
             _aws.call(self._table.client, "transact_write_items", hooks=self._table.hooks, TransactItems=items, **extra)
         except TransactionCanceledError as exc:
             details = []
-            for req, reason in zip(self._requests, exc.reasons):
+            for req, reason in zip(self._requests, exc.reasons, strict=False):
                 if reason.get("Code") not in (None, "None"):
                     details.append(f"{req.operation} {req.entity} {req.key!r}: {reason.get('Code')}")
             exc.args = (f"{exc.args[0]} [{'; '.join(details)}]",)
@@ -789,7 +789,7 @@ class Transaction:
     def _raise_condition_not_met(self, exc: TransactionCanceledError) -> None:
         """Raise :class:`TransactionConditionNotMetError` when an action's own ``condition=``
         failed (the model's conditions on it held on the stored item its reason carries)."""
-        for number, (req, reason) in enumerate(zip(self._requests, exc.reasons)):
+        for number, (req, reason) in enumerate(zip(self._requests, exc.reasons, strict=False)):
             if reason.get("Code") != "ConditionalCheckFailed" or req.condition is None:
                 continue
             wire = reason.get("Item")

@@ -14,7 +14,7 @@ See docs/adr/0003-key-codec-escaping.md and docs/adr/0004-sortable-key-values.md
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any, Literal, get_args
 
@@ -287,7 +287,7 @@ def _timestamp(value: Any, field: str) -> datetime:
             "an ISO-8601 string with an offset",
         )
     try:
-        return dt.astimezone(timezone.utc)
+        return dt.astimezone(UTC)
     except OverflowError:
         raise _fail(
             field, value, "is out of range once converted to UTC; years must be 1..9999"
@@ -436,7 +436,7 @@ def decode(text: str, kind: FieldKind, *, width: int | None = None, field: str =
         if match is not None:
             # Fixed-width fields + datetime's range checks make a match canonical.
             try:
-                return datetime(*(int(g) for g in match.groups()), tzinfo=timezone.utc)
+                return datetime(*(int(g) for g in match.groups()), tzinfo=UTC)
             except ValueError:
                 pass
         raise _fail(

@@ -30,7 +30,8 @@ UNBOUND_PARAMETERS = {
     "ExpressionAttributeValues": "resolved into the expressions that use them",
 }
 #: The parts a query's cursor binds, in the general terms a refusal names them by.
-TABLE, MODEL, PATTERN, INDEX, KEY = "table (name, region or endpoint)", "model fingerprint", "access pattern", "index", "key values"
+TABLE, MODEL, PATTERN, INDEX, KEY = (
+    "table (name, region or endpoint)", "model fingerprint", "access pattern", "index", "key values")
 FILTER, PROJECTION, DIRECTION, SHARDS, OTHER = (
     "filter (expression or values)", "projection (attributes=)", "direction", "shard count", "other request options",
 )

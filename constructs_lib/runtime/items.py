@@ -19,7 +19,6 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from . import _aws, codec, keys, sharding, ttl
-from .sharding import SHARD
 from .exceptions import (
     ItemValidationError,
     KeyValueError,
@@ -27,6 +26,7 @@ from .exceptions import (
     UpdateRejectedError,
 )
 from .limits import MAX_ITEM_BYTES, MAX_NAME_BYTES, MAX_PK_BYTES, MAX_SK_BYTES
+from .sharding import SHARD
 
 if TYPE_CHECKING:
     from ..model import Entity, Index, KeyTemplate, Model

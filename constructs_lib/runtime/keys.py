@@ -155,7 +155,7 @@ def parse(entity: Entity, template: KeyTemplate, key: str) -> dict[str, Any]:
             f"{len(parts)} segments, expected {len(template.segments)}"
         )
     out: dict[str, Any] = {}
-    for seg, text in zip(template.segments, parts):
+    for seg, text in zip(template.segments, parts, strict=True):
         if isinstance(seg, str):
             if seg != text:
                 raise KeyValueError(

@@ -6,7 +6,7 @@ rejects values DynamoDB would silently ignore (milliseconds, years in the past, 
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -21,11 +21,11 @@ MAX_TTL_AGE = timedelta(days=5 * 365)
 _MS_THRESHOLD = 10**11
 """Epoch seconds above this (year 5138) almost certainly are epoch milliseconds."""
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 def now_utc() -> datetime:
     """Return the current time as a timezone-aware UTC ``datetime``."""
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from .codec import require_aware
 from .exceptions import KeyValueError
@@ -24,7 +24,7 @@ __all__ = ["CROCKFORD_ALPHABET", "ULID_LENGTH", "is_ulid", "new_ulid", "ulid_tim
 CROCKFORD_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 ULID_LENGTH = 26
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _RANDOM_BITS = 80
 _RANDOM_BYTES = _RANDOM_BITS // 8
 _MAX_RANDOM = (1 << _RANDOM_BITS) - 1
@@ -64,7 +64,7 @@ class _MonotonicState:
 
 
 def _now_ms() -> int:
-    return (datetime.now(timezone.utc) - _EPOCH) // timedelta(milliseconds=1)
+    return (datetime.now(UTC) - _EPOCH) // timedelta(milliseconds=1)
 
 
 # Ids from the clock and ids for explicit timestamps keep separate state, so an explicit

@@ -206,7 +206,7 @@ def _match_scalar(entry: Any, actual: Any) -> bool:
     if op == "numeric":
         if not _is_number(actual):
             return False
-        return all(_compare(o, float(actual), float(n)) for o, n in zip(arg[0::2], arg[1::2]))
+        return all(_compare(o, float(actual), float(n)) for o, n in zip(arg[0::2], arg[1::2], strict=False))
     # anything-but
     if not _is_literal(actual):
         return False

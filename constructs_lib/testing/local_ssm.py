@@ -85,7 +85,8 @@ class LocalSsm:
         name = request.get("Name") if isinstance(request, dict) else None
         self.requests.append((operation, name))
         if operation != "GetParameter":
-            return 400, {"__type": "InvalidAction", "message": f"the local SSM endpoint serves GetParameter only, not {operation}"}
+            return 400, {"__type": "InvalidAction",
+                         "message": f"the local SSM endpoint serves GetParameter only, not {operation}"}
         if name not in self.parameters:
             return 400, {"__type": "ParameterNotFound", "message": f"parameter {name!r} not found"}
         return 200, {"Parameter": {"Name": name, "Type": "String", "Value": self.parameters[name], "Version": 1,

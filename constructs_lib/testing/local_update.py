@@ -21,7 +21,8 @@ from constructs_lib.testing.exceptions import LocalDeployError
 from constructs_lib.testing.local_deploy import LocalDeployment
 
 
-def update_template(deployment: LocalDeployment, template: Mapping[str, Any] | str, *, timeout: float = 60.0) -> dict[str, list[str]]:
+def update_template(deployment: LocalDeployment, template: Mapping[str, Any] | str, *,
+                    timeout: float = 60.0) -> dict[str, list[str]]:
     """Apply ``template`` to the tables of ``deployment``; returns logical id -> GSI changes made.
 
     Raises

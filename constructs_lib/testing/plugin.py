@@ -1,12 +1,12 @@
 """pytest plugin of constructs_lib (registered through the ``pytest11`` entry point).
 
-Fixtures: ``dynamodb_local`` (one DynamoDB Local per session, installed on first use; tests
-needing it fail, never skip, when it cannot start), ``dynamodb_client`` and
-``dynamodb_streams_client``, ``cdk_synth`` (synthesize an app as ``cdk synth`` would),
-``local_deploy`` (the tables of a template or of a whole assembly, deleted at teardown),
-``local_deploy_contract`` (a producer's table from its contract file alone), ``stream_runner``, ``local_function`` (warm bundled-handler processes) and ``stream_consumer``.
-Option ``--dynamodb-local-dir DIR``. Each fixture's docstring gives its signature; the README's
-"Testing your own stacks" and docs/testing.md describe them.
+Fixtures: ``dynamodb_local`` (one DynamoDB Local per session, installed on first use; tests needing
+it fail, never skip, when it cannot start), ``dynamodb_client`` and ``dynamodb_streams_client``,
+``cdk_synth`` (synthesize an app as ``cdk synth`` would), ``local_deploy`` (the tables of a template
+or of a whole assembly, deleted at teardown), ``local_deploy_contract`` (a producer's table from its
+contract file alone), ``stream_runner``, ``local_function`` (warm bundled-handler processes) and
+``stream_consumer``. Option ``--dynamodb-local-dir DIR``. Each fixture's docstring gives its
+signature; the README's "Testing your own stacks" and docs/testing.md describe them.
 
 Import-light: loading this plugin imports neither aws_cdk/constructs/jsii nor boto3.
 """
@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from constructs_lib.testing._resolver import CrossStackValues
     from constructs_lib.model.contract_file import Contract
+    from constructs_lib.testing._resolver import CrossStackValues
     from constructs_lib.testing.assembly import AssemblyDeployment
     from constructs_lib.testing.contract_deploy import ContractDeployment
     from constructs_lib.testing.dynamodb_local import DynamoDBLocal

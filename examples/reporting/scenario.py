@@ -87,8 +87,8 @@ def consumer_environment(
 
 def run(cdk_out: Path, server: DynamoDBLocal) -> dict[str, Any]:
     """Run the scenario with ``ShopStack`` and ``ShopReportingStack`` synthesized into ``cdk_out``;
-    the tables are deleted afterwards. Returns the report (the open-ended one under ``"since"``); raises ``AssertionError`` if anything
-    it shows does not hold."""
+    the tables are deleted afterwards. Returns the report (the open-ended one under ``"since"``);
+    raises ``AssertionError`` if anything it shows does not hold."""
     producer = deploy_assembly_stack(cdk_out, PRODUCER, client=server.client(), name_prefix="reporting-")
     try:
         return _run(cdk_out, server, producer)

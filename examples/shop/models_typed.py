@@ -18,7 +18,6 @@ import constructs_lib.runtime as _rt
 import constructs_lib.runtime.conditions as _conditions
 import constructs_lib.runtime.contract as _contract
 
-
 MODEL_NAME = "shop"
 #: Fingerprint of the model's keys (``python -m constructs_lib fingerprint``).
 MODEL_FINGERPRINT = "48e827b449d3a8f01999ad2fa40d45ee"

@@ -39,10 +39,10 @@ if str(ROOT) not in sys.path:  # run as a script: make `examples` and `construct
 
 from constructs_lib.model import AccessScope, Model
 from constructs_lib.runtime import (
+    ENV_ACCESS_SCOPE,
     AuditClient,
     ConditionNotMetError,
     CounterClient,
-    ENV_ACCESS_SCOPE,
     ItemExistsError,
     OutOfScopeError,
     TableClient,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +87,7 @@ def test_a_users_life_is_audited_with_kinds_diffs_actors_and_no_clear_email(
     shop_table: TableClient, start_audit: Any, runner: Any, audit: AuditClient, dynamodb_client: Any,
     bundled_model: Any,
 ) -> None:
-    before = datetime.now(timezone.utc) - timedelta(minutes=2)
+    before = datetime.now(UTC) - timedelta(minutes=2)
     # GIVEN a user inserted, modified twice (by two actors) and deleted
     shop_table.put("User", {"user_id": "u1", "email": EMAIL, "name": "Ada", "updated_by": "signup"})
     shop_table.update("User", {"user_id": "u1"}, set={"name": "Ada L.", "updated_by": "alice"})
@@ -95,7 +95,8 @@ def test_a_users_life_is_audited_with_kinds_diffs_actors_and_no_clear_email(
     shop_table.delete("User", {"user_id": "u1"})
     # AND one counter increment, which the synthesized filter must keep away from the function
     shop_table.client.update_item(TableName=shop_table.table_name, Key={"PK": {"S": "COUNTER#x#1#S000"}, "SK": {"S": "SHARD"}},
-                                  UpdateExpression="ADD #c :one SET #t = :t", ExpressionAttributeNames={"#c": "count", "#t": "_type"},
+                                  UpdateExpression="ADD #c :one SET #t = :t",
+                                  ExpressionAttributeNames={"#c": "count", "#t": "_type"},
                                   ExpressionAttributeValues={":one": {"N": "1"}, ":t": {"S": "CounterShard"}})
     # WHEN the stream is fed to the bundled audit handler
     report = runner(start_audit()).run()
@@ -120,7 +121,7 @@ def test_a_users_life_is_audited_with_kinds_diffs_actors_and_no_clear_email(
     assert EMAIL not in stored and "ada.secret" not in stored
     # AND the state is reconstructable: before the first change nothing, after the delete nothing
     assert audit.as_of({"PK": "USER#u1", "SK": "PROFILE"}, before) is None
-    assert audit.as_of({"PK": "USER#u1", "SK": "PROFILE"}, datetime.now(timezone.utc)) is None
+    assert audit.as_of({"PK": "USER#u1", "SK": "PROFILE"}, datetime.now(UTC)) is None
     # AND "what changed today" finds the four records through the sharded day index
     today = [r for r in audit.changes(insert.changed_at.date()) if r.key["PK"] == "USER#u1"]
     assert [r.event for r in today] == ["INSERT", "MODIFY", "MODIFY", "REMOVE"]
@@ -135,7 +136,7 @@ def test_as_of_returns_the_latest_image_and_redelivery_adds_nothing(
     events: list[dict[str, Any]] = []
     runner(lambda e: (events.append(e), fn(e))[1]).run()
     # THEN as_of now is the item as it is, price included
-    now = audit.as_of({"PK": "PRODUCT#P1", "SK": "PRODUCT"}, datetime.now(timezone.utc))
+    now = audit.as_of({"PK": "PRODUCT#P1", "SK": "PRODUCT"}, datetime.now(UTC))
     assert now is not None and now["price_cents"] == 2700 and now["name"] == "Teapot"
     count = len(audit_items(dynamodb_client, audit))
     # WHEN every batch is delivered again, twice (at-least-once delivery)
@@ -151,7 +152,7 @@ def test_ttl_expiry_is_audited_as_expire(
     # GIVEN a pending order that expires in one second. (A session would be the natural example,
     # but DynamoDB Local 3.3.1 never expires an item that is missing from one of the table's GSIs;
     # a pending order is in both GSI1 and GSI2. DynamoDB itself expires any item.)
-    created = datetime.now(timezone.utc)
+    created = datetime.now(UTC)
     key = {"user_id": "u7", "created_at": created, "order_id": "o-ttl"}
     stored = shop_table.put("Order", {**key, "status": "PENDING"}, expires_in=timedelta(seconds=1))
     expired_at = stored["expires_at"]

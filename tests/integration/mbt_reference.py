@@ -566,7 +566,8 @@ class Reference:
             if name in ent.fields:
                 errors.add(UpdateRejectedError, f"ADD on key input {name!r}")
                 refused.add(name)
-            elif not (isinstance(value, int) and not isinstance(value, bool) or isinstance(value, (builtins.set, frozenset)) and value):
+            elif not (isinstance(value, int) and not isinstance(value, bool)
+                      or isinstance(value, (builtins.set, frozenset)) and value):
                 errors.add(UpdateRejectedError, f"ADD {name}={value!r} needs a number or a non-empty set")
         # Derived keys (rules collected even when another one is broken: the client may report any).
         # Inputs known without reading the item: table-key fields (from the key) and set values.

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -32,7 +32,7 @@ from constructs_lib.runtime import (
 
 pytestmark = pytest.mark.integration
 
-UTC = timezone.utc
+UTC = UTC
 PLACED = datetime(2024, 6, 1, 9, 30, tzinfo=UTC)
 
 MODEL = Model(
@@ -453,11 +453,11 @@ def _leaf() -> st.SearchStrategy[tuple[Any, Callable[[dict[str, Any]], bool]]]:
 
 
 def _combine(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    def both(l: Any, r: Any) -> Any:
-        return l[0] & r[0], lambda i: l[1](i) and r[1](i)
+    def both(left: Any, right: Any) -> Any:
+        return left[0] & right[0], lambda i: left[1](i) and right[1](i)
 
-    def either(l: Any, r: Any) -> Any:
-        return l[0] | r[0], lambda i: l[1](i) or r[1](i)
+    def either(left: Any, right: Any) -> Any:
+        return left[0] | right[0], lambda i: left[1](i) or right[1](i)
 
     def negate(c: Any) -> Any:
         return ~c[0], lambda i: not c[1](i)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from examples.shop.model import shop_model
 
 pytestmark = pytest.mark.integration
 
-T0 = datetime(2024, 6, 1, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
 CONSUMER_PATTERNS = [
     AccessPattern("pending orders since", entity="Order", index="GSI2", sk=">="),
     AccessPattern("orders by status in a date range", entity="Order", index="GSI3", sk="between"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,7 @@ from constructs_lib.testing import ContractDeployment, LocalDeployment
 
 pytestmark = pytest.mark.integration
 
-T0 = datetime(2024, 6, 1, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
 
 
 def _shape(description: dict[str, Any]) -> dict[str, Any]:

@@ -4,7 +4,7 @@ the family spec taken from the synthesized aggregator's environment (what would 
 from __future__ import annotations
 
 from collections import Counter
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -15,7 +15,7 @@ from constructs_lib.testing import LocalDeployment
 
 pytestmark = pytest.mark.integration
 
-T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import os
 import uuid
 from collections import Counter
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -25,7 +25,7 @@ from constructs_lib.testing import LocalDeployment
 
 pytestmark = pytest.mark.integration
 
-T0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 1, tzinfo=UTC)
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import Callable, Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -25,7 +25,7 @@ from constructs_lib.runtime.pages import QUERY_OPTIONS
 pytestmark = pytest.mark.integration
 
 SOAK = os.environ.get("CONSTRUCTS_LIB_SOAK", "") not in ("", "0")
-UTC = timezone.utc
+UTC = UTC
 KEY = b"one secret shared by every client"
 OWNERS = ("o1", "o2")
 ITEMS = 4  # per owner: n = 0..3, score = n
@@ -73,7 +73,7 @@ def tables(synth_table_template: Callable[..., dict[str, Any]], dynamodb_local: 
     client = dynamodb_local.client()
     deployments = [deploy_template(template, client=client, name_prefix=f"cursors-{t.lower()}-") for t in "AB"]
     try:
-        names = {t: next(iter(d.tables.values())) for t, d in zip("AB", deployments)}
+        names = {t: next(iter(d.tables.values())) for t, d in zip("AB", deployments, strict=True)}
         for name in names.values():
             TableClient(MODEL, name, client=client).batch_write(puts=[
                 *(("Thing", {"owner": o, "n": n, "score": n, "w": [n, n + 1], "m": {"x": n, "y": -n}})
@@ -227,6 +227,7 @@ def test_a_cursor_follows_only_the_query_inputs_that_shape_pages(
 
 def test_every_client_input_is_classified(tables: dict[str, str], dynamodb_local: Any) -> None:
     import boto3
+
     from constructs_lib.model import AccessScope
     from constructs_lib.runtime import _aws
     from constructs_lib.runtime.stats import TrafficRecorder
@@ -344,6 +345,7 @@ def test_a_cursor_is_accepted_iff_the_page_shaping_contexts_are_equal(
         # THEN it is accepted iff the contexts are equal (and then it continues after the first page)
         same = reference(a) == reference(b)
         event("contexts equal" if same else "contexts differ")
-        assert accepted == same, f"accepted={accepted} but contexts {'equal' if same else 'differ'}: {reference(a)} vs {reference(b)}"
+        assert accepted == same, (
+            f"accepted={accepted} but contexts {'equal' if same else 'differ'}: {reference(a)} vs {reference(b)}")
         if accepted:
             assert rest.items and rest.items[0] != page.items[0]

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import itertools
 import os
-from dataclasses import replace
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -75,12 +75,12 @@ def test_each_pattern_returns_its_key_conditions_items_of_its_entity_only(
     try:
         (name,) = deployment.tables.values()
         table = TableClient(model, name, client=dynamodb_client)
-        combos = [dict(zip(VALUES, c)) for c in itertools.product(*VALUES.values())]
+        combos = [dict(zip(VALUES, c, strict=True)) for c in itertools.product(*VALUES.values())]
         table.batch_write(puts=[(e, {"id": f"{e}-{k}", **v}) for e in model.entities for k, v in enumerate(combos)])
         for pattern, resolved in model.resolved_patterns.items():
             fields = list(dict.fromkeys(resolved.pk_fields + resolved.sk_fields))
             for combo in dict.fromkeys(tuple(c[f] for f in fields) for c in combos):
-                vals = dict(zip(fields, combo))
+                vals = dict(zip(fields, combo, strict=True))
                 if resolved.pattern.sk == "between":
                     last = resolved.sk_fields[-1]
                     vals[last] = (min(VALUES[last], key=str), max(VALUES[last], key=str))

@@ -37,7 +37,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Any
 
@@ -119,7 +119,7 @@ def build_model() -> Model:
 MODEL = build_model()
 
 # --------------------------------------------------------------------------------- values
-UTC = timezone.utc
+UTC = UTC
 PLUS2, MINUS0530 = timezone(timedelta(hours=2)), timezone(-timedelta(hours=5, minutes=30))
 INSTANTS = [
     datetime(2024, 6, 1, 12, 0, tzinfo=UTC),
@@ -442,7 +442,8 @@ class TableMachine(RuleBasedStateMachine):
             names, forbidden = ["email", "region", "team", TTL, *FREE_NAMES], ["account_id", "version"]
             partners = {"region": "team", "team": "region"}
         else:
-            names, forbidden = ["status", "amount", "escalations", TTL, *FREE_NAMES], ["created_at", "order_id", "amount", "status"]
+            names = ["status", "amount", "escalations", TTL, *FREE_NAMES]
+            forbidden = ["created_at", "order_id", "amount", "status"]
             partners = {"amount": "escalations", "escalations": "amount"}
         chosen = data.draw(st.lists(st.sampled_from(names), min_size=1, max_size=3, unique=True), label="attributes")
         if entity == "Account" and must_exist is False and "email" not in chosen \
@@ -683,7 +684,7 @@ class TableMachine(RuleBasedStateMachine):
             self.note_touch(call, outcome)
         if not expected and any(o.condition for o in outcomes):
             expected = (TransactionCanceledError,)
-            why = "; ".join(f"{c!r}: {o.why}" for c, o in zip(calls, outcomes) if o.condition)
+            why = "; ".join(f"{c!r}: {o.why}" for c, o in zip(calls, outcomes, strict=False) if o.condition)
         # WHEN the actions are committed in one transaction (a fresh idempotency token; the twin
         # table commits the same actions with the same token)
         token = f"mbt-{RUN}-{self.step}-{STATS['steps']}"
@@ -867,7 +868,7 @@ class TableMachine(RuleBasedStateMachine):
             unique = list({repr(sorted(self.ref.table_key(ENTITIES[e], k, Errors(), strict=True) or ())): (e, k)
                            for e, k in self.read_keys}.values())
             got_all = self.table.batch_get(unique, consistent=True)
-            for (entity, key), got in zip(unique, got_all):
+            for (entity, key), got in zip(unique, got_all, strict=True):
                 expected = self.ref.get(entity, key)
                 assert canon_item(got) == canon_item(expected), (
                     f"batch_get ({entity!r}, {show(key)}) differs from the reference:\n{differences(got, expected)}"

@@ -3,7 +3,7 @@ template in DynamoDB Local, returns exactly the expected items."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -12,7 +12,7 @@ from constructs_lib.runtime import CursorError, KeyValueError, TableClient, Unkn
 
 pytestmark = pytest.mark.integration
 
-T0 = datetime(2024, 6, 1, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture

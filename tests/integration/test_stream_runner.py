@@ -632,7 +632,8 @@ WARM_HANDLER = textwrap.dedent(
             return {1, 2}
         return {
             "count": COUNT, "pid": os.getpid(), "request_id": context.aws_request_id,
-            "env": {k: os.environ.get(k) for k in ("AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_ENDPOINT_URL_DYNAMODB", "PYTHONPATH")},
+            "env": {k: os.environ.get(k)
+                    for k in ("AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_ENDPOINT_URL_DYNAMODB", "PYTHONPATH")},
             "modules": sorted(m for m in sys.modules if m.split(".")[0] in ("aws_cdk", "constructs", "jsii", "constructs_lib")),
             "cwd": os.getcwd(),
         }

@@ -5,7 +5,7 @@ pagination and transactions."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -23,7 +23,7 @@ from constructs_lib.testing import LocalDeployment
 
 pytestmark = pytest.mark.integration
 
-T0 = datetime(2024, 6, 1, tzinfo=timezone.utc)
+T0 = datetime(2024, 6, 1, tzinfo=UTC)
 
 # A model with a presence-based sparse index ("flagged tickets") and an LSI.
 TICKETS = Model(
@@ -215,7 +215,7 @@ def test_transaction_is_atomic_and_idempotent_with_a_client_request_token(shop_t
 
 
 def test_ttl_attribute_is_set_from_expires_in(shop_table: TableClient) -> None:
-    before = int(datetime.now(timezone.utc).timestamp())
+    before = int(datetime.now(UTC).timestamp())
     s = shop_table.put("Session", {"session_id": "s1", "user_id": "u1"}, expires_in=timedelta(minutes=5))
     assert before + 300 <= s["expires_at"] <= before + 302
     desc = shop_table.client.describe_time_to_live(TableName=shop_table.table_name)["TimeToLiveDescription"]

@@ -6,7 +6,7 @@ too (ADR 0035). Tokens here start with ``tok-tx-``: no other test uses them (tok
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -17,7 +17,7 @@ from constructs_lib.testing import LocalDeployment
 
 pytestmark = pytest.mark.integration
 
-T0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 1, tzinfo=UTC)
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ and binary values. Calls that must be refused are checked to send nothing to Dyn
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -28,7 +28,7 @@ from constructs_lib.testing import LocalDeployment
 
 pytestmark = pytest.mark.integration
 
-UTC = timezone.utc
+UTC = UTC
 
 MODEL = Model(
     "semantics",

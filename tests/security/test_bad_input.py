@@ -171,7 +171,8 @@ MODEL_CASES = table(
         ModelValidationError, r"project 10[12] distinct INCLUDE attributes.*at most 100"),
     Bad("unused-index", lambda: model(indexes=[Index("GSI1")]), ModelValidationError, r"index 'GSI1' is declared but no entity"),
     # Reserved attributes: TTL / version / key attributes
-    Bad("ttl-as-table-key-field", lambda: ttl_model(sk="EXP#{expires_at}", fields={"user_id": "string", "expires_at": "number:10"}),
+    Bad("ttl-as-table-key-field",
+        lambda: ttl_model(sk="EXP#{expires_at}", fields={"user_id": "string", "expires_at": "number:10"}),
         ModelValidationError, r"'expires_at' is reserved as the model's ttl_attribute"),
     Bad("ttl-as-gsi-key-field", lambda: Model("bad", entities=[user(
         fields={"user_id": "string", "expires_at": "number:10"}, indexes=gsi1(pk="EXP#{expires_at}", sk="U"))],
@@ -315,8 +316,10 @@ PROPS_CASES = table(
     Bad("destroy-with-deletion-protection", lambda k: k.table(PROPS_MODEL, removal_policy=k.cdk.RemovalPolicy.DESTROY),
         ConstructPropsError, r"removal_policy=DESTROY with deletion_protection=True"),
     Bad("cmk-without-region", lambda k: k.table(PROPS_MODEL, encryption=k.dynamodb.TableEncryptionV2.customer_managed_key(
-        k.kms.Key(k.stack, k.id()))), ConstructPropsError, r"customer_managed_key\(\.\.\.\) needs a stack with a concrete region"),
-    Bad("index-capacity-with-on-demand-billing", lambda k: k.table(PROPS_MODEL, index_write_capacity=k.dynamodb.Capacity.fixed(5)),
+        k.kms.Key(k.stack, k.id()))), ConstructPropsError,
+        r"customer_managed_key\(\.\.\.\) needs a stack with a concrete region"),
+    Bad("index-capacity-with-on-demand-billing",
+        lambda k: k.table(PROPS_MODEL, index_write_capacity=k.dynamodb.Capacity.fixed(5)),
         ConstructPropsError, r"index_write_capacity.*on-demand"),
     Bad("provisioned-without-index-capacity", lambda k: k.table(PROPS_MODEL, billing=k.dynamodb.Billing.provisioned(
         read_capacity=k.dynamodb.Capacity.fixed(5), write_capacity=k.dynamodb.Capacity.autoscaled(max_capacity=9))),
@@ -366,7 +369,8 @@ PROPS_CASES = table(
         r"entities \['Ghost'\] are neither in model"),
     Bad("audit-retention-under-a-day", lambda k: audit(k, retention=k.cdk.Duration.hours(1)), ConstructPropsError,
         r"retention 1 hour must be at least 1 day"),
-    Bad("audit-day-shards-0", lambda k: audit(k, day_shards=0), ConstructPropsError, r"day_shards 0 must be an int from 1 to 100"),
+    Bad("audit-day-shards-0", lambda k: audit(k, day_shards=0), ConstructPropsError,
+        r"day_shards 0 must be an int from 1 to 100"),
     Bad("audit-own-key-without-region", lambda k: audit(k, encryption="own_key"), ConstructPropsError,
         r"encryption='own_key' needs a stack with a concrete region"),
 )
@@ -560,7 +564,8 @@ RUNTIME_CASES = table(
     Bad("enum-value-not-a-choice", lambda rt: rt.table.put("User", {**U1, "tier": "GOLD"}), ItemValidationError,
         r"User.tier: value 'GOLD' is not one of the declared choices"),
     # Names
-    Bad("unknown-entity", lambda rt: rt.table.put("Ghost", {"sid": "s1"}), KeyValueError, r"entity 'Ghost' is not in model 'sec'"),
+    Bad("unknown-entity", lambda rt: rt.table.put("Ghost", {"sid": "s1"}), KeyValueError,
+        r"entity 'Ghost' is not in model 'sec'"),
     Bad("unknown-access-pattern", lambda rt: rt.table.query("users by name", name="ada"), UnknownAccessPatternError,
         r"'users by name' is not declared"),
     Bad("empty-table-name", lambda rt: TableClient(SEC, ""), RuntimeClientError, r"table_name '' must be a non-empty"),
@@ -622,7 +627,8 @@ RUNTIME_CASES = table(
     Bad("expected-version-without-version-attribute", lambda rt: rt.table.update(*session(), set={"n": 1}, expected_version=1),
         UpdateRejectedError, r"Session: expected_version given, but the entity has no version_attribute"),
     # Conditions, filters, projections
-    Bad("condition-on-a-key-attribute", lambda rt: rt.table.update("User", U1, set={"nick": "a"}, condition=attr("GSI1PK") == "x"),
+    Bad("condition-on-a-key-attribute",
+        lambda rt: rt.table.update("User", U1, set={"nick": "a"}, condition=attr("GSI1PK") == "x"),
         UnknownAttributeError, r"names 'GSI1PK', an attribute the model manages on User"),
     Bad("condition-used-as-bool", lambda rt: rt.table.delete("User", U1, condition=(attr("a") == 1) or (attr("b") == 2)),
         InvalidConditionError, r"no truth value"),

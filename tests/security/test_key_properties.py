@@ -173,8 +173,8 @@ def test_distinct_values_never_build_the_same_key(pair: tuple[tuple[str, ...], t
     first, second = pair
     assume(first != second)
     # WHEN both keys are built
-    key_1 = table_key(LINK, dict(zip(LINK_FIELDS, first)))
-    key_2 = table_key(LINK, dict(zip(LINK_FIELDS, second)))
+    key_1 = table_key(LINK, dict(zip(LINK_FIELDS, first, strict=True)))
+    key_2 = table_key(LINK, dict(zip(LINK_FIELDS, second, strict=True)))
     # THEN they differ
     assert key_1 != key_2
     CHECKED["b: distinct values, distinct keys"] += 1
@@ -185,7 +185,7 @@ def may_meet(a: Any, b: Any) -> bool:
     """Test oracle: could some values make templates ``a`` and ``b`` build the same text?
     Only with as many segments, and equal literals wherever both have one."""
     return len(a.segments) == len(b.segments) and all(
-        not (isinstance(x, str) and isinstance(y, str)) or x == y for x, y in zip(a.segments, b.segments))
+        not (isinstance(x, str) and isinstance(y, str)) or x == y for x, y in zip(a.segments, b.segments, strict=True))
 
 
 @PROPS
@@ -352,7 +352,8 @@ def test_examples_were_generated_as_budgeted(capsys: pytest.CaptureFixture[str])
 ])
 def test_known_ambiguities_build_distinct_keys(first: tuple[str, ...], second: tuple[str, ...]) -> None:
     # GIVEN value tuples that would collide if values were joined unescaped  THEN their keys differ
-    assert table_key(LINK, dict(zip(LINK_FIELDS, first))) != table_key(LINK, dict(zip(LINK_FIELDS, second)))
+    first_key = table_key(LINK, dict(zip(LINK_FIELDS, first, strict=True)))
+    assert first_key != table_key(LINK, dict(zip(LINK_FIELDS, second, strict=True)))
 
 
 def test_known_tenant_near_misses_stay_outside_the_range() -> None:

@@ -21,9 +21,9 @@ from constructs_lib import (
     StreamAudit,
     TableFunction,
 )
+from constructs_lib.constructs.exceptions import ContractParameterSizeError
 from constructs_lib.constructs.model_contract import ADVANCED_LIMIT, STANDARD_LIMIT
 from constructs_lib.model import Entity, Model
-from constructs_lib.constructs.exceptions import ContractParameterSizeError
 from constructs_lib.model.fingerprints import entity_fingerprints, index_fingerprints
 from constructs_lib.model.slices import published_json, read_published
 from constructs_lib.runtime.contract import ENV_CONTRACT_PARAMETER, ENV_MODEL_FINGERPRINT, fingerprint

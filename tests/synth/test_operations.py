@@ -91,7 +91,7 @@ def dashboard_metrics(body: dict[str, Any]) -> list[tuple[str, str, dict[str, st
             options = line[-1] if isinstance(line[-1], dict) else {}
             names = [x for x in line if not isinstance(x, dict)]
             namespace, name, *dims = names
-            found.append((namespace, name, dict(zip(dims[::2], dims[1::2])), options, widget["properties"]["title"]))
+            found.append((namespace, name, dict(zip(dims[::2], dims[1::2], strict=True)), options, widget["properties"]["title"]))
     return found
 
 

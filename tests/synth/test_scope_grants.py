@@ -307,10 +307,11 @@ def test_every_showcase_function_declares_a_scope(evaluation: Evaluation) -> Non
 
 def test_the_evaluator_accepts_every_request(evaluation: Evaluation) -> None:
     # THEN no request or policy was rejected as malformed (a typo'd action or condition key would be)
-    errors = [(c["subject"], c["why"], d["errors"]) for c, d in zip(evaluation.cases, evaluation.decisions) if d["errors"]]
+    errors = [(c["subject"], c["why"], d["errors"])
+              for c, d in zip(evaluation.cases, evaluation.decisions, strict=True) if d["errors"]]
     assert errors == []
     # AND every context key applies to its action (Scan has no dynamodb:LeadingKeys: it reads every key)
-    ignored = {(c["action"], k) for c, d in zip(evaluation.cases, evaluation.decisions) for k in d["ignored"]}
+    ignored = {(c["action"], k) for c, d in zip(evaluation.cases, evaluation.decisions, strict=True) for k in d["ignored"]}
     assert ignored <= {("dynamodb:Scan", "dynamodb:LeadingKeys")}
 
 
@@ -338,7 +339,7 @@ def test_each_subject_has_both_allowed_and_denied_requests(evaluation: Evaluatio
 
 def test_tenant_mixing_index_is_explicitly_denied_to_the_tenant_role(evaluation: Evaluation) -> None:
     # GIVEN reads of the ByStatus index (keys start with the status) by the tenant role
-    results = [d["result"] for c, d in zip(evaluation.cases, evaluation.decisions)
+    results = [d["result"] for c, d in zip(evaluation.cases, evaluation.decisions, strict=True)
                if c["subject"] == "SaasStack/TenantRole" and "tenant-mixing" in c["why"]
                and c["action"] in ("dynamodb:GetItem", "dynamodb:Query")]
     # THEN its explicit Deny decides, whatever the key

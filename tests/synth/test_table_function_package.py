@@ -178,7 +178,8 @@ def test_runtime_part_stays_within_budget_and_user_part_is_measured_separately(f
     installed = first.functions["api"].dependencies
     cached = second.functions["api"].dependencies
     assert installed is not None and cached is not None
-    print(f"\nhandler package asset zipped: runtime part {runtime / 1024:.1f} KiB (+ bytecode {bytecode / 1024:.1f} KiB), user code {user / 1024:.1f} KiB, "
+    print(f"\nhandler package asset zipped: runtime part {runtime / 1024:.1f} KiB (+ bytecode {bytecode / 1024:.1f} KiB), "
+          f"user code {user / 1024:.1f} KiB, "
           f"dependencies {deps / 1024:.1f} KiB, total {total / 1024:.1f} KiB; requirements install "
           f"{installed.seconds:.2f} s cold, {cached.seconds * 1000:.1f} ms cached")
     # WHEN the runtime part's sources are zipped on its own

@@ -546,8 +546,8 @@ def test_history_queries_newest_first_with_an_opaque_cursor() -> None:
 def test_changes_reads_every_day_shard_and_merges_in_time_order() -> None:
     # GIVEN changes of 12 items of one day, spread over 4 shards, with interleaved times
     spec = AuditSpec(day_shards=4)
-    items = [build(record(str(100 + n), event="INSERT", keys={"PK": S(f"U{n}"), "SK": S("P")}, new={"_type": S("T" if n % 2 else "U")},
-                          at=T0 + (n * 7) % 12), spec) for n in range(12)]
+    items = [build(record(str(100 + n), event="INSERT", keys={"PK": S(f"U{n}"), "SK": S("P")},
+                          new={"_type": S("T" if n % 2 else "U")}, at=T0 + (n * 7) % 12), spec) for n in range(12)]
     pages: dict[str, list[dict[str, Any]]] = {}
     for item in sorted(items, key=lambda i: i["GSI1SK"]["S"]):  # each partition answers in index order
         pages.setdefault(item["GSI1PK"]["S"], [{"Items": []}])[0]["Items"].append(item)
@@ -816,7 +816,8 @@ def test_handler_refuses_to_start_without_a_salt(lambda_env: dict[str, Any], mon
     assert lambda_env["count"] == 0 and lambda_env["fake"].calls == []
 
 
-def test_salt_is_read_from_its_secret_once_by_the_writer_only(lambda_env: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_salt_is_read_from_its_secret_once_by_the_writer_only(
+        lambda_env: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     # GIVEN the salt given as a Secrets Manager secret (how the construct deploys it), not as text
     monkeypatch.delenv(ENV_SALT)
     monkeypatch.setenv(ENV_SALT_SECRET, "arn:aws:secretsmanager:us-east-1:1:secret:salt")

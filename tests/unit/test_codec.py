@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal
 
 import pytest
@@ -29,7 +29,7 @@ from constructs_lib.runtime.ttl import (
     validate_ttl_value,
 )
 
-UTC = timezone.utc
+UTC = UTC
 PROPS = settings(max_examples=500, deadline=None)
 
 text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)))

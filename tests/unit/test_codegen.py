@@ -15,7 +15,7 @@ from constructs_lib.__main__ import main
 from constructs_lib.codegen import CodegenError, generate
 from constructs_lib.codegen.names import snake
 from constructs_lib.codegen.options import OMITTED, OPTIONS, accepted
-from constructs_lib.model import AccessPattern, Entity, Field, Index, IndexKey, Model, ModelValidationError
+from constructs_lib.model import AccessPattern, Entity, Field, Model, ModelValidationError
 from constructs_lib.runtime import TableClient, requests
 from examples.shop.model import shop_model
 

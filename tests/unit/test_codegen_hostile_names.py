@@ -203,7 +203,7 @@ def models(draw: st.DrawFn) -> Model:
             ["string", "number", "integer", "decimal", "boolean", "binary", "string_set", "number_set", "list", "map",
              "any"]), max_size=6))
         attributes = {k: v for k, v in attributes.items() if k not in fields}
-        version = draw(st.none() | st.sampled_from(POOL).filter(lambda v: v not in fields and v not in attributes))
+        version = draw(st.none() | st.sampled_from(POOL).filter(lambda v, taken={*fields, *attributes}: v not in taken))
         entities.append(Entity(name, pk=f"P{i}#{{{pk_f}}}", sk=f"S{i}#{{{sk_f}}}", fields=fields, attributes=attributes,
                                version_attribute=version))
     patterns = []

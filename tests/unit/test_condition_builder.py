@@ -4,7 +4,7 @@ request's own, values encoded like on write, and every refusal naming its value.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -21,7 +21,7 @@ from constructs_lib.runtime import requests as rq
 from constructs_lib.runtime.conditions import Attributes, Path, Placeholders, projection, render
 from constructs_lib.runtime.items import ItemCodec
 
-UTC = timezone.utc
+UTC = UTC
 
 MODEL = Model(
     "cond_unit",

@@ -107,7 +107,8 @@ def test_ssm_parameter_reads_resolve_to_the_created_value(stacks) -> None:  # no
     ({"Fn::GetStackOutput": {"StackName": "Producer", "OutputName": "PublishOutputRefName",
                              "RoleArn": "arn:aws:iam::1:role/r"}}, "RoleArn", "a cross-account reference"),
     ({"Fn::ImportValue": "Producer:RoleArn"}, "Producer:RoleArn", "'Role' is a AWS::IAM::Role, which is not deployed"),
-    ({"Ref": "SsmParameterValuemissing"}, "SsmParameterValuemissing", "reads SSM parameter '/shop/missing', which no locally deployed stack created"),
+    ({"Ref": "SsmParameterValuemissing"}, "SsmParameterValuemissing",
+     "reads SSM parameter '/shop/missing', which no locally deployed stack created"),
     ("{{resolve:ssm:/shop/list}}", "/shop/list", "which no locally deployed stack created"),
     ("{{resolve:secretsmanager:db:SecretString:password}}", "secretsmanager", "only resolve:ssm"),
     ({"Ref": "Plain"}, "Plain", "template parameter of type String"),
@@ -129,7 +130,8 @@ def test_a_second_stack_exporting_the_same_name_is_refused(stacks) -> None:  # n
     clash = {"Resources": {}, "Outputs": {"O": {"Value": "v", "Export": {"Name": "Producer:ExportsOutputRefName"}}}}
     # WHEN it is deployed into the same set of stacks
     # THEN the error names the export and both stacks
-    with pytest.raises(LocalDeployError, match=r"Export 'Producer:ExportsOutputRefName' of stack 'Clash' is already exported by stack 'Producer'"):
+    with pytest.raises(LocalDeployError,
+                       match=r"Export 'Producer:ExportsOutputRefName' of stack 'Clash' is already exported by stack 'Producer'"):
         deploy(clash, "Clash", producer.shared)
 
 

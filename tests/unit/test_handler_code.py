@@ -135,7 +135,8 @@ def test_an_index_inside_an_excluded_directory_is_rejected(tmp_path: Path) -> No
     root = write(tmp_path / "api", {"tests/index.py": "def handler(e, c):\n    pass\n"})
     # WHEN it is named as the index
     # THEN the error says it is missing or excluded
-    with pytest.raises(ConstructPropsError, match=r"'tests\.index' \(tests/index\.py\) is not in the bundle .*missing or excluded"):
+    with pytest.raises(ConstructPropsError,
+                       match=r"'tests\.index' \(tests/index\.py\) is not in the bundle .*missing or excluded"):
         resolve(root, index="tests/index.py")
 
 
@@ -172,7 +173,8 @@ def test_a_missing_entry_is_rejected(tmp_path: Path, name: str) -> None:
     # GIVEN an entry path that does not exist
     # WHEN it is resolved
     # THEN the error names it and says what an entry must be
-    with pytest.raises(ConstructPropsError, match=rf"entry '.*{name}' does not exist; it must be a handler \.py file or a directory"):
+    with pytest.raises(ConstructPropsError,
+                       match=rf"entry '.*{name}' does not exist; it must be a handler \.py file or a directory"):
         resolve(tmp_path / name)
 
 
@@ -191,7 +193,8 @@ def test_a_file_that_would_shadow_the_bundled_runtime_is_refused(tmp_path: Path,
     root = write(tmp_path / "api", {"index.py": "handler = print\n", shadow: "{}"})
     # WHEN it is resolved
     # THEN the error names the file and the rule
-    with pytest.raises(ConstructPropsError, match=rf"{shadow.replace('.', '[.]')} in entry .* would shadow what the construct bundles"):
+    with pytest.raises(ConstructPropsError,
+                       match=rf"{shadow.replace('.', '[.]')} in entry .* would shadow what the construct bundles"):
         resolve(root)
 
 
@@ -209,5 +212,6 @@ def test_explicit_requirements_must_exist(tmp_path: Path) -> None:
     entry = write(tmp_path, {"api.py": "handler = print\n"}) / "api.py"
     # WHEN it is resolved
     # THEN the error names it and what it must be
-    with pytest.raises(ConstructPropsError, match=r"requirements '.*reqs\.txt' must be an existing requirements \.txt file or a pyproject\.toml"):
+    with pytest.raises(ConstructPropsError,
+                       match=r"requirements '.*reqs\.txt' must be an existing requirements \.txt file or a pyproject\.toml"):
         resolve(entry, requirements=tmp_path / "reqs.txt")

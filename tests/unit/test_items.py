@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Any
 
@@ -141,7 +141,7 @@ def test_non_finite_floats_rejected(bad: Any) -> None:
         CODEC.build_item(USER, {"user_id": "u1", "email": "a@x", "score": bad})
 
 
-@pytest.mark.parametrize("bad", [set(), object(), datetime(2024, 1, 1, tzinfo=timezone.utc)])
+@pytest.mark.parametrize("bad", [set(), object(), datetime(2024, 1, 1, tzinfo=UTC)])
 def test_unstorable_values_rejected(bad: Any) -> None:
     # GIVEN an empty set, an arbitrary object, or a datetime in an undeclared attribute
     # WHEN built / THEN the attribute is named

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -15,7 +15,7 @@ from constructs_lib.runtime.exceptions import KeyValueError
 from constructs_lib.runtime.keys import composite_key, entity_key, split_composite_key
 from examples.shop.model import shop_model
 
-UTC = timezone.utc
+UTC = UTC
 PROPS = settings(max_examples=150, deadline=None)
 
 USER = shop_model.entities["User"]
@@ -35,7 +35,8 @@ PAIR = Entity("Pair", pk="A#{x}#B#{y}", fields=["x", "y"])
 TENANT_USER = Entity("TenantUser", pk="TENANT#{t}#{u}", fields=["t", "u"])
 # One collection: the order header (complete key) and its lines (keys under it).
 HEADER = Entity("Header", pk="C#{c}", sk="ORDER#{order_id}", fields=["c", "order_id"])
-LINE = Entity("Line", pk="C#{c}", sk="ORDER#{order_id}#LINE#{line}", fields={"c": "string", "order_id": "string", "line": "number:3"})
+LINE = Entity("Line", pk="C#{c}", sk="ORDER#{order_id}#LINE#{line}",
+              fields={"c": "string", "order_id": "string", "line": "number:3"})
 # Two entities whose templates differ only in one literal.
 LEFT = Entity("Left", pk="X#{a}#P#{b}", fields=["a", "b"])
 RIGHT = Entity("Right", pk="X#{a}#Q#{b}", fields=["a", "b"])

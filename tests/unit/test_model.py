@@ -788,7 +788,8 @@ def rich_model() -> Model:
                 version_attribute="rev",
                 description="A support ticket.",
             ),
-            Entity("Note", pk="T#{tenant}#TICKET#{ticket_id}", sk="NOTE#{n}", fields={"tenant": "string", "ticket_id": "string", "n": "number:6"}),
+            Entity("Note", pk="T#{tenant}#TICKET#{ticket_id}", sk="NOTE#{n}",
+                   fields={"tenant": "string", "ticket_id": "string", "n": "number:6"}),
         ],
         indexes=[
             Index("ByState", projection=("title", "assignee")),

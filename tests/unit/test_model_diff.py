@@ -8,7 +8,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constructs_lib.model import AccessPattern, Entity, Field, Index, IndexKey, Model
 from constructs_lib.evolution.diff import (
     BACKFILL,
     BREAKING,
@@ -19,9 +18,10 @@ from constructs_lib.evolution.diff import (
     plan_gsi_steps,
     synthesized_gsis,
 )
-from constructs_lib.model.exceptions import ModelFormatError, ModelValidationError
 from constructs_lib.evolution.lock import ModelLock, TableLock
 from constructs_lib.evolution.preflight import key_length_findings, key_lengths
+from constructs_lib.model import AccessPattern, Entity, Field, Index, IndexKey, Model
+from constructs_lib.model.exceptions import ModelFormatError, ModelValidationError
 from examples.evolution.model import model_v1, model_v2
 
 

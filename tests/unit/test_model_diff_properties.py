@@ -308,7 +308,8 @@ def m_any_leaf(draw: Any, data: Data) -> None:
     parent[path[-1]] = draw(st.sampled_from(pool))
 
 
-MUTATIONS = [m_field_spec, m_field_spec, m_fields, m_attributes_required, m_entities, m_indexes, m_index_keys, m_model, m_any_leaf]
+MUTATIONS = [m_field_spec, m_field_spec, m_fields, m_attributes_required, m_entities, m_indexes, m_index_keys, m_model,
+             m_any_leaf]
 
 
 @st.composite

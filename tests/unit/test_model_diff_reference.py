@@ -16,7 +16,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constructs_lib.model import AccessPattern, Entity, Index, IndexKey, Model
 from constructs_lib.evolution.diff import (
     BACKFILL,
     BREAKING,
@@ -24,6 +23,7 @@ from constructs_lib.evolution.diff import (
     BreakingChangeError,
     diff_models,
 )
+from constructs_lib.model import AccessPattern, Entity, Index, IndexKey, Model
 
 Spec = dict[str, Any]
 

@@ -16,8 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from constructs_lib.model import AccessPattern, Entity, Field, Index, IndexKey, KeyTemplate, Model
-from constructs_lib.model import overlap
+from constructs_lib.model import AccessPattern, Entity, Field, Index, IndexKey, KeyTemplate, Model, overlap
 from constructs_lib.runtime import KeyValueError, codec, requests
 from constructs_lib.runtime.items import ItemCodec, ItemValidationError
 
@@ -152,7 +151,7 @@ def pool(spec: Field, other: Entity, *, stored: bool) -> list[Any]:
 
 def assignments(entity: Entity, other: Entity, names: list[str], *, stored: bool) -> list[dict[str, Any]]:
     pools = [pool(entity.field(n), other, stored=stored) for n in names]
-    return [dict(zip(names, combo)) for combo in itertools.product(*pools)]
+    return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*pools)]
 
 
 def stored_keys(model: Model, entity: Entity, other: Entity) -> dict[str, list[str]]:

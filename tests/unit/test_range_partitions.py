@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
 import pytest
 
@@ -10,7 +10,7 @@ from constructs_lib.model.templates import KeyTemplate
 from constructs_lib.runtime import KeyValueError
 from constructs_lib.runtime.buckets import bucket, range_partitions
 
-UTC = timezone.utc
+UTC = UTC
 MONTHLY = KeyTemplate.parse("SENSOR#{sensor_id}#{ts:month}")
 
 
@@ -44,5 +44,6 @@ def test_not_applicable_without_a_bucketed_field_or_a_pair() -> None:
 def test_reversed_ranges_are_refused_naming_the_values() -> None:
     # GIVEN a range whose low is after its high THEN the typed error names both
     low, high = datetime(2026, 3, 1, tzinfo=UTC), datetime(2026, 2, 1, tzinfo=UTC)
-    with pytest.raises(KeyValueError, match=r"field .ts.: start datetime.datetime\(2026, 3, 1.* is after end datetime.datetime\(2026, 2, 1"):
+    with pytest.raises(KeyValueError,
+                       match=r"field .ts.: start datetime.datetime\(2026, 3, 1.* is after end datetime.datetime\(2026, 2, 1"):
         range_partitions(MONTHLY, "ts", (low, high))

@@ -31,7 +31,8 @@ def make_wheel(directory: Path, name: str, version: str, tag: str, modules: dict
     dist_info = f"{name}-{version}.dist-info"
     files = dict(modules)
     files[f"{dist_info}/METADATA"] = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
-    files[f"{dist_info}/WHEEL"] = f"Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: {str(tag.startswith('py3')).lower()}\nTag: {tag}\n"
+    purelib = str(tag.startswith("py3")).lower()
+    files[f"{dist_info}/WHEEL"] = f"Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: {purelib}\nTag: {tag}\n"
     record = []
     for rel, text in files.items():
         digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
@@ -220,7 +221,8 @@ def test_a_version_that_does_not_exist_names_the_versions_that_do(tmp_path: Path
     wanted = read_requirements(requirements(tmp_path, "purehelper==9.9\n"), what=WHAT)
     # WHEN it is installed
     # THEN the error names the requirement, the platform and the versions there are
-    with pytest.raises(ConstructPropsError, match=r"no release of 'purehelper==9\.9' .* linux aarch64 .* CPython 3\.13: 2\.0\. Remedy"):
+    with pytest.raises(ConstructPropsError,
+                       match=r"no release of 'purehelper==9\.9' .* linux aarch64 .* CPython 3\.13: 2\.0\. Remedy"):
         install(wanted, architecture="arm64", what=WHAT)
 
 
@@ -229,7 +231,8 @@ def test_pip_failures_other_than_a_missing_wheel_show_pips_output(tmp_path: Path
     wanted = read_requirements(requirements(tmp_path, "not a requirement!\n"), what=WHAT)
     # WHEN it is installed
     # THEN the error names the requirements file, the platform and carries pip's message
-    with pytest.raises(ConstructPropsError, match=r"pip could not install the requirements of '.*requirements\.txt' for linux aarch64, CPython 3\.13"):
+    with pytest.raises(ConstructPropsError,
+                       match=r"pip could not install the requirements of '.*requirements\.txt' for linux aarch64, CPython 3\.13"):
         install(wanted, architecture="arm64", what=WHAT)
 
 

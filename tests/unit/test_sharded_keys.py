@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -18,7 +18,7 @@ from constructs_lib.runtime.items import ItemCodec
 from constructs_lib.runtime.sharding import index_shards, stable_shard
 
 FIELDS = {"order_id": "string", "status": Field.enum("NEW", "PAID"), "created_at": "timestamp"}
-T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def model(key: IndexKey | None = None, *, fields: dict[str, Any] | None = None, index: Index | None = None,

@@ -186,7 +186,8 @@ def test_an_unreadable_or_malformed_parameter_refuses_to_start_naming_it(ssm: Lo
     assert missing.value.parameter == PARAMETER and missing.value.__cause__ is not None
     # AND a value that is not a published contract
     ssm.parameters[PARAMETER] = "33179642170de18b53afb6c39dc84832"
-    with pytest.raises(ContractUnavailableError, match=r"SSM parameter '/shop/data/contract' is not valid JSON .*redeploy the producer"):
+    with pytest.raises(ContractUnavailableError,
+                       match=r"SSM parameter '/shop/data/contract' is not valid JSON .*redeploy the producer"):
         contract.verify(shop(), environ=env, client=ssm_client(ssm))
     # AND an endpoint nobody serves
     contract._PUBLISHED.clear()

@@ -38,7 +38,8 @@ MODEL = Model(
     entities=[
         Entity("User", pk="USER#{user_id}", sk="PROFILE", fields={"user_id": "string", "email": "string"},
                indexes={"ByEmail": IndexKey(pk="EMAIL#{email}", sk="USER")}),
-        Entity("Order", pk="USER#{user_id}", sk="ORDER#{order_id}", fields={"user_id": "string", "order_id": "string", "status": "string"},
+        Entity("Order", pk="USER#{user_id}", sk="ORDER#{order_id}",
+               fields={"user_id": "string", "order_id": "string", "status": "string"},
                indexes={"ByStatus": IndexKey(pk="STATUS#{status}", sk="{order_id}")}),
     ],
     indexes=[Index("ByEmail"), Index("ByStatus")],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from assertions import assert_rejected
@@ -19,7 +19,7 @@ from constructs_lib.runtime.ulid import (
     ulid_timestamp,
 )
 
-UTC = timezone.utc
+UTC = UTC
 PROPS = settings(max_examples=500, deadline=None)
 
 

@@ -50,7 +50,8 @@ def models(draw: st.DrawFn) -> dict[str, Any]:
     ]
     indexes = [Index(g, projection=draw(st.sampled_from(["ALL", "KEYS_ONLY", ("grp",)]))) for g in gsis]
     indexes += [Index("LSI0", kind="LSI")] if lsi else []
-    producer_patterns = [AccessPattern(f"whole partition of {e}", entity=e) for e in draw(st.lists(st.sampled_from(names), unique=True))]
+    producer_patterns = [AccessPattern(f"whole partition of {e}", entity=e)
+                         for e in draw(st.lists(st.sampled_from(names), unique=True))]
     return {"name": "m", "entities": entities, "indexes": indexes, "access_patterns": producer_patterns}
 
 

@@ -350,7 +350,7 @@ def write_records(
     seqs = [_sequence_of(record, n) for n, record in enumerate(records)]
     items: list[dict[str, Any]] = []
     error: str | None = None
-    for record, seq in zip(records, seqs, strict=True):
+    for record in records:
         try:
             items.append(build_item(record, spec, source_table, salt))
         except RuntimeClientError as exc:  # KeyValueError, RedactionError: this record cannot be audited
@@ -399,7 +399,8 @@ def _write_chunk(client: BaseClient, table: str, chunk: list[dict[str, Any]], re
     return min(pending), f"BatchWriteItem still incomplete after {retries} retries: {problem}"
 
 
-def _put_each(client: BaseClient, table: str, chunk: list[dict[str, Any]], retries: int, cause: DynamoDBError) -> tuple[int, str | None]:
+def _put_each(client: BaseClient, table: str, chunk: list[dict[str, Any]], retries: int,
+              cause: DynamoDBError) -> tuple[int, str | None]:
     logger.warning(json.dumps({"msg": "BatchWriteItem refused; writing item by item to isolate the bad record",
                                "error": str(cause)}))
     for n, item in enumerate(chunk):

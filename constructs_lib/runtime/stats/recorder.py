@@ -176,7 +176,8 @@ class TrafficRecorder:
             True if the request was sampled (False also for requests to other tables).
         """
         label = OPERATION_LABELS.get(operation, operation)
-        check("operation", operation, f"one of {', '.join(OPERATION_LABELS)} or a label of them", label in OPERATION_LABELS.values())
+        check("operation", operation, f"one of {', '.join(OPERATION_LABELS)} or a label of them",
+              label in OPERATION_LABELS.values())
         if self._layout is None:
             raise TrafficInsightError("this recorder is not bound to a table: pass model= and table_name=")
         if not is_for(self.table_name, params) or not self._draw():  # type: ignore[arg-type]

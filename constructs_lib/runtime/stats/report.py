@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..limits import PARTITION_RCU, PARTITION_WCU
 from ..patterns.counter.sizing import DEFAULT_HEADROOM
-from ._parse import TABLE, WRITE
 from ..sharding import SHARD
+from ._parse import TABLE, WRITE
 from .sketch import KeyCount
 from .snapshot import Snapshot, check, is_int, is_number
 
@@ -97,7 +97,8 @@ class TrafficReport:
         for n, f in enumerate(self.findings, 1):
             out.append(f"| {n} | {f.kind.replace('_', ' ')} | {_cell(f.index)} | `{_cell(f.subject)}` | {_cell(f.summary)} |")
         out += ["", "### Recommendations", ""]
-        out += [f"{n}. **{f.kind.replace('_', ' ')} — `{f.subject}`**: {f.recommendation}" for n, f in enumerate(self.findings, 1)]
+        out += [f"{n}. **{f.kind.replace('_', ' ')} — `{f.subject}`**: {f.recommendation}"
+                for n, f in enumerate(self.findings, 1)]
         return "\n".join(out) + "\n"
 
 

@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from app import CONTRACT, DeskReportsStack
 
+from app import CONTRACT, DeskReportsStack
 from constructs_lib.runtime import TableClient
 from constructs_lib.runtime.contract import ENV_MODEL_FINGERPRINT
 

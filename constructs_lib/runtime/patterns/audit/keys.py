@@ -41,7 +41,8 @@ def audit_pk(spec: AuditSpec, keys: Mapping[str, Any]) -> str:
     """The audit partition key of a source item, from its typed key (``{"PK": {"S": ...}, ...}``)."""
     if not isinstance(keys, Mapping) or set(keys) != set(spec.key_attributes):
         names = sorted(keys) if isinstance(keys, Mapping) else keys
-        raise KeyValueError(f"source key {names!r} does not match the key attributes {list(spec.key_attributes)!r} of the audit spec")
+        raise KeyValueError(
+            f"source key {names!r} does not match the key attributes {list(spec.key_attributes)!r} of the audit spec")
     text = ITEM_PREFIX + "#".join(codec.escape(_key_text(keys[a], a), field=a) for a in spec.key_attributes)
     return text if utf8_len(text) <= MAX_PK_BYTES else HASHED_PREFIX + sha256_hex(text)
 

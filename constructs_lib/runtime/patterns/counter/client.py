@@ -11,7 +11,7 @@ import random
 import secrets
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Unpack
 
 from ... import _aws, contract, tokens
@@ -114,7 +114,7 @@ class CounterClient:
         self.client = _aws.bind(client, {"table_name": table_name}, what="CounterClient", **connection)
         self.batch_retries = batch_retries
         self._rng = rng or random.Random()
-        self._clock = clock or (lambda: datetime.now(timezone.utc))
+        self._clock = clock or (lambda: datetime.now(UTC))
         #: The hooks this client's calls pass through at the AWS-call seam (see ``_aws.CallHook``).
         self.hooks: tuple[_aws.CallHook, ...] = ()
 
@@ -170,7 +170,8 @@ class CounterClient:
         key = self.spec.shard_key(counter_id, shard)
         update = self._shard_update(counter_id, shard, by)
         if idempotency_key is None:
-            self._retry_conflicts(lambda: _aws.call(self.client, "update_item", hooks=self.hooks, TableName=self.table_name, Key=_aws.serialize(key), **update))
+            self._retry_conflicts(lambda: _aws.call(self.client, "update_item", hooks=self.hooks,
+                                                    TableName=self.table_name, Key=_aws.serialize(key), **update))
             return Increment(counter_id, shard, by)
         return self._idempotent_increment(counter_id, shard, by, idempotency_key, key, update)
 
@@ -353,10 +354,10 @@ class CounterClient:
 
 def _format_time(dt: datetime) -> str:
     """Fixed-width ISO-8601 UTC with microseconds: sorts as text in time order."""
-    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _parse_time(value: Any) -> datetime | None:
     if not isinstance(value, str):
         return None
-    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)

@@ -1,6 +1,6 @@
-from constructs_lib.runtime import TableClient
-
 from notes import note_item
+
+from constructs_lib.runtime import TableClient
 
 table = TableClient.from_environment()
 
