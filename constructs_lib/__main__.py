@@ -8,7 +8,7 @@ contract file (``*.json``, read with ``Model.from_contract``; docs/contract-form
 module is searched for ``Model`` instances without importing the AWS CDK; an app (``build_app()``
 or a ``cdk.App``) is built, never synthesized, and its tables (owned or imported) described.
 Exit 0 on success, 2 when the target cannot be found or holds no model (or on usage errors), 1
-on a model error in the target, an unwritable output or a failed `codegen --check`.
+on a model, codegen or evolution error, an unwritable output or a failed `codegen --check`.
 """
 
 from __future__ import annotations
@@ -25,15 +25,14 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from .codegen.exceptions import CodegenError
+from .evolution.exceptions import ContractReadError, EvolutionError
+from .exceptions import CliError, TargetError  # TargetError: importable from here too
 from .model.exceptions import ModelError
 from .model.model import Model
 
 PROG = "python -m constructs_lib"
 _ATTRIBUTE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
-
-
-class TargetError(ModelError):
-    """The command-line target cannot be loaded or holds no data model (names the target)."""
 
 
 # Loading targets ------------------------------------------------------------------------------------
@@ -474,8 +473,6 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = build_parser().parse_args(argv)
-    from .evolution.contracts import ContractReadError
-
     try:
         text = args.run(args)
     except (TargetError, ContractReadError) as exc:
@@ -483,6 +480,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except ModelError as exc:
         print(f"{PROG} {args.command}: model error in target {args.target!r}: {exc}", file=sys.stderr)
+        return 1
+    except CodegenError as exc:
+        print(f"{PROG} {args.command}: cannot generate code for target {args.target!r}: {exc}", file=sys.stderr)
+        return 1
+    except (EvolutionError, CliError) as exc:  # a refused lock/diff/contract step, or another command-line error
+        print(f"{PROG} {args.command}: {exc}", file=sys.stderr)
         return 1
     try:
         _emit(text, args.output)

@@ -17,16 +17,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..model.exceptions import ModelError
 from ..model.model import Model
+from .exceptions import LockError  # importable from here too
 from .lock import LOCK_FILE, ModelLock, TableLock
 
 CONTEXT_LOCK = "constructs_lib:lock"
 CONTEXT_ACKNOWLEDGE = "constructs_lib:acknowledge"
-
-
-class LockError(ModelError):
-    """The lock cannot be written or advanced as asked (names the table and the reason)."""
 
 
 def add_commands(

@@ -28,13 +28,10 @@ from ..model.slices import (
     slice_of,
 )
 from .diff import diff_models
+from .exceptions import ContractReadError  # importable from here too
 
 #: Where a producer keeps the slices its consumers registered (next to the app).
 CONSUMERS_DIR = "contracts/consumers"
-
-
-class ContractReadError(ModelError):
-    """A contract, slice or published parameter named on the command line cannot be read (exit 2)."""
 
 
 #: (table path, consumer's model, [(function path, scope)], pinned contract or None) per imported table.

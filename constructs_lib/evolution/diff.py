@@ -17,20 +17,16 @@ from dataclasses import dataclass, field
 from typing import Literal, cast
 
 from ..model.entity import SHARD, Entity, IndexKey
-from ..model.exceptions import ModelError
 from ..model.fields import Field
 from ..model.indexes import TABLE, Index
 from ..model.model import Model
 from . import coverage, field_changes
+from .exceptions import BreakingChangeError  # importable from here too
 from .levels import BACKFILL, BREAKING, LEVELS, SAFE, Level
 
 #: ``emit(level, rule, subject, message, entity=..., index=..., covers=...)`` records one change;
 #: ``covers`` lists the key-schema paths (:data:`.coverage.Path`) it accounts for.
 Emit = Callable[..., None]
-
-
-class BreakingChangeError(ModelError):
-    """The model changes in a way existing items or callers cannot follow (names each change)."""
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from .access import CONDITIONS, AccessPattern
 from .entity import SHARD, Entity, IndexKey
 from .exceptions import (
     AccessPatternError,
+    AccessScopeError,
     ContractError,
     ContractFormatError,
     ContractIntegrityError,
@@ -23,7 +24,7 @@ from .exceptions import (
 from .fields import Field
 from .indexes import TABLE, Index
 from .model import FORMAT, MAX_GSIS, MAX_LSIS, VERSION, Model, ModelWarning, ResolvedPattern
-from .scope import ANY_TENANT, WRITE_KINDS, AccessScope, AccessScopeError, principal_tag
+from .scope import ANY_TENANT, WRITE_KINDS, AccessScope, principal_tag
 from .templates import SEPARATOR, KeyTemplate, Placeholder
 
 __all__ = [

@@ -30,6 +30,10 @@ class ViewError(ModelValidationError):
     pattern whose name the model already has."""
 
 
+class AccessScopeError(ModelValidationError):
+    """An access scope names something the model does not declare, or breaks a scope rule."""
+
+
 class ModelFormatError(ModelError):
     """A serialized model (JSON) has an unknown format or an unsupported version."""
 
@@ -49,6 +53,10 @@ class ContractVersionError(ContractError):
 class ContractIntegrityError(ContractError):
     """A contract file's fingerprints or table description disagree with the model it holds
     (edited by hand or damaged)."""
+
+
+class SliceError(ContractError):
+    """A slice file or a published contract document cannot be used (names the source and what to do)."""
 
 
 @dataclass(frozen=True)

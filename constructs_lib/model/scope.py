@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .exceptions import ModelValidationError
+from .exceptions import AccessScopeError  # defined with the other model errors; importable from here too
 from .tenancy import TENANT_ID_RE, TENANT_ID_RULE
 
 if TYPE_CHECKING:
@@ -30,10 +30,6 @@ WRITE_KINDS: tuple[str, ...] = (
 #: ``tenant=ANY_TENANT``: every tenant (an explicit choice; IAM then checks the key shape only).
 ANY_TENANT = "*"
 _TAG_RE = re.compile(r"\$\{aws:PrincipalTag/([A-Za-z0-9_.:/=+@-]{1,128})\}")
-
-
-class AccessScopeError(ModelValidationError):
-    """An access scope names something the model does not declare, or breaks a scope rule."""
 
 
 def principal_tag(tag: str = "tenant") -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .exceptions import ContractError
+from .exceptions import SliceError  # defined with the other model errors; importable from here too
 from .fingerprints import (
     ModelLike,
     _data,
@@ -41,10 +41,6 @@ SLICE_VERSION = 1
 PUBLISHED_FORMAT = "constructs_lib.published"
 PUBLISHED_VERSION = 1
 _HEX = frozenset("0123456789abcdef")
-
-
-class SliceError(ContractError):
-    """A slice file or a published contract document cannot be used (names the source and what to do)."""
 
 
 # The slice ---------------------------------------------------------------------------------------

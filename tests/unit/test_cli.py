@@ -13,8 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from constructs_lib.__main__ import TargetError, load_models, main
+from constructs_lib.__main__ import load_models, main
+from constructs_lib.codegen import CodegenError
 from constructs_lib.docgen.describe import describe
+from constructs_lib.evolution.exceptions import BreakingChangeError, ContractReadError, EvolutionError, LockError
+from constructs_lib.exceptions import CliError, TargetError
 from constructs_lib.model import ModelError
 from examples.shop.model import shop_model
 
@@ -109,11 +112,63 @@ def test_bad_targets_exit_2_naming_the_target(target: str, message: str, capsys:
     assert err.startswith("python -m constructs_lib describe: ")
 
 
-def test_target_error_is_a_model_error() -> None:
-    # THEN callers can catch every model-related failure with the package's base class
-    with pytest.raises(ModelError):
+def test_target_error_is_a_cli_error_not_a_model_error() -> None:
+    # WHEN a target cannot be found THEN the command line's own root names it, and it does not
+    # pose as a model error (the model was never reached); ValueError callers still catch it
+    with pytest.raises(CliError):
         load_models("no_such_package.model")
-    assert issubclass(TargetError, ModelError)
+    assert issubclass(TargetError, CliError) and issubclass(CliError, ValueError)
+    assert not issubclass(TargetError, ModelError)
+
+
+@pytest.mark.parametrize(
+    ("root", "members"),
+    [(CliError, [TargetError]), (CodegenError, []), (EvolutionError, [LockError, BreakingChangeError, ContractReadError])],
+)
+def test_each_package_error_root_is_a_value_error_and_not_a_model_error(
+    root: type[Exception], members: list[type[Exception]]
+) -> None:
+    # THEN every error of the package is under its one root, a ValueError, and none is a ModelError
+    assert issubclass(root, ValueError) and not issubclass(root, ModelError)
+    assert all(issubclass(member, root) for member in members)
+
+
+def test_old_import_places_give_the_same_classes() -> None:
+    # THEN errors moved into an exceptions module are still importable where they were defined
+    from constructs_lib import __main__, model
+    from constructs_lib.evolution import cli, contracts, diff
+    from constructs_lib.model import exceptions, scope, slices
+
+    assert (__main__.TargetError, cli.LockError, diff.BreakingChangeError, contracts.ContractReadError) == (
+        TargetError, LockError, BreakingChangeError, ContractReadError)
+    assert scope.AccessScopeError is exceptions.AccessScopeError is model.AccessScopeError
+    assert slices.SliceError is exceptions.SliceError and issubclass(slices.SliceError, exceptions.ContractError)
+
+
+def test_refused_lock_step_exits_1_without_calling_it_a_model_error(capsys: pytest.CaptureFixture[str]) -> None:
+    # WHEN lock gets a malformed --context pair
+    code = main(["lock", "app.py", "--context", "no-equals-sign"])
+    # THEN the exit status is 1 and the message names the pair, not a "model error"
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.startswith("python -m constructs_lib lock: ") and "'no-equals-sign' must be KEY=VALUE" in err
+    assert "model error" not in err
+
+
+def test_codegen_error_exits_1_naming_the_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # GIVEN a valid model whose key field has the name of a parameter of TableClient.get
+    target = tmp_path / "consistent_model.py"
+    target.write_text(
+        "from constructs_lib.model import Entity, Model\n"
+        "m = Model('m', entities=[Entity('Thing', pk='T#{consistent}', fields=['consistent'])])\n",
+        encoding="utf-8",
+    )
+    # WHEN its typed module is generated
+    code = main(["codegen", str(target), "-o", str(tmp_path / "typed.py")])
+    # THEN the exit status is 1 and the message names the field
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "cannot generate code for target" in err and "field 'consistent'" in err
 
 
 def test_model_error_while_loading_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
