@@ -43,12 +43,9 @@ def client_parts(table_name: str, model: Model, client: Any) -> dict[str, str]:
     """The parts every cursor of a client binds: its table (name, and the boto3 client's region
     and endpoint when it has them) and its model's fingerprint."""
     from .contract import fingerprint
+    from .tokens import table_identity
 
-    meta = getattr(getattr(client, "unwrapped", client), "meta", None)
-    region, endpoint = (getattr(meta, a, None) for a in ("region_name", "endpoint_url"))
-    where = [table_name, region if isinstance(region, str) else None,
-             endpoint.rstrip("/") if isinstance(endpoint, str) else None]
-    return {TABLE: _canonical(where), MODEL: fingerprint(model)}
+    return {TABLE: _canonical(table_identity(client, table_name)), MODEL: fingerprint(model)}
 
 
 def query_parts(pattern: str, params: Mapping[str, Any], *, shards: int | None = None) -> dict[str, str]:

@@ -23,11 +23,13 @@ TOKEN_LENGTH = 36
 
 
 def table_identity(client: BaseClient, table_name: str) -> tuple[str, str, str]:
-    """What the boto3 ``client`` knows of the table: its endpoint, its region and the table
-    name (or ARN) as given. The account is not known without a call; a token's scope is one
-    account already."""
+    """What the boto3 ``client`` knows of the table: its endpoint (without a trailing ``/``), its
+    region and the table name (or ARN) as given; what tokens and cursors bind. The account is
+    not known without a call; a token's scope is one account already."""
     meta = getattr(client, "meta", None)
-    return (str(getattr(meta, "endpoint_url", None) or ""), str(getattr(meta, "region_name", None) or ""), table_name)
+    endpoint, region = getattr(meta, "endpoint_url", None), getattr(meta, "region_name", None)
+    return (endpoint.rstrip("/") if isinstance(endpoint, str) else "", region if isinstance(region, str) else "",
+            table_name)
 
 
 def request_token(purpose: str, identity: tuple[str, ...], request: Any) -> str:
