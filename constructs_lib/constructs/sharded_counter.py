@@ -176,7 +176,7 @@ class ShardedCounter(StreamConsumer):
                 family=name,
                 shards=self.sizing.shards if self.sizing else shards,  # type: ignore[arg-type]
                 pk_attribute=model.pk_attribute,
-                sk_attribute=model.sk_attribute,  # type: ignore[arg-type]
+                sk_attribute=model.sk_attribute,
                 entity_attribute=model.entity_attribute,
                 ttl_attribute=model.ttl_attribute,
                 idempotency_ttl_seconds=int(idempotency_window.to_seconds()) if idempotency_window else None,

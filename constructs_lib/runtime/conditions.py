@@ -278,7 +278,7 @@ class Attributes:
         if self.entities and all(e.attributes for e in self.entities):
             self.known = frozenset(
                 name for e in self.entities
-                for name in (*e.fields, *e.attributes, e.version_attribute, model.ttl_attribute) if name  # type: ignore[union-attr]
+                for name in (*e.fields, *e.attributes, e.version_attribute, model.ttl_attribute) if name
             )
         #: Attributes the index stores besides keys (None: every attribute, an ``ALL`` projection).
         self.projected: frozenset[str] | None = None
@@ -314,7 +314,7 @@ class Attributes:
         """A field the index items' keys carry (parsed back from them on read)."""
         for entity in self.entities:
             templates = [entity.pk_template, entity.sk_template]
-            if self.index is not None and self.index.name in entity.indexes:  # type: ignore[operator]
+            if self.index is not None and self.index.name in entity.indexes:
                 templates += list(entity.index_templates(self.index.name))
             if any(t is not None and name in t.fields for t in templates):
                 return True

@@ -197,7 +197,7 @@ class CounterClient:
         expires = int(self._clock().timestamp()) + s.idempotency_ttl_seconds  # type: ignore[operator]
         marker = {
             **marker_key, s.entity_attribute: DEDUP_TYPE, FAMILY: s.family, COUNTER_ID: counter_id,
-            IDEMPOTENCY_KEY: idempotency_key, BY: by, SHARD: shard, s.ttl_attribute: expires,  # type: ignore[dict-item]
+            IDEMPOTENCY_KEY: idempotency_key, BY: by, SHARD: shard, s.ttl_attribute: expires,
         }
         items = [
             {"Put": {
