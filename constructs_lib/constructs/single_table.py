@@ -12,6 +12,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType, SimpleNamespace
+from typing import cast
 
 import aws_cdk as cdk
 from aws_cdk import aws_dynamodb as dynamodb
@@ -136,7 +137,8 @@ class SingleTable(ModelBoundTable):
         hardening = Hardening.of(self)
         if hardening.cmk_everywhere:
             if encryption is None:
-                encryption = dynamodb.TableEncryptionV2.customer_managed_key(hardening.key(f"SingleTable {id!r}"))
+                cmk = cast(kms.IKey, hardening.key(f"SingleTable {id!r}"))  # a key: cmk_everywhere is on
+                encryption = dynamodb.TableEncryptionV2.customer_managed_key(cmk)
             elif encryption.table_key is None:
                 raise ConstructPropsError(
                     f"SingleTable {id!r}: encryption without a customer-managed key conflicts with the stack's "

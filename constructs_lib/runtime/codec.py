@@ -436,7 +436,8 @@ def decode(text: str, kind: FieldKind, *, width: int | None = None, field: str =
         if match is not None:
             # Fixed-width fields + datetime's range checks make a match canonical.
             try:
-                return datetime(*(int(g) for g in match.groups()), tzinfo=UTC)
+                year, month, day, hour, minute, second, micro = (int(g) for g in match.groups())
+                return datetime(year, month, day, hour, minute, second, micro, tzinfo=UTC)
             except ValueError:
                 pass
         raise _fail(

@@ -137,7 +137,7 @@ def query(
     table: TableClient, pattern: str, resolved: ResolvedPattern, vals: Mapping[str, Any], partition_value: Any, *,
     limit: int | None, cursor: str | None, forward: bool, raw: bool,
     filter: Condition | None = None, attributes: Sequence[str | Name] | None = None,  # noqa: A002 - the query option
-) -> Page:
+) -> Page[dict[str, Any]]:
     """One page of a pattern on a sharded index: at most ``limit`` items of all shards, merged.
     ``filter``/``attributes`` apply to every shard's Query (a projection keeps the index key
     the merge and the cursor need)."""

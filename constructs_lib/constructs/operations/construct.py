@@ -111,7 +111,7 @@ class TableOperations(Construct):
         )
 
     # Alarms ------------------------------------------------------------------------------------------
-    def _alarm(self, key: str, metric: cloudwatch.IMetric, *, threshold: float, periods: int = 1,
+    def _alarm(self, key: str, metric: cloudwatch.Metric | cloudwatch.MathExpression, *, threshold: float, periods: int = 1,
                description: str) -> cloudwatch.Alarm:
         alarm = metric.create_alarm(
             self, key.replace("/", "-") + "Alarm", threshold=threshold, evaluation_periods=periods,
