@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from types import MappingProxyType, SimpleNamespace
+from types import MappingProxyType
 from typing import cast
 
 import aws_cdk as cdk
@@ -198,7 +198,7 @@ class SingleTable(ModelBoundTable):
         self.stream_view_type = stream
         apply_index_contributor_insights(
             self.table,
-            SimpleNamespace(gsis=list(self.evolution.gsis)),  # type: ignore[arg-type]
+            self.evolution,
             # (a GSI a rollout step is about to delete is no longer in the model: the table's setting)
             {**{i.name: self.contributor_insights[TABLE] for i in self.evolution.gsis}, **self.contributor_insights},
         )

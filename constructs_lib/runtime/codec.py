@@ -383,10 +383,12 @@ def encode_normalized(value: Any, kind: FieldKind, width: int | None = None) -> 
     """:func:`encode` of a value :func:`normalize` returned for the same kind and width (so
     already checked): what ``encode`` gives, without checking again."""
     if kind == "string":
-        return value.translate(_ESCAPE_TABLE)  # type: ignore[no-any-return]
+        escaped: str = value.translate(_ESCAPE_TABLE)
+        return escaped
     if kind == "number":
         return f"{value:0{width}d}"
-    return value  # type: ignore[no-any-return]  # timestamps and dates: normalize() returns encode()'s text
+    text: str = value  # timestamps and dates: normalize() returns encode()'s text
+    return text
 
 
 def decode(text: str, kind: FieldKind, *, width: int | None = None, field: str = "?") -> Any:

@@ -83,10 +83,10 @@ class _Operand:
     __slots__ = ()
     __hash__ = None  # type: ignore[assignment]  # == builds a condition, so no hashing
 
-    def __eq__(self, other: Any) -> Condition:  # type: ignore[override]
+    def __eq__(self, other: Any) -> Condition:  # type: ignore[override]  # == builds a condition, not a bool
         return Condition("=", self, other)
 
-    def __ne__(self, other: Any) -> Condition:  # type: ignore[override]
+    def __ne__(self, other: Any) -> Condition:  # type: ignore[override]  # != builds a condition, not a bool
         return Condition("<>", self, other)
 
     def __lt__(self, other: Any) -> Condition:
@@ -168,7 +168,9 @@ class Path(_Operand):
 
     @property
     def root(self) -> str:
-        return self.segments[0]  # type: ignore[return-value]
+        root = self.segments[0]
+        assert isinstance(root, str)  # a path starts with a name, indexes only follow one
+        return root
 
     def begins_with(self, prefix: str) -> Condition:
         """The attribute is text (or binary) starting with ``prefix``."""

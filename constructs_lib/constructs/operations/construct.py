@@ -305,4 +305,6 @@ class TableOperations(Construct):
 def _threshold(alarm: cloudwatch.Alarm) -> float:
     resource = alarm.node.default_child
     assert isinstance(resource, cloudwatch.CfnAlarm)
-    return float(resource.threshold)  # type: ignore[arg-type]
+    threshold = resource.threshold
+    assert threshold is not None  # _alarm gives every alarm a threshold
+    return float(threshold)

@@ -101,7 +101,7 @@ def capacity(response: Mapping[str, Any] | None, table: str) -> Capacity | None:
     return Capacity(total, on_table, gsis) if seen else None
 
 
-def is_for(table: str, params: Mapping[str, Any]) -> bool:
+def is_for(table: str | None, params: Mapping[str, Any]) -> bool:
     """Whether a request touches ``table``."""
     if "RequestItems" in params:
         return table in params["RequestItems"]
