@@ -25,6 +25,8 @@ from .exceptions import ConstructPropsError
 from .slim import slim_source
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from ..model import Model
     from .handler_code import HandlerCode
 
@@ -110,7 +112,7 @@ def _import_name(rel: str) -> str | None:
     return top
 
 
-def _check_parts(parts: dict[str, dict[str, object]], what: str) -> None:
+def _check_parts(parts: Mapping[str, Mapping[str, object]], what: str) -> None:
     """No two parts may ship the same path or the same top-level import name."""
     owner: dict[str, str] = {}
     for part, files in parts.items():
