@@ -117,8 +117,9 @@ def test_the_site_builds_offline() -> None:
     # GIVEN the site's configuration
     config = MKDOCS.read_text(encoding="utf-8")
     # THEN it fetches nothing: no web fonts, no plugin that downloads (social cards, privacy), no
-    # remote inventories for cross-references, no remote snippets
+    # remote inventories for cross-references, no remote snippets; nor material's offline plugin,
+    # whose pages load a script from unpkg.com
     assert re.search(r"^  font: false$", config, flags=re.MULTILINE)
-    assert not re.search(r"^\s+- (social|privacy|blog|git-\w+)\b", config, flags=re.MULTILINE)
-    assert "inventories" not in config and "url_download" not in config
+    assert not re.search(r"^\s+- (social|privacy|offline|blog|git-\w+)\b", config, flags=re.MULTILINE)
+    assert not re.search(r"^\s+(inventories|import):", config, flags=re.MULTILINE) and "url_download" not in config
     assert re.search(r"^strict: true$", config, flags=re.MULTILINE)
