@@ -87,6 +87,8 @@ class SingleTable(ModelBoundTable):
         Ids of breaking model changes (``python -m constructs_lib diff``) to accept against the
         model lock, besides those in the context key ``constructs_lib:acknowledge``. Default none.
 
+    Notes
+    -----
     Model evolution: when the context key ``constructs_lib:lock`` names a lock file
     (``python -m constructs_lib lock``), the model is diffed against this table's entry,
     breaking changes fail synth unless acknowledged, and the template adds or removes at most

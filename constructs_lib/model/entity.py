@@ -48,6 +48,8 @@ class IndexKey:
         The declared field (or tuple of fields) the shard is derived from, e.g. ``"order_id"``:
         pick an id, so items spread evenly. Required with ``shards``, forbidden without.
 
+    Notes
+    -----
     Every attribute named here counts as an input of the index key: an update that sets
     one of them must supply the others (unless they are part of the item's table key), and
     removing one removes the item from the index.

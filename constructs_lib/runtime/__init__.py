@@ -75,6 +75,7 @@ if TYPE_CHECKING:
         size,
     )
     from .contract import (
+        ENV_CONTRACT_PARAMETER,
         ENV_MODEL_FINGERPRINT,
         fingerprint,
     )

@@ -196,6 +196,8 @@ class TableClient:
         recorder
             An existing recorder (e.g. shared by several clients of this table). Default: a new one.
 
+        Notes
+        -----
         Tenant clients made by :meth:`for_tenant` after this call record into the same recorder.
         """
         from .stats import TrafficRecorder

@@ -55,6 +55,7 @@ if TYPE_CHECKING:
         deploy_template,
         read_stack_template,
     )
+    from constructs_lib.testing.local_ssm import LocalSsm
     from constructs_lib.testing.local_update import update_template
     from constructs_lib.testing.streams import (
         MappingSettings,

@@ -4,7 +4,7 @@ thresholds, and Contributor Insights per table and per GSI.
 Turn it on with ``SingleTable(..., operations=Operations())`` or ``table.add_operations(...)``.
 Pattern constructs on the table register themselves, before or after: their widgets join the
 dashboard (in their own stack when it is not the table's) and their alarms get the table's alarm
-actions. Alarm keys, metrics and thresholds: the README's "Operations: dashboards and alarms".
+actions. Alarm keys, metrics and thresholds: docs/operations.md.
 Modules: ``props`` (:class:`Operations`), ``consumers`` (:class:`MonitoredConsumer`),
 ``insights`` (Contributor Insights), ``construct`` (:class:`TableOperations`).
 

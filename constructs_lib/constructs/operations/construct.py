@@ -1,4 +1,4 @@
-"""``TableOperations``: the dashboard and alarms of one table (every alarm: the README's "Operations: dashboards and alarms")."""
+"""``TableOperations``: the dashboard and alarms of one table (every alarm: docs/operations.md)."""
 
 from __future__ import annotations
 
