@@ -28,7 +28,7 @@ class Layout:
 
     def __init__(self, model: Model) -> None:
         self.pk = model.pk_attribute
-        self.gsis: dict[str, str] = {i.name: i.pk_attribute for i in model.gsis}  # type: ignore[misc]
+        self.gsis: dict[str, str] = {i.name: i.pk_attribute for i in model.gsis}
 
 
 class Capacity(NamedTuple):
