@@ -73,8 +73,8 @@ class Model:
         self,
         name: str,
         *,
-        entities: Sequence[Entity],
-        indexes: Sequence[Index] = (),
+        entities: Sequence[Entity | ResolvedEntity],
+        indexes: Sequence[Index | ResolvedIndex] = (),
         access_patterns: Sequence[AccessPattern] = (),
         ttl_attribute: str | None = None,
         pk_attribute: str = "PK",
@@ -87,11 +87,15 @@ class Model:
                 f"model name {name!r} must start with a letter and use letters, digits, '_' or '-' (max 64)"
             )
         self.name = name
-        declared: dict[str, Entity] = _unique(entities, Entity, "entity")
+        # Another model's resolved entities and indexes are accepted as the declarations they resolve.
+        declared: dict[str, Entity] = _unique(
+            [e.declared() if isinstance(e, ResolvedEntity) else e for e in entities], Entity, "entity"
+        )
         #: The secondary indexes, resolved (default attribute names filled in; an LSI's partition
         #: key is the table's).
         self.indexes: dict[str, ResolvedIndex] = {
-            n: resolve_index(i, pk_attribute) for n, i in _unique(indexes, Index, "index").items()
+            n: resolve_index(i, pk_attribute)
+            for n, i in _unique([i.declared() if isinstance(i, ResolvedIndex) else i for i in indexes], Index, "index").items()
         }
         #: The access patterns as declared (their JSON form); :attr:`resolved_patterns` resolves them.
         self.access_patterns: dict[str, AccessPattern] = _unique(access_patterns, AccessPattern, "access pattern")

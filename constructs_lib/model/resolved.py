@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .access import AccessPattern, Condition
-from .entity import SHARD, SHARD_FIELD
+from .entity import SHARD, SHARD_FIELD, Entity
 from .fields import Field
-from .indexes import IndexKind, Projection
+from .indexes import Index, IndexKind, Projection
 from .templates import KeyTemplate
 
 
@@ -43,6 +43,10 @@ class ResolvedIndex:
         """The index's own key attributes (for an LSI only the sort key)."""
         own = (self.sk_attribute,) if self.kind == "LSI" else (self.pk_attribute, self.sk_attribute)
         return tuple(a for a in own if a)
+
+    def declared(self) -> Index:
+        """The index as a user declares it (to build another model from this one's parts)."""
+        return Index.from_dict(self.to_dict())
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -141,6 +145,10 @@ class ResolvedEntity:
     def sharded_indexes(self) -> dict[str, ResolvedIndexKey]:
         """The entity's write-sharded index keys, by index name."""
         return {n: k for n, k in self.indexes.items() if k.sharded}
+
+    def declared(self) -> Entity:
+        """The entity as a user declares it (to build another model from this one's parts)."""
+        return Entity.from_dict(self.to_dict())
 
     def to_dict(self) -> dict[str, Any]:
         return {
