@@ -10,11 +10,11 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from constructs_lib.model import Entity, KeyTemplate, Model
+from constructs_lib.model.resolve import resolve_entity
+from constructs_lib.model.resolved import ResolvedEntity
 from constructs_lib.runtime import keys
 from constructs_lib.runtime.exceptions import KeyValueError
 from constructs_lib.runtime.keys import composite_key, entity_key, split_composite_key
-from constructs_lib.model.resolve import resolve_entity
-from constructs_lib.model.resolved import ResolvedEntity
 from examples.shop.model import shop_model
 
 
