@@ -113,6 +113,18 @@ class Index:
             )
         return IndexParts(pk_attribute, sk_attribute, projection)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The index as model JSON (normalized: default attribute names filled in)."""
+        parts = self.parts()
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "pk_attribute": parts.pk_attribute,
+            "sk_attribute": parts.sk_attribute,
+            "sort_key": self.sort_key,
+            "projection": list(parts.projection) if isinstance(parts.projection, tuple) else parts.projection,
+        }
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Index:
         proj = data["projection"]
