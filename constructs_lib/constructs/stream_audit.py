@@ -346,11 +346,9 @@ def _redacted_attributes(what: str, model: Any, redact: Sequence[str]) -> tuple[
                     f"({entity.pk_template.source}), so it would stay in clear in the audit record's key; "
                     "keep sensitive data out of table keys"
                 )
-            for index_name in entity.indexes:
-                index = model.index(index_name)
-                pk_t, sk_t = entity.index_templates(index_name)
-                for attr, template in ((index.pk_attribute, pk_t), (index.sk_attribute, sk_t)):
-                    if template is not None and attr and name in template.fields:
+            for key in entity.indexes.values():
+                for attr, template in key.written:
+                    if name in template.fields:
                         derived.append(attr)
     return tuple(dict.fromkeys([*wanted, *derived]))
 

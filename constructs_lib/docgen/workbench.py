@@ -107,7 +107,7 @@ def _table(model: Model, table_name: str, per_entity: int) -> dict[str, Any]:
         for attr in index.key_attributes:
             non_key.setdefault(attr, "S")
     for entity in model.entities.values():
-        for name, spec in entity.fields.items():  # type: ignore[union-attr]
+        for name, spec in entity.fields.items():
             if name not in table_keys:
                 non_key.setdefault(name, "N" if spec.kind == "number" else "S")
         if entity.version_attribute:
@@ -145,7 +145,7 @@ def _table(model: Model, table_name: str, per_entity: int) -> dict[str, Any]:
     }
     gsis = []
     for index in model.gsis:
-        keys = {"PartitionKey": _key(index.pk_attribute)}  # type: ignore[arg-type]
+        keys = {"PartitionKey": _key(index.pk_attribute)}
         if index.sk_attribute:
             keys["SortKey"] = _key(index.sk_attribute)
         gsis.append({"IndexName": index.name, "KeyAttributes": keys, "Projection": _projection(model, index)})

@@ -44,7 +44,8 @@ from .pages import (
 if TYPE_CHECKING:
     from botocore.client import BaseClient
 
-    from ..model import Entity, Model, ResolvedPattern
+    from ..model import Model, ResolvedPattern
+    from ..model import ResolvedEntity as Entity
     from ..model.scope import AccessScope
     from .conditions import Condition, Name
     from .scope import ScopeGuard
@@ -483,7 +484,7 @@ class TableClient:
             raise SettingsError(f"limit {limit!r} must be a positive int")
         partition_value = self._partition_of(resolved, vals, partition_at)
         if resolved.operation == "GetItem":
-            entity = self.entity(resolved.pattern.entities[0])
+            entity = self.entity(resolved.entities[0])
             require_fields(entity, vals, resolved.pk_fields + resolved.sk_fields, what=f"pattern {pattern!r}")
             if cursor is not None:
                 raise KeyValueError(f"pattern {pattern!r} reads one item (GetItem); it has no pages, so no cursor")
@@ -493,7 +494,7 @@ class TableClient:
             return Page([item] if item else [], None)
         if consistent and resolved.index is not None and resolved.index.kind == "GSI":
             raise SettingsError(f"pattern {pattern!r} reads GSI {resolved.index.name!r}; GSIs do not support consistent reads")
-        forward = not (resolved.pattern.descending if descending is None else descending)
+        forward = not (resolved.descending if descending is None else descending)
         if resolved.shards:  # a write-sharded index: every shard read, merged in sort-key order
             from . import merged_reads  # loaded by functions that read a sharded index only
 
@@ -554,46 +555,44 @@ class TableClient:
         None for every other pattern."""
         resolved = self.pattern(pattern)
         vals = {**(values or {}), **{k: v for k, v in kw.items() if k not in QUERY_OPTIONS}}
-        if resolved.pattern.sk != "between" or not resolved.sk_fields:
+        if resolved.sk != "between" or not resolved.sk_fields:
             return None
         starts = buckets.range_partitions(self._pk_template(resolved), resolved.sk_fields[-1], vals.get(resolved.sk_fields[-1]))
-        descending = resolved.pattern.descending if kw.get("descending") is None else kw["descending"]
+        descending = resolved.descending if kw.get("descending") is None else kw["descending"]
         return starts[::-1] if starts and descending else starts
 
     def _partition_of(self, resolved: ResolvedPattern, vals: Mapping[str, Any], partition_at: Any) -> Any:
         """The value of the range field to build the partition key from (None: the field's own)."""
-        if resolved.pattern.sk != "between" or not resolved.sk_fields:
+        if resolved.sk != "between" or not resolved.sk_fields:
             if partition_at is not None:
                 raise KeyValueError(f"partition_at only applies to a between range on a time-bucketed partition key; "
-                                    f"pattern {resolved.pattern.name!r} has none")
+                                    f"pattern {resolved.name!r} has none")
             return None
         field = resolved.sk_fields[-1]
         starts = buckets.range_partitions(self._pk_template(resolved), field, vals.get(field))
         if starts is None:
             if partition_at is not None:
-                raise KeyValueError(f"partition_at: the partition key of pattern {resolved.pattern.name!r} does not "
+                raise KeyValueError(f"partition_at: the partition key of pattern {resolved.name!r} does not "
                                     f"bucket {field!r}")
             return None
         if partition_at is not None:
             return partition_at
         if len(starts) > 1:
             template = self._pk_template(resolved)
-            first, last = (keys.build(self.entity(resolved.pattern.entities[0]), template, {**vals, field: v})
+            first, last = (keys.build(self.entity(resolved.entities[0]), template, {**vals, field: v})
                            for v in (starts[0], starts[-1]))
             raise KeyValueError(
-                f"pattern {resolved.pattern.name!r}: {field} range {vals[field][0]!s} .. {vals[field][1]!s} spans "
+                f"pattern {resolved.name!r}: {field} range {vals[field][0]!s} .. {vals[field][1]!s} spans "
                 f"{len(starts)} partitions ({first} .. {last}) and a Query reads one partition; use query_all(), "
                 "which reads each in order, or pass partition_at="
             )
         return starts[0]
 
     def _pk_attribute(self, resolved: ResolvedPattern) -> str:
-        index = resolved.index
-        return self.model.pk_attribute if index is None or index.kind == "LSI" else index.pk_attribute  # type: ignore[return-value]
+        return resolved.pk_attribute
 
     def _pk_template(self, resolved: ResolvedPattern) -> Any:
-        entity, index = self.entity(resolved.pattern.entities[0]), resolved.index
-        return entity.pk_template if index is None or index.kind == "LSI" else entity.index_templates(index.name)[0]
+        return resolved.pk_template
 
     # Batch operations ------------------------------------------------------------------------------
     def batch_get(

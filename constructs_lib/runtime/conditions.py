@@ -22,7 +22,9 @@ from .exceptions import InvalidConditionError, KeyValueError, UnknownAttributeEr
 from .items import check_attribute_name, to_dynamo
 
 if TYPE_CHECKING:
-    from ..model import Entity, Field, Index, Model
+    from ..model import Field, Model
+    from ..model import ResolvedEntity as Entity
+    from ..model import ResolvedIndex as Index
 
 __all__ = ["Condition", "Name", "Path", "Size", "attr", "size"]
 
@@ -271,7 +273,7 @@ class Attributes:
         self.managed = frozenset(model.key_attributes()) | {model.entity_attribute}
         self.fields: dict[str, tuple[Entity, Field]] = {}
         for entity in self.entities:
-            for name, spec in entity.fields.items():  # type: ignore[union-attr]
+            for name, spec in entity.fields.items():
                 self.fields.setdefault(name, (entity, spec))
         self.index = index
         #: Every attribute the entities' items may carry, when each declares its ``attributes``
@@ -316,8 +318,9 @@ class Attributes:
         """A field the index items' keys carry (parsed back from them on read)."""
         for entity in self.entities:
             templates = [entity.pk_template, entity.sk_template]
-            if self.index is not None and self.index.name in entity.indexes:
-                templates += list(entity.index_templates(self.index.name))
+            key = entity.indexes.get(self.index.name) if self.index is not None else None
+            if key is not None:
+                templates += [key.pk_template, key.sk_template]
             if any(t is not None and name in t.fields for t in templates):
                 return True
         return False

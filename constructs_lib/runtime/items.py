@@ -29,7 +29,8 @@ from .limits import MAX_ITEM_BYTES, MAX_NAME_BYTES, MAX_PK_BYTES, MAX_SK_BYTES
 from .sharding import SHARD
 
 if TYPE_CHECKING:
-    from ..model import Entity, Index, KeyTemplate, Model
+    from ..model import KeyTemplate, Model
+    from ..model import ResolvedEntity as Entity
 
 
 
@@ -84,7 +85,7 @@ class ItemCodec:
         cached = self._inputs.get((entity.name, index_name))
         if cached is not None and self.model.entities.get(entity.name) is entity:
             return cached
-        key = entity.indexes[index_name]  # type: ignore[index]
+        key = entity.indexes[index_name]
         inputs = self._value_inputs(entity, index_name)
         if key.when_present:
             inputs.add(key.when_present)
@@ -96,23 +97,21 @@ class ItemCodec:
         self, entity: Entity, index_name: str, values: Mapping[str, Any], *, memo: dict[Any, str] | None = None
     ) -> dict[str, str] | None:
         """The index key attributes, or None if the item does not belong in the index."""
-        key = entity.indexes[index_name]  # type: ignore[index]
-        index: Index = self.model.indexes[index_name]
+        key = entity.indexes[index_name]
         for name in self._index_inputs(entity, index_name):
             if values.get(name) is None:
                 return None
         if key.when_equals and any(values.get(a) not in allowed for a, allowed in key.when_equals.items()):
             return None
-        pk_t, sk_t = entity.index_templates(index_name)
         out: dict[str, str] = {}
-        if key.sharded:  # the shard goes into this pk only: not into the memo other templates share
-            shard = sharding.shard_of(entity, key, values)
-            out[index.pk_attribute] = keys.build(entity, pk_t, {**values, SHARD: shard}, where=f"{index_name} pk")  # type: ignore[arg-type,index]
-        elif pk_t is not None:
-            out[index.pk_attribute] = keys.build(entity, pk_t, values, where=f"{index_name} pk", memo=memo)  # type: ignore[index]
-        if sk_t is not None:
-            out[index.sk_attribute] = keys.build(entity, sk_t, values, where=f"{index_name} sk", memo=memo)  # type: ignore[index]
-        return _check_key_sizes(entity, out, index.pk_attribute)
+        for attr, template in key.written:
+            part = "pk" if attr == key.pk_attribute else "sk"
+            if key.sharded and part == "pk":  # the shard goes into this pk only: not into the memo others share
+                shard = sharding.shard_of(entity, key, values)
+                out[attr] = keys.build(entity, template, {**values, SHARD: shard}, where=f"{index_name} pk")
+            else:
+                out[attr] = keys.build(entity, template, values, where=f"{index_name} {part}", memo=memo)
+        return _check_key_sizes(entity, out, key.pk_attribute if key.kind == "GSI" else None)
 
     def index_attributes(self, index_name: str) -> list[str]:
         """The attributes a (possibly sparse) index key occupies on an item (not the LSI's PK)."""
@@ -138,7 +137,7 @@ class ItemCodec:
                 )
             if value is None:
                 continue
-            spec = entity.fields.get(name)  # type: ignore[union-attr]
+            spec = entity.fields.get(name)
             if spec is not None:
                 value = codec.normalize(value, spec.kind, width=spec.width, field=f"{entity.name}.{name}")
                 if spec.max_length is not None and len(value) > spec.max_length:
@@ -174,7 +173,7 @@ class ItemCodec:
             )
         item[self.model.entity_attribute] = entity.name
         item.update(self.table_key(entity, item, memo=memo))
-        for index_name in entity.indexes:  # type: ignore[union-attr]
+        for index_name in entity.indexes:
             derived = self.index_key(entity, index_name, item, memo=memo)
             if derived:
                 item.update(derived)
@@ -256,7 +255,7 @@ class ItemCodec:
         present = {name: True for name in plan.add if name not in known}
         set_names, removed_names = set(plan.set) | set(present), set(plan.remove)
         memo: dict[Any, str] = {}  # encoded field values, shared by the index keys (``known`` does not change)
-        for index_name in entity.indexes:  # type: ignore[union-attr]
+        for index_name in entity.indexes:
             inputs = self._index_inputs(entity, index_name)
             touched_set = inputs & set_names
             touched_remove = inputs & removed_names
@@ -297,11 +296,11 @@ class ItemCodec:
         removes the attribute)."""
         out = {}
         for name, value in amounts.items():
-            inputs = [i for i in entity.indexes if name in self.index_inputs(entity, i)]  # type: ignore[union-attr]
+            inputs = [i for i in entity.indexes if name in self.index_inputs(entity, i)]
             value_inputs = [
                 i for i in inputs if name in self._value_inputs(entity, i)
             ] if clause == "ADD" else inputs
-            if name in entity.fields or value_inputs:  # type: ignore[operator]
+            if name in entity.fields or value_inputs:
                 why = (f"it is an input of index {value_inputs[0]!r}'s key" if value_inputs
                        else "it is a declared field, whose stored form the model controls")
                 raise UpdateRejectedError(
@@ -324,10 +323,9 @@ class ItemCodec:
     def _value_inputs(self, entity: Entity, index_name: str) -> set[str]:
         """Inputs of an index key whose *value* matters (templates, ``when_equals``) — all but a
         presence-only ``when_present`` attribute."""
-        key = entity.indexes[index_name]  # type: ignore[index]
-        pk_t, sk_t = entity.index_templates(index_name)
-        out = {f for t in (pk_t, sk_t) if t for f in t.fields}
-        out.update(key.when_equals or {})
+        key = entity.indexes[index_name]
+        out = {f for _, t in key.written for f in t.fields}
+        out.update(key.when_equals)
         if key.sharded:  # the shard is derived from shard_by, which is what the key depends on
             out.discard(SHARD)
             out.update(key.shard_by)
@@ -345,12 +343,10 @@ class ItemCodec:
             (self.model.sk_attribute, entity.sk_template),
         ]
         sharded: set[str] = set()
-        for index_name, key in entity.indexes.items():  # type: ignore[union-attr]
-            index = self.model.indexes[index_name]
-            pk_t, sk_t = entity.index_templates(index_name)
-            pairs += [(index.pk_attribute, pk_t), (index.sk_attribute, sk_t)]  # type: ignore[list-item]
+        for key in entity.indexes.values():
+            pairs += list(key.written)
             if key.sharded:
-                sharded.add(index.pk_attribute)  # type: ignore[arg-type]
+                sharded.add(key.pk_attribute)
         return [
             (attr, t, frozenset(
                 seg.field for seg in t.segments if not isinstance(seg, str) and not (attr in sharded and seg.field == SHARD)

@@ -22,7 +22,8 @@ from . import buckets, codec
 from .exceptions import KeyValueError
 
 if TYPE_CHECKING:
-    from ..model import Entity, KeyTemplate
+    from ..model import KeyTemplate
+    from ..model import ResolvedEntity as Entity
 
 SEPARATOR = codec.SEPARATOR
 UPPER = codec.UPPER_BOUND

@@ -35,7 +35,8 @@ from .items import (
 from .limits import MAX_EXPRESSION_BYTES
 
 if TYPE_CHECKING:
-    from ..model import Entity, Model, ResolvedPattern
+    from ..model import Model, ResolvedPattern
+    from ..model import ResolvedEntity as Entity
     from .conditions import Condition, Name, Rendered
 
 
@@ -441,22 +442,16 @@ def query_params(
     partition key. ``filter`` and ``attributes`` add the caller's filter and projection (see
     :func:`read_options`). Pure: builds the request, sends nothing.
     """
-    p = resolved.pattern
+    p = resolved
     model = codec.model
     entity = model.entities[p.entities[0]]
     index = resolved.index
-    if index is None or index.kind == "LSI":
-        pk_t, pk_attr = entity.pk_template, model.pk_attribute
-    else:
-        pk_t, pk_attr = entity.index_templates(index.name)[0], index.pk_attribute
-    if index is None:
-        sk_t, sk_attr = entity.sk_template, model.sk_attribute
-    else:
-        sk_t, sk_attr = entity.index_templates(index.name)[1], index.sk_attribute
+    pk_t, pk_attr = resolved.pk_template, resolved.pk_attribute
+    sk_t, sk_attr = resolved.sk_template, resolved.sk_attribute
     require_fields(entity, vals, resolved.pk_fields, what=f"pattern {p.name!r} partition key")
     pk_vals = vals if partition_value is None else {**vals, resolved.sk_fields[-1]: partition_value}
     expr = Expression()
-    pk_value = _key_bound(keys.build(entity, pk_t, pk_vals, where="partition key"), MAX_PK_BYTES, p.name)  # type: ignore[arg-type]
+    pk_value = _key_bound(keys.build(entity, pk_t, pk_vals, where="partition key"), MAX_PK_BYTES, p.name)
     condition = f"{expr.name(pk_attr)} = {expr.value(pk_value)}"  # (the value is :v0)
     if p.sk is not None:
         assert sk_t is not None and sk_attr is not None
@@ -477,7 +472,7 @@ def own_items(model: Model, resolved: ResolvedPattern, items: list[dict[str, Any
     """The wire items of a Query response that belong to the pattern's entities: the last line of
     defence behind the entity filter (an item written outside the model, a model changed under
     stored items). Items of another entity, or of none, are dropped."""
-    own, attr = resolved.pattern.entities, model.entity_attribute
+    own, attr = resolved.entities, model.entity_attribute
     return [i for i in items if (i.get(attr) or {}).get("S") in own]
 
 
@@ -508,7 +503,7 @@ def read_options(
         return
     from .conditions import Attributes, projection, render
 
-    entities = [model.entities[e] for e in resolved.pattern.entities]
+    entities = [model.entities[e] for e in resolved.entities]
     index = resolved.index
     scope = Attributes(model, entities, index if index is not None and index.kind == "GSI" else None)
     if filter is not None:

@@ -38,7 +38,7 @@ class ScopeGuard:
         self.model = model
         #: Entities a declared GetItem pattern reads: ``client.get(entity)`` is that same request.
         self.gets = frozenset(
-            model.resolved_patterns[p].pattern.entities[0] for p in scope.patterns
+            model.resolved_patterns[p].entities[0] for p in scope.patterns
             if model.resolved_patterns[p].operation == "GetItem"
         )
 

@@ -16,7 +16,8 @@ from . import codec
 from .exceptions import KeyValueError, SettingsError
 
 if TYPE_CHECKING:
-    from ..model import Entity, IndexKey
+    from ..model import ResolvedEntity as Entity
+    from ..model import ResolvedIndexKey as IndexKey
 
 #: The placeholder holding the shard (``constructs_lib.model.SHARD``; the model package is not
 #: imported here: functions load it only when they read their model).
@@ -28,7 +29,7 @@ MIN_INDEX_SHARDS, MAX_INDEX_SHARDS = 2, 100
 def shard_of(entity: Entity, key: IndexKey, values: Mapping[str, Any]) -> int:
     """The shard (0 .. ``key.shards - 1``) of the item holding ``values`` (normalized)."""
     parts = []
-    for name in key.shard_by:  # type: ignore[union-attr]
+    for name in key.shard_by:
         value = values.get(name)
         if value is None:
             raise KeyValueError(f"{entity.name}: the shard of its index key needs field {name!r}, which is missing")

@@ -18,7 +18,8 @@ from .keys import check_tenant_id
 from .pages import QUERY_OPTIONS, Page, follow_cursors
 
 if TYPE_CHECKING:
-    from ..model import Entity, Model, ResolvedPattern
+    from ..model import Model, ResolvedPattern
+    from ..model import ResolvedEntity as Entity
 
 __all__ = ["TenantScopable", "TenantTableClient", "check_tenant_id"]
 

@@ -54,7 +54,7 @@ def reference(table: TableClient, pattern: str, vals: dict[str, Any]) -> list[st
     ids, start = [], None
     while True:
         resp = table.client.query(**params, **({"ExclusiveStartKey": start} if start else {}))
-        ids += [i["id"]["S"] for i in resp["Items"] if i["_type"]["S"] == resolved.pattern.entity]
+        ids += [i["id"]["S"] for i in resp["Items"] if i["_type"]["S"] == resolved.entities[0]]
         start = resp.get("LastEvaluatedKey")
         if not start:
             return sorted(ids)
@@ -81,7 +81,7 @@ def test_each_pattern_returns_its_key_conditions_items_of_its_entity_only(
             fields = list(dict.fromkeys(resolved.pk_fields + resolved.sk_fields))
             for combo in dict.fromkeys(tuple(c[f] for f in fields) for c in combos):
                 vals = dict(zip(fields, combo, strict=True))
-                if resolved.pattern.sk == "between":
+                if resolved.sk == "between":
                     last = resolved.sk_fields[-1]
                     vals[last] = (min(VALUES[last], key=str), max(VALUES[last], key=str))
                 # WHEN the pattern is read to the end, and in pages of 2
@@ -96,7 +96,7 @@ def test_each_pattern_returns_its_key_conditions_items_of_its_entity_only(
                 expected = reference(table, pattern, vals)
                 assert sorted(i["id"] for i in every) == expected, (pattern, vals, keys)
                 assert sorted(i["id"] for i in paged) == expected, (pattern, vals, keys)
-                assert {i["_type"] for i in every} <= {resolved.pattern.entity}
+                assert {i["_type"] for i in every} <= {resolved.entities[0]}
     finally:
         deployment.delete()
 

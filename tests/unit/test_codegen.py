@@ -226,10 +226,11 @@ def test_entity_attributes_are_checked_and_round_trip() -> None:
         Entity("P", pk="P#{id}", fields=["id"], attributes={"id": "string"})
     with pytest.raises(ModelValidationError, match=r"attribute 'v' is the version attribute"):
         Entity("P", pk="P#{id}", fields=["id"], attributes={"v": "integer"}, version_attribute="v")
-    entity = Entity("P", pk="P#{id}", fields=["id"], attributes={"price": "decimal"})
-    assert Entity.from_dict(entity.to_dict()) == entity
+    entity = Model("m", entities=[Entity("P", pk="P#{id}", fields=["id"], attributes={"price": "decimal"})]).entity("P")
+    assert Entity.from_dict(entity.to_dict()) == entity.declared()
+    assert Entity.from_dict(entity.to_dict()).attributes == {"price": "decimal"}
     # an entity without attributes keeps the JSON it had (no new key)
-    assert "attributes" not in Entity("Q", pk="Q#{id}", fields=["id"]).to_dict()
+    assert "attributes" not in Model("q", entities=[Entity("Q", pk="Q#{id}", fields=["id"])]).entity("Q").to_dict()
 
 
 # The one list of options ----------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from constructs_lib.evolution.diff import SAFE, diff_models
-from constructs_lib.model import Entity, Field, Index, Model, ModelError
+from constructs_lib.model import Entity, Field, Index, Model, ModelError, ResolvedEntity
 from constructs_lib.runtime import codec
 from constructs_lib.runtime.contract import fingerprint
 from constructs_lib.runtime.exceptions import RuntimeClientError
@@ -365,11 +365,10 @@ def _encoding(spec: Field, value: Any) -> str:
     return codec.encode(value, spec.kind, width=spec.width)
 
 
-def _index_inputs(entity: Entity, index: str) -> set[str]:
-    key = entity.indexes[index]  # type: ignore[index]
-    pk_t, sk_t = entity.index_templates(index)
-    out = {f for t in (pk_t, sk_t) if t for f in t.fields} - {"shard"}
-    return out | set(key.shard_by or ()) | set(key.when_equals or ()) | ({key.when_present} - {None})
+def _index_inputs(entity: ResolvedEntity, index: str) -> set[str]:
+    key = entity.indexes[index]
+    out = {f for _, t in key.written for f in t.fields} - {"shard"}
+    return out | set(key.shard_by) | set(key.when_equals) | ({key.when_present} - {None})
 
 
 def harms(old: Model, new: Model) -> list[str]:

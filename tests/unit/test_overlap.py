@@ -88,8 +88,8 @@ class Case:
     def __repr__(self) -> str:
         def keys(name: str) -> str:
             entity = self.model.entities[name]
-            pk, sk = entity.index_templates("GSI")
-            kinds = {f: (s.kind, s.width or s.choices) for f, s in entity.fields.items() if f != "id"}  # type: ignore[union-attr]
+            pk, sk = entity.indexes["GSI"].pk_template, entity.indexes["GSI"].sk_template
+            kinds = {f: (s.kind, s.width or s.choices) for f, s in entity.fields.items() if f != "id"}
             return f"{name} {pk} / {sk} {kinds}"
 
         pattern = self.model.resolved_patterns["p"]
@@ -131,8 +131,8 @@ def cases(draw: Any) -> Case:
 
 # Brute force ------------------------------------------------------------------------------------
 def literals_of(entity: Entity) -> list[str]:
-    pk, sk = entity.index_templates("GSI")
-    return [s for t in (pk, sk) for s in t.segments if isinstance(s, str)]  # type: ignore[union-attr]
+    key = entity.indexes["GSI"]
+    return [s for _, t in key.written for s in t.segments if isinstance(s, str)]
 
 
 def pool(spec: Field, other: Entity, *, stored: bool) -> list[Any]:
@@ -157,7 +157,7 @@ def assignments(entity: Entity, other: Entity, names: list[str], *, stored: bool
 def stored_keys(model: Model, entity: Entity, other: Entity) -> dict[str, list[str]]:
     """Every (pk -> sks) the entity's items built from adversarial values carry in the GSI."""
     item_codec = ItemCodec(model)
-    names = list(dict.fromkeys(f for t in entity.index_templates("GSI") for f in t.fields))  # type: ignore[union-attr]
+    names = list(dict.fromkeys(f for _, t in entity.indexes["GSI"].written for f in t.fields))
     out: dict[str, list[str]] = {}
     for n, values in enumerate(assignments(entity, other, names, stored=True)):
         try:
