@@ -16,7 +16,7 @@ from constructs_lib.runtime.conditions import Attributes, projection, render
 DOC = Entity("Doc", pk="DOC#{doc}", fields=["doc"], attributes={"a.b": "string", "a": "map", "w[0]": "integer"})
 NOTE = Entity("Note", pk="NOTE#{note}", fields=["note"])  # free-form: no declared attributes
 MODEL = Model("dotted", entities=[DOC, NOTE])
-DECLARED, FREE = Attributes(MODEL, [DOC]), Attributes(MODEL, [NOTE])
+DECLARED, FREE = Attributes(MODEL, [MODEL.entity("Doc")]), Attributes(MODEL, [MODEL.entity("Note")])
 
 
 @pytest.mark.parametrize("scope", [DECLARED, FREE], ids=["declared", "free-form"])
