@@ -27,14 +27,6 @@ if TYPE_CHECKING:
 
     from ..model import AccessScope, Model
 
-#: Environment variable overriding where the bundled model JSON is read from.
-ENV_MODEL_PATH = "CONSTRUCTS_LIB_MODEL_PATH"
-#: File name of the model JSON at the root of a bundled asset.
-MODEL_FILE = "model.json"
-#: Environment variable holding the fingerprint of the deployed table's model.
-ENV_MODEL_FINGERPRINT = "CONSTRUCTS_LIB_MODEL_FINGERPRINT"
-#: Environment variable naming the SSM parameter holding the table's published contract.
-ENV_CONTRACT_PARAMETER = "CONSTRUCTS_LIB_CONTRACT_PARAMETER"
 #: Published contracts read by this process: parameter name -> the parsed document (one read per cold start).
 _PUBLISHED: dict[str, Any] = {}
 

@@ -18,8 +18,6 @@ from .exceptions import OutOfScopeError
 if TYPE_CHECKING:
     from ..model import Model
 
-#: Environment variable holding the function's declared scope (JSON), set by ``TableFunction``.
-ENV_ACCESS_SCOPE = "CONSTRUCTS_LIB_ACCESS_SCOPE"
 
 
 def scope_from_environment(model: Model) -> AccessScope | None:

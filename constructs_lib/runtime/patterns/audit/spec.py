@@ -11,9 +11,6 @@ from ...exceptions import RedactionError, SettingsError
 
 # The contract with the construct ---------------------------------------------------------------
 FORMAT, VERSION = "constructs_lib.audit", 1
-ENV_SPEC, ENV_AUDIT_TABLE, ENV_SOURCE_TABLE = "CONSTRUCTS_LIB_AUDIT", "AUDIT_TABLE_NAME", "SOURCE_TABLE_NAME"
-#: The redaction salt: as text (local runs, tests), or the ARN of the Secrets Manager secret holding it.
-ENV_SALT, ENV_SALT_SECRET = "CONSTRUCTS_LIB_AUDIT_SALT", "CONSTRUCTS_LIB_AUDIT_SALT_SECRET_ARN"
 PK, SK, GSI1PK, GSI1SK = "PK", "SK", "GSI1PK", "GSI1SK"
 DAY_INDEX = "ByDay"
 AUDIT_TYPE = "AuditRecord"

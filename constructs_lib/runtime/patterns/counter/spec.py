@@ -28,10 +28,6 @@ ENTITIES = (SHARD_TYPE, TOTAL_TYPE, DEDUP_TYPE)
 COUNT, FAMILY, COUNTER_ID, SHARD, AGGREGATED_AT, SHARDS, BY, IDEMPOTENCY_KEY = (
     "count", "counter", "counter_id", "shard", "aggregated_at", "shards", "by", "idempotency_key",
 )
-#: Environment variable prefix holding a family's spec (``CONSTRUCTS_LIB_COUNTER_VIDEO_VIEWS``).
-ENV_PREFIX = "CONSTRUCTS_LIB_COUNTER_"
-#: Environment variable naming the family an aggregator serves.
-ENV_FAMILY = "CONSTRUCTS_LIB_COUNTER_FAMILY"
 #: ``source`` of the scheduled event that makes the aggregator recompute listed counters.
 SCHEDULE_SOURCE = "constructs_lib.counter.schedule"
 FORMAT, VERSION = "constructs_lib.counter", 1

@@ -1,0 +1,247 @@
+"""Pages of query results and the cursors that continue them.
+
+A cursor is the ``LastEvaluatedKey`` of a page and a digest of everything that shaped the query
+it belongs to (:mod:`.cursor_context`), signed, so a cursor passed to a different query (another
+table, model, pattern, key values, index, filter, projection or direction) or edited by hand is
+refused instead of silently skipping or repeating items.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from .exceptions import CursorError
+
+#: What a page holds: decoded items (``dict[str, Any]``), or an entity's ``TypedDict`` in a
+#: generated typed module (``Page[OrderItem]``).
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    """One page of query results; ``cursor`` is None on the last page."""
+
+    items: list[T]
+    cursor: str | None
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+#: Keyword arguments of ``query`` that are options, not field values.
+QUERY_OPTIONS = frozenset({"limit", "cursor", "descending", "consistent", "raw", "partition_at", "filter", "attributes"})
+
+
+def follow_cursors(
+    query: Any, pattern: str, values: Mapping[str, Any] | None, *, partitions: Sequence[Any] | None = None, **kw: Any
+) -> Iterator[dict[str, Any]]:
+    """Every item of ``query(pattern, values, cursor=..., **kw)``, page after page; with
+    ``partitions``, of each partition in turn (``partition_at=``)."""
+    cursor = kw.pop("cursor", None)  # a cursor continues the first partition read
+    for partition in partitions if partitions and len(partitions) > 1 else [None]:
+        extra = {} if partition is None else {"partition_at": partition}
+        while True:
+            page = query(pattern, values, **{**kw, "cursor": cursor, **extra})
+            yield from page.items
+            cursor = page.cursor
+            if cursor is None:
+                break
+
+
+    # Queries ----------------------------------------------------------------------------------------
+    def pattern(self, name: str) -> ResolvedPattern:
+        try:
+            resolved = self.model.resolved_patterns[name]
+        except KeyError:
+            raise UnknownAccessPatternError(
+                f"access pattern {name!r} is not declared in model {self.model.name!r}; declared: "
+                f"{', '.join(repr(p) for p in self.model.resolved_patterns) or 'none'}"
+            ) from None
+        if resolved.index is not None and resolved.index.name in self.unavailable_indexes:
+            raise IndexNotReadyError(
+                f"access pattern {name!r} reads index {resolved.index.name!r}, which table {self.table_name!r} does "
+                "not have yet (a later rollout step creates it; see `python -m constructs_lib diff`)"
+            )
+        return resolved
+
+    def query(
+        self,
+        pattern: str,
+        values: Mapping[str, Any] | None = None,
+        /,
+        *,
+        limit: int | None = None,
+        cursor: str | None = None,
+        descending: bool | None = None,
+        consistent: bool = False,
+        raw: bool = False,
+        partition_at: Any = None,
+        filter: Condition | None = None,  # noqa: A002 - reads as the option it is
+        attributes: Sequence[str | Name] | None = None,
+        **kw: Any,
+    ) -> Page:
+        """Run a declared access pattern; returns one :class:`Page` of at most ``limit`` items.
+
+        Field values come as a mapping and/or keyword arguments: every partition-key field
+        of the pattern, then its sort-key fields; the last sort-key field carries the
+        condition (a ``(low, high)`` pair for ``between``). Pass the returned ``cursor`` back
+        to get the next page.
+
+        When the partition key buckets the range field (``SENSOR#{id}#{ts:month}`` with
+        ``ts=(low, high)``), a range inside one bucket reads that partition; a range over
+        several buckets needs ``partition_at`` (an instant: read the bucket holding it) —
+        :meth:`query_all` reads them all in order. Otherwise ``KeyValueError`` names the buckets.
+
+        ``filter`` (a condition, see :mod:`.conditions`) drops items after they are read: it
+        does not reduce the read cost. A page still holds ``limit`` matching items (or the rest)
+        and its cursor resumes right after the last one returned. ``attributes`` reads only
+        those attributes (plus the entity attribute and the keys).
+        """
+        # Names the access pattern on the calls made for it, for observers of the AWS-call seam.
+        token = _aws.ACCESS_PATTERN.set(pattern)
+        try:
+            return self._query(pattern, values, kw, limit, cursor, descending, consistent, raw, partition_at,
+                               filter, attributes)
+        finally:
+            _aws.ACCESS_PATTERN.reset(token)
+
+    def _query(
+        self, pattern: str, values: Mapping[str, Any] | None, kw: Mapping[str, Any], limit: int | None,
+        cursor: str | None, descending: bool | None, consistent: bool, raw: bool, partition_at: Any,
+        filter: Condition | None = None, attributes: Sequence[str | Name] | None = None,  # noqa: A002
+    ) -> Page:
+        resolved = self.pattern(pattern)
+        vals = {**(values or {}), **kw}
+        if self.guard is not None:
+            self.guard.pattern(resolved.name, vals)
+        accepted = resolved.pk_fields + resolved.sk_fields
+        unknown = [name for name in vals if name not in accepted]
+        if unknown:
+            raise UnknownFieldError(
+                f"pattern {pattern!r} takes field(s) {list(accepted)!r} and options {sorted(QUERY_OPTIONS)!r}; "
+                f"{sorted(map(str, unknown))!r} {'is' if len(unknown) == 1 else 'are'} neither"
+            )
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise SettingsError(f"limit {limit!r} must be a positive int")
+        partition_value = self._partition_of(resolved, vals, partition_at)
+        if resolved.operation == "GetItem":
+            entity = self.entity(resolved.pattern.entities[0])
+            require_fields(entity, vals, resolved.pk_fields + resolved.sk_fields, what=f"pattern {pattern!r}")
+            if cursor is not None:
+                raise KeyValueError(f"pattern {pattern!r} reads one item (GetItem); it has no pages, so no cursor")
+            if filter is not None:
+                raise InvalidConditionError(f"pattern {pattern!r} reads one item (GetItem), which takes no filter")
+            item = self._get(entity, vals, consistent, raw, attributes)
+            return Page([item] if item else [], None)
+        if consistent and resolved.index is not None and resolved.index.kind == "GSI":
+            raise SettingsError(f"pattern {pattern!r} reads GSI {resolved.index.name!r}; GSIs do not support consistent reads")
+        forward = not (resolved.pattern.descending if descending is None else descending)
+        if resolved.shards:  # a write-sharded index: every shard read, merged in sort-key order
+            from . import merged_reads  # loaded by functions that read a sharded index only
+
+            return merged_reads.query(self, pattern, resolved, vals, partition_value, limit=limit, cursor=cursor,
+                                      forward=forward, raw=raw, filter=filter, attributes=attributes)
+        params = requests.query_params(
+            self.codec, self.table_name, resolved, vals, partition_value, filter=filter, attributes=attributes,
+        )
+        params["ScanIndexForward"] = forward
+        params["ConsistentRead"] = consistent
+        query_id = query_parts(pattern, params)
+        if cursor is not None:
+            pk_attr = self._pk_attribute(resolved)
+            params["ExclusiveStartKey"] = self.cursors.decode(
+                cursor, query_id, partition=(pk_attr, params["ExpressionAttributeValues"][":v0"]),
+            )
+        items, last = self._read_pages(params, limit, raw, resolved)
+        return Page(items, self.cursors.encode(last, query_id) if last else None)
+
+    def _read_pages(
+        self, params: dict[str, Any], limit: int | None, raw: bool, resolved: ResolvedPattern,
+    ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+        """Query until ``limit`` items (or the end); returns them and the key to continue after
+        the last one (None at the end).
+
+        With a filter DynamoDB applies ``Limit`` before filtering, so each request reads more
+        (see :data:`FILTERED_READ_MAX`); when a response holds more matches than still wanted,
+        the page ends at the last item taken and the cursor is built from that item's key
+        (:func:`requests.cursor_attributes`), so no unreturned match is skipped."""
+        filtered = "FilterExpression" in params
+        items: list[dict[str, Any]] = []
+        decode = self.codec.decode_wire
+        rounds = 0
+        while True:
+            if limit is not None:
+                wanted = limit - len(items)
+                params["Limit"] = min(wanted << min(rounds, 10), max(wanted, FILTERED_READ_MAX)) if filtered else wanted
+            resp = _aws.call(self.client, "query", hooks=self.hooks, **params)
+            found = requests.own_items(self.model, resolved, resp.get("Items", []))
+            last = resp.get("LastEvaluatedKey")
+            if limit is not None and len(found) > limit - len(items):
+                found = found[: limit - len(items)]
+                last = {a: found[-1][a] for a in requests.cursor_attributes(self.model, resolved)}
+            items += [decode(i, raw=raw) for i in found]
+            rounds += 1
+            if not last or (limit is not None and len(items) >= limit):
+                return items, last
+            params["ExclusiveStartKey"] = last
+
+    def query_all(self, pattern: str, values: Mapping[str, Any] | None = None, /, **kw: Any) -> Iterator[dict[str, Any]]:
+        """Iterate over every item of a pattern, following cursors — and, for a range over
+        several time-bucketed partitions, over every partition in key order."""
+        return follow_cursors(self.query, pattern, values, partitions=self.range_partitions(pattern, values, **kw), **kw)
+
+    def range_partitions(self, pattern: str, values: Mapping[str, Any] | None = None, /, **kw: Any) -> list[Any] | None:
+        """For a ``between`` pattern whose partition key buckets the range field: one instant per
+        partition the range touches, in key order (reversed when the pattern reads descending);
+        None for every other pattern."""
+        resolved = self.pattern(pattern)
+        vals = {**(values or {}), **{k: v for k, v in kw.items() if k not in QUERY_OPTIONS}}
+        if resolved.pattern.sk != "between" or not resolved.sk_fields:
+            return None
+        starts = buckets.range_partitions(self._pk_template(resolved), resolved.sk_fields[-1], vals.get(resolved.sk_fields[-1]))
+        descending = resolved.pattern.descending if kw.get("descending") is None else kw["descending"]
+        return starts[::-1] if starts and descending else starts
+
+    def _partition_of(self, resolved: ResolvedPattern, vals: Mapping[str, Any], partition_at: Any) -> Any:
+        """The value of the range field to build the partition key from (None: the field's own)."""
+        if resolved.pattern.sk != "between" or not resolved.sk_fields:
+            if partition_at is not None:
+                raise KeyValueError(f"partition_at only applies to a between range on a time-bucketed partition key; "
+                                    f"pattern {resolved.pattern.name!r} has none")
+            return None
+        field = resolved.sk_fields[-1]
+        starts = buckets.range_partitions(self._pk_template(resolved), field, vals.get(field))
+        if starts is None:
+            if partition_at is not None:
+                raise KeyValueError(f"partition_at: the partition key of pattern {resolved.pattern.name!r} does not "
+                                    f"bucket {field!r}")
+            return None
+        if partition_at is not None:
+            return partition_at
+        if len(starts) > 1:
+            template = self._pk_template(resolved)
+            first, last = (keys.build(self.entity(resolved.pattern.entities[0]), template, {**vals, field: v})
+                           for v in (starts[0], starts[-1]))
+            raise KeyValueError(
+                f"pattern {resolved.pattern.name!r}: {field} range {vals[field][0]!s} .. {vals[field][1]!s} spans "
+                f"{len(starts)} partitions ({first} .. {last}) and a Query reads one partition; use query_all(), "
+                "which reads each in order, or pass partition_at="
+            )
+        return starts[0]
+
+    def _pk_attribute(self, resolved: ResolvedPattern) -> str:
+        index = resolved.index
+        return self.model.pk_attribute if index is None or index.kind == "LSI" else index.pk_attribute  # type: ignore[return-value]
+
+    def _pk_template(self, resolved: ResolvedPattern) -> Any:
+        entity, index = self.entity(resolved.pattern.entities[0]), resolved.index
+        return entity.pk_template if index is None or index.kind == "LSI" else entity.index_templates(index.name)[0]
