@@ -1,55 +1,44 @@
 """``TableClient``: entity operations on one single table, driven by the model.
 
 Reading top to bottom: construction (model + table name + injectable boto3 client), keys,
-single-item writes/reads, queries by access-pattern name (with cursor pagination), batch
-operations, transactions.
+single-item writes/reads, batch operations, transactions. Queries by access-pattern name are
+in :mod:`.queries` (the base class), transactions in :mod:`.transactions`.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Unpack
 
-from . import _aws, buckets, contract, keys, requests, tokens
+from . import _aws, contract, keys, request_params
 from .contract import load_bundled_model
-from .cursor_context import client_parts, query_parts
+from .cursors import CursorSigner, client_parts, derive_cursor_key
+from .environment import ENV_CURSOR_KEY, ENV_TABLE_NAME, ENV_UNAVAILABLE_INDEXES
 from .exceptions import (
     BatchIncompleteError,
     ConditionFailedError,
-    DynamoDBError,
-    IndexNotReadyError,
-    InvalidConditionError,
     ItemValidationError,
     KeyValueError,
     SettingsError,
-    TransactionCanceledError,
-    TransactionConditionNotMetError,
-    UnknownAccessPatternError,
-    UnknownFieldError,
     UpdateRejectedError,
     VersionConflictError,
 )
-from .items import ItemCodec, require_fields
-from .limits import BATCH_WRITE_LIMIT, TRANSACTION_LIMIT
-from .pages import (
-    QUERY_OPTIONS,
-    CursorCodec,
-    Page,
-    derive_cursor_key,
-    follow_cursors,
-)
+from .items import ItemMapper
+from .limits import BATCH_WRITE_LIMIT
+from .queries import QueryMethods
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
 
-    from ..model import Entity, Model, ResolvedPattern
+    from ..model import Entity, Model
     from ..model.scope import AccessScope
     from .conditions import Condition, Name
     from .scope import ScopeGuard
     from .stats import TrafficRecorder
     from .tenant import TenantTableClient
+    from .transactions import Transaction
 
 #: The retry mode of the boto3 client a ``TableClient`` makes when given none (see the
 #: ``retry_mode`` parameter).
@@ -59,12 +48,7 @@ DEFAULT_RETRY_MODE = "standard"
 #: failed condition) before giving up under contention.
 CONTINUE_VERSION_ATTEMPTS = 10
 
-#: A filtered query reads ``limit`` items at first, then twice as many per request (DynamoDB
-#: applies ``Limit`` before the filter), up to this many — or ``limit``, if larger.
-FILTERED_READ_MAX = 1000
-
-
-class TableClient:
+class TableClient(QueryMethods):
     """Entity operations on one table, with keys built from the model.
 
     Parameters
@@ -97,9 +81,9 @@ class TableClient:
         An :class:`~constructs_lib.model.AccessScope`: the patterns, writes and batch reads this
         client may make; anything else raises :class:`OutOfScopeError` before any call. Default
         None (no limit); :meth:`from_environment` reads ``$CONSTRUCTS_LIB_ACCESS_SCOPE``.
-    codec
+    mapper
         Builds the stored items and keys. Default: one for ``model``; a tenant-scoped client
-        passes one that refuses keys of other tenants (see :meth:`with_codec`).
+        passes one that refuses keys of other tenants (see :meth:`with_mapper`).
     """
 
     #: The recorder sampling this client's requests, or None (recording off, the default).
@@ -115,7 +99,7 @@ class TableClient:
         traffic: TrafficRecorder | None = None,
         cursor_key: bytes | str | None = None,
         scope: AccessScope | None = None,
-        codec: ItemCodec | None = None,
+        mapper: ItemMapper | None = None,
         **connection: Unpack[_aws.ConnectionOptions],
     ) -> None:
         connection.setdefault("retry_mode", DEFAULT_RETRY_MODE)
@@ -126,10 +110,10 @@ class TableClient:
         if secret is not None and (not isinstance(secret, bytes) or len(secret) < 16):
             raise SettingsError("cursor_key must be a secret of at least 16 bytes (bytes or text)")
         self._cursor_secret: bytes | None = secret
-        self._cursors: CursorCodec | None = None
+        self._cursors: CursorSigner | None = None
         self.model = model
         self.table_name = table_name
-        self.codec = codec if codec is not None else ItemCodec(model)
+        self.mapper = mapper if mapper is not None else ItemMapper(model)
         self.batch_retries = batch_retries
         #: Indexes of the model the table does not have yet (``$CONSTRUCTS_LIB_UNAVAILABLE_INDEXES``,
         #: set on functions while a rollout creates GSIs one deployment at a time): patterns on
@@ -166,10 +150,10 @@ class TableClient:
         return cls(model, name, **kwargs)
 
     @property
-    def cursors(self) -> CursorCodec:
-        """The codec signing and checking this client's pagination cursors."""
+    def cursors(self) -> CursorSigner:
+        """The signer signing and checking this client's pagination cursors."""
         if self._cursors is None:
-            self._cursors = CursorCodec(
+            self._cursors = CursorSigner(
                 self._cursor_secret or derive_cursor_key(self.table_name, self.model.to_json(indent=None)),
                 bound=client_parts(self.table_name, self.model, self.client),
             )
@@ -205,12 +189,12 @@ class TableClient:
         recorder, self.traffic, self.hooks = self.traffic, None, ()
         return recorder
 
-    def with_codec(self, codec: ItemCodec) -> TableClient:
+    def with_mapper(self, mapper: ItemMapper) -> TableClient:
         """A client of the same table, boto3 client, batch retries, cursor key, traffic recorder
-        and access scope whose keys and items are built by ``codec``."""
+        and access scope whose keys and items are built by ``mapper``."""
         scoped = TableClient(
             self.model, self.table_name, client=self.client, batch_retries=self.batch_retries,
-            cursor_key=self._cursor_secret, codec=codec,
+            cursor_key=self._cursor_secret, mapper=mapper,
         )
         scoped.traffic, scoped.hooks = self.traffic, self.hooks
         scoped.guard = self.guard
@@ -235,17 +219,17 @@ class TableClient:
     # Keys ------------------------------------------------------------------------------------
     def keys(self, entity: str, **values: Any) -> dict[str, str]:
         """The table key (``{"PK": ..., "SK": ...}``) of an item of ``entity``."""
-        return self.codec.table_key(self.entity(entity), values)
+        return self.mapper.table_key(self.entity(entity), values)
 
     def all_keys(self, entity: str, **values: Any) -> dict[str, str]:
         """Every key attribute (table + indexes the item belongs to) an item with ``values`` gets."""
         ent = self.entity(entity)
-        item = self.codec.build_item(ent, values)
-        return {k: item[k] for k in self.codec.key_attributes if k in item}
+        item = self.mapper.build_item(ent, values)
+        return {k: item[k] for k in self.mapper.key_attributes if k in item}
 
     def parse_keys(self, item: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
         """Entity name and field values parsed back from a stored item's table key."""
-        ent = self.codec.entity_of(item)
+        ent = self.mapper.entity_of(item)
         if ent is None:
             raise KeyValueError(f"item has no known {self.model.entity_attribute!r}: {dict(item)!r:.80}")
         values = keys.parse(ent, ent.pk_template, item[self.model.pk_attribute])
@@ -277,8 +261,8 @@ class TableClient:
         ent = self.entity(entity)
         if self.guard is not None:
             self.guard.write("put", ent.name, item)
-        req = requests.put(
-            self.codec, self.table_name, ent, item, create_only=create_only,
+        req = request_params.put(
+            self.mapper, self.table_name, ent, item, create_only=create_only,
             expected_version=expected_version, expires_in=expires_in, expires_at=expires_at, condition=condition,
         )
         if req.kind == "continue_version":
@@ -286,10 +270,10 @@ class TableClient:
         else:
             self._write(req, "put_item")
         if req.item is not None:  # the item as built: what a decode of the stored item gives, without the decode
-            return self.codec.decode(req.item)
-        return self.codec.decode_wire(req.params["Item"])
+            return self.mapper.decode(req.item)
+        return self.mapper.decode_wire(req.params["Item"])
 
-    def _put_continuing(self, entity: Entity, req: requests.Request) -> requests.Request:
+    def _put_continuing(self, entity: Entity, req: request_params.Request) -> request_params.Request:
         """A plain put of a versioned entity: create at version 1, or overwrite the stored
         version ``n`` with ``n + 1`` — read from the failed condition (``ALL_OLD``), no extra
         call — retried while concurrent writers move it. Returns the request that succeeded."""
@@ -300,8 +284,8 @@ class TableClient:
             except ConditionFailedError as exc:
                 old = getattr(exc, "old_item", None)
                 if req.user_condition_failed(old):
-                    raise req.condition_error(exc, old, self.codec.decode) from exc
-                req = requests.continue_version(self.codec, entity, req, old)
+                    raise req.condition_error(exc, old, self.mapper.decode) from exc
+                req = request_params.continue_version(self.mapper, entity, req, old)
         raise VersionConflictError(
             f"Put {entity.name} {req.key!r}: the stored version changed on each of {CONTINUE_VERSION_ATTEMPTS} attempts "
             "(heavy concurrent writes); retry later, or put with expected_version=...",
@@ -323,16 +307,16 @@ class TableClient:
         self, ent: Entity, key_values: Mapping[str, Any], consistent: bool, raw: bool,
         attributes: Sequence[str | Name] | None = None,
     ) -> dict[str, Any] | None:
-        key = self.codec.key_values(ent, key_values, what="get key")
+        key = self.mapper.key_values(ent, key_values, what="get key")
         resp = _aws.call(
             self.client, "get_item", hooks=self.hooks, TableName=self.table_name, Key=_aws.serialize(key),
-            ConsistentRead=consistent, **requests.item_projection(self.model, [ent], attributes),
+            ConsistentRead=consistent, **request_params.item_projection(self.model, [ent], attributes),
         )
         item = resp.get("Item")
         if not item:
             return None
-        requests.check_own_item(self.model, ent.name, (item.get(self.model.entity_attribute) or {}).get("S"), key)
-        return self.codec.decode_wire(item, raw=raw)
+        request_params.check_own_item(self.model, ent.name, (item.get(self.model.entity_attribute) or {}).get("S"), key)
+        return self.mapper.decode_wire(item, raw=raw)
 
     def update(
         self,
@@ -364,13 +348,13 @@ class TableClient:
         """
         if self.guard is not None:
             self.guard.write("update", self.entity(entity).name, key)
-        req = requests.update(
-            self.codec, self.table_name, self.entity(entity), key, set=set, remove=remove, add=add, delete=delete,
+        req = request_params.update(
+            self.mapper, self.table_name, self.entity(entity), key, set=set, remove=remove, add=add, delete=delete,
             expected_version=expected_version, must_exist=must_exist, expires_in=expires_in, expires_at=expires_at,
             condition=condition,
         )
         resp = self._write(req, "update_item", ReturnValues="ALL_NEW")
-        return self.codec.decode_wire(resp.get("Attributes", {}))
+        return self.mapper.decode_wire(resp.get("Attributes", {}))
 
     def delete(
         self, entity: str, key: Mapping[str, Any], *, expected_version: int | None = None, must_exist: bool = False,
@@ -380,26 +364,26 @@ class TableClient:
         ``condition`` must hold on the stored item (else :class:`ConditionNotMetError`)."""
         if self.guard is not None:
             self.guard.write("delete", self.entity(entity).name, key)
-        req = requests.delete(
-            self.codec, self.table_name, self.entity(entity), key, expected_version=expected_version,
+        req = request_params.delete(
+            self.mapper, self.table_name, self.entity(entity), key, expected_version=expected_version,
             must_exist=must_exist, condition=condition,
         )
         resp = self._write(req, "delete_item", ReturnValues="ALL_OLD")
         old = resp.get("Attributes")
-        return self.codec.decode_wire(old) if old else None
+        return self.mapper.decode_wire(old) if old else None
 
-    def _write(self, req: requests.Request, operation: str, **extra: Any) -> dict[str, Any]:
+    def _write(self, req: request_params.Request, operation: str, **extra: Any) -> dict[str, Any]:
         params = dict(req.params, **extra)
         if "ConditionExpression" in params:
             params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
         try:
             return _aws.call(self.client, operation, hooks=self.hooks, **params)
         except ConditionFailedError as exc:
-            raise req.condition_error(exc, getattr(exc, "old_item", None), self.codec.decode) from exc
+            raise req.condition_error(exc, getattr(exc, "old_item", None), self.mapper.decode) from exc
 
     # Batch operations ------------------------------------------------------------------------------
     def batch_get(
-        self, requests_: Sequence[tuple[str, Mapping[str, Any]]], *, consistent: bool = False,
+        self, requests: Sequence[tuple[str, Mapping[str, Any]]], *, consistent: bool = False,
         attributes: Sequence[str | Name] | None = None,
     ) -> list[dict[str, Any] | None]:
         """Read many items by key, in chunks of 100, retrying unprocessed keys with backoff.
@@ -407,21 +391,21 @@ class TableClient:
         Returns one entry per request, in order (None where the item does not exist).
         ``attributes`` reads only those (plus the entity attribute and the key) of every item.
         """
-        keyed = [self.codec.key_values(self.entity(e), v, what="batch_get key") for e, v in requests_]
+        keyed = [self.mapper.key_values(self.entity(e), v, what="batch_get key") for e, v in requests]
         if self.guard is not None:
-            self.guard.batch_get(requests_)
-        projection = {} if attributes is None else requests.item_projection(
-            self.model, [self.entity(e) for e in dict.fromkeys(e for e, _ in requests_)], attributes)
+            self.guard.batch_get(requests)
+        projection = {} if attributes is None else request_params.item_projection(
+            self.model, [self.entity(e) for e in dict.fromkeys(e for e, _ in requests)], attributes)
         unique = list({tuple(sorted(k.items())): k for k in keyed}.values())
         key_attrs = sorted(keyed[0]) if keyed else []
         found: dict[tuple[tuple[str, str], ...], dict[str, Any]] = {}
         for item in _aws.batch_get(self.client, self.table_name, unique, consistent=consistent, retries=self.batch_retries,
                                    hooks=self.hooks, projection=projection):
-            found[tuple((a, item[a]) for a in key_attrs)] = self.codec.decode(item)
+            found[tuple((a, item[a]) for a in key_attrs)] = self.mapper.decode(item)
         out = [found.get(tuple(sorted(k.items()))) for k in keyed]
-        for (name, _), item, key in zip(requests_, out, keyed, strict=True):
+        for (name, _), item, key in zip(requests, out, keyed, strict=True):
             if item is not None:
-                requests.check_own_item(self.model, self.entity(name).name, item.get(self.model.entity_attribute), key)
+                request_params.check_own_item(self.model, self.entity(name).name, item.get(self.model.entity_attribute), key)
         return out
 
     def batch_write(
@@ -455,10 +439,10 @@ class TableClient:
                     "check or continue a stored version (an overwrite would move it back to 1); use put(), "
                     "put(create_only=True) or a transaction with create_only/expected_version"
                 )
-            built = self.codec.build_item(ent, item)
-            writes.append((self.codec.table_key(ent, built), {"PutRequest": {"Item": _aws.serialize(built)}}))
+            built = self.mapper.build_item(ent, item)
+            writes.append((self.mapper.table_key(ent, built), {"PutRequest": {"Item": _aws.serialize(built)}}))
         for entity, key in deletes:
-            k = self.codec.key_values(self.entity(entity), key, what="batch_write delete key")
+            k = self.mapper.key_values(self.entity(entity), key, what="batch_write delete key")
             writes.append((k, {"DeleteRequest": {"Key": _aws.serialize(k)}}))
         seen: set[tuple[tuple[str, str], ...]] = set()
         for k, _ in writes:
@@ -469,34 +453,36 @@ class TableClient:
                     "(their order would be undefined)"
                 )
             seen.add(ident)
-        requests_ = [w for _, w in writes]
+        requests = [w for _, w in writes]
         done: list[dict[str, Any]] = []
-        for start in range(0, len(requests_), BATCH_WRITE_LIMIT):
-            later = requests_[start + BATCH_WRITE_LIMIT:]
+        for start in range(0, len(requests), BATCH_WRITE_LIMIT):
+            later = requests[start + BATCH_WRITE_LIMIT:]
             chunk = _aws.batch_write_chunk(
-                self.client, self.table_name, requests_[start:start + BATCH_WRITE_LIMIT], retries=self.batch_retries,
+                self.client, self.table_name, requests[start:start + BATCH_WRITE_LIMIT], retries=self.batch_retries,
                 hooks=self.hooks,
             )
             done += chunk.written
             if chunk.error is not None:  # DynamoDB refused the whole call: nothing of it was written
                 exc = chunk.error
                 raise BatchIncompleteError(
-                    f"batch_write: DynamoDB refused a chunk ({exc.code}: {exc}); {len(done)} of {len(requests_)} "
+                    f"batch_write: DynamoDB refused a chunk ({exc.code}: {exc}); {len(done)} of {len(requests)} "
                     "request(s) were written (in .written), the rest were not (in .unprocessed)",
                     unprocessed=chunk.unprocessed + later, written=done, code=exc.code, operation="BatchWriteItem",
                 ) from exc
             if chunk.unprocessed:
                 raise BatchIncompleteError(
                     f"batch_write: {len(chunk.unprocessed)} request(s) still unprocessed after {self.batch_retries} "
-                    f"retries; {len(done)} of {len(requests_)} were written (in .written), the rest are in "
+                    f"retries; {len(done)} of {len(requests)} were written (in .written), the rest are in "
                     ".unprocessed (later chunks were not sent)",
                     unprocessed=chunk.unprocessed + later, written=done, operation="BatchWriteItem",
                 )
-        return len(requests_)
+        return len(requests)
 
     # Transactions ----------------------------------------------------------------------------------------
     def transaction(self, *, client_request_token: str | None = None) -> Transaction:
         """Collect writes and commit them atomically (use as a context manager or call ``commit``);
-        ``client_request_token``: see :class:`Transaction`."""
+        ``client_request_token``: see :class:`~.transactions.Transaction`."""
+        from .transactions import Transaction  # loaded by functions that use transactions only
+
         return Transaction(self, client_request_token)
 

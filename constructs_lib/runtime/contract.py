@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..model.fingerprints import FINGERPRINT_LENGTH, fingerprint, key_schema
+from .environment import ENV_CONTRACT_PARAMETER, ENV_MODEL_FINGERPRINT, ENV_MODEL_PATH, MODEL_FILE
 from .exceptions import ContractBreakError, ContractUnavailableError, ModelMismatchError
 
 if TYPE_CHECKING:
@@ -134,6 +135,5 @@ def _verify_slice(model: Model, scope: AccessScope | None, parameter: str, clien
 
 
 __all__ = [
-    "ENV_CONTRACT_PARAMETER", "ENV_MODEL_FINGERPRINT", "ENV_MODEL_PATH", "FINGERPRINT_LENGTH", "MODEL_FILE",
-    "fingerprint", "key_schema", "load_bundled_model", "model_digest", "published_contract", "verify",
+    "FINGERPRINT_LENGTH", "fingerprint", "key_schema", "load_bundled_model", "model_digest", "published_contract", "verify",
 ]

@@ -1,4 +1,5 @@
-"""What a query cursor binds: the page-shaping context of the query that issued it.
+"""Query cursors: what a cursor binds (the page-shaping context of the query that issued it)
+and how it is signed (:class:`CursorSigner`).
 
 The context is read from the request actually sent, so every option that changes it is bound
 by construction: the table (name, region, endpoint) and model fingerprint of the client, then
@@ -12,10 +13,14 @@ under "other request options". Rationale: docs/adr/0037-what-a-cursor-binds.md.
 from __future__ import annotations
 
 import base64
+import hashlib
+import hmac
 import json
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+from .exceptions import CursorError
 
 if TYPE_CHECKING:
     from ..model import Model
@@ -85,15 +90,15 @@ def _bytes(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} in a query request cannot be bound to a cursor")
 
 
-# Cursors -------------------------------------------------------------------------------------------------
-class CursorCodec:
+# Signing ---------------------------------------------------------------------------------------------------
+class CursorSigner:
     """Tamper-evident cursors: the last evaluated key and a keyed digest of each part of the
-    query's page-shaping context (:mod:`.cursor_context`), signed with HMAC-SHA256 under ``key``.
+    query's page-shaping context (:func:`query_parts`, :func:`client_parts`), signed with HMAC-SHA256 under ``key``.
 
     A cursor is refused (:class:`CursorError`) when it is malformed, its signature does not
     verify, any bound part differs (the message names which, in general terms), or its key is
     not in the partition being read — so neither a changed query nor an edited cursor can skip,
-    repeat or widen what a page reads. ``bound``: the parts every cursor of this codec binds
+    repeat or widen what a page reads. ``bound``: the parts every cursor of this signer binds
     (a client's table and model). How secret the key is decides who can forge one: see
     ``TableClient(cursor_key=...)``.
     """

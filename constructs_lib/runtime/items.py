@@ -18,15 +18,16 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from . import _aws, codec, keys, sharding, ttl
+from . import _aws, key_segments, keys, sharding, ttl
 from .exceptions import (
     ItemValidationError,
     KeyValueError,
     UnknownFieldError,
     UpdateRejectedError,
 )
-from .limits import MAX_ITEM_BYTES, MAX_NAME_BYTES, MAX_PK_BYTES, MAX_SK_BYTES
+from .limits import MAX_PK_BYTES, MAX_SK_BYTES
 from .sharding import SHARD
+from .values import check_attribute_name, check_key_size, check_size, from_dynamo, to_dynamo
 
 if TYPE_CHECKING:
     from ..model import Entity, Index, KeyTemplate, Model
@@ -46,7 +47,7 @@ class UpdatePlan:
     create_missing: list[str] = field(default_factory=list)
 
 
-class ItemCodec:
+class ItemMapper:
     """Builds stored items and update plans for the entities of one model."""
 
     def __init__(self, model: Model) -> None:
@@ -140,7 +141,7 @@ class ItemCodec:
                 continue
             spec = entity.fields.get(name)  # type: ignore[union-attr]
             if spec is not None:
-                value = codec.normalize(value, spec.kind, width=spec.width, field=f"{entity.name}.{name}")
+                value = key_segments.normalize(value, spec.kind, width=spec.width, field=f"{entity.name}.{name}")
                 if spec.max_length is not None and len(value) > spec.max_length:
                     raise ItemValidationError(
                         f"{entity.name}.{name}: value of {len(value)} characters is longer than the field's "
@@ -152,7 +153,7 @@ class ItemCodec:
                         f"{list(spec.choices)!r}"
                     )
                 if memo is not None:
-                    memo[(name, None)] = codec.encode_normalized(value, spec.kind, spec.width)
+                    memo[(name, None)] = key_segments.encode_normalized(value, spec.kind, spec.width)
                 if type(value) is str:  # a declared field's text is checked (valid UTF-8) by now
                     out[name] = value
                     continue
@@ -416,7 +417,7 @@ class ItemCodec:
 
 def _stored_form(entity: Entity, name: str, value: Any) -> Any:
     spec = entity.field(name)
-    return codec.normalize(value, spec.kind, width=spec.width, field=f"{entity.name}.{name}")
+    return key_segments.normalize(value, spec.kind, width=spec.width, field=f"{entity.name}.{name}")
 
 
 def _check_key_sizes(entity: Entity, key: dict[str, str], pk_attribute: str | None) -> dict[str, str]:

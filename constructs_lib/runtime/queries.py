@@ -1,63 +1,68 @@
-"""Pages of query results and the cursors that continue them.
+"""Queries by access-pattern name: the query loop of :class:`TableClient` and the pages it returns.
 
-A cursor is the ``LastEvaluatedKey`` of a page and a digest of everything that shaped the query
-it belongs to (:mod:`.cursor_context`), signed, so a cursor passed to a different query (another
-table, model, pattern, key values, index, filter, projection or direction) or edited by hand is
-refused instead of silently skipping or repeating items.
+A page's cursor is the ``LastEvaluatedKey`` of the page and a digest of everything that shaped
+the query it belongs to, signed (:mod:`.cursors`), so a cursor passed to a different query
+(another table, model, pattern, key values, index, filter, projection or direction) or edited by
+hand is refused instead of silently skipping or repeating items.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
-import json
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from .exceptions import CursorError
+from . import _aws, buckets, keys, request_params
+from .cursors import query_parts
+from .exceptions import (
+    IndexNotReadyError,
+    InvalidConditionError,
+    KeyValueError,
+    SettingsError,
+    UnknownAccessPatternError,
+    UnknownFieldError,
+)
+from .items import require_fields
+from .pages import QUERY_OPTIONS, Page, follow_cursors
 
-#: What a page holds: decoded items (``dict[str, Any]``), or an entity's ``TypedDict`` in a
-#: generated typed module (``Page[OrderItem]``).
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from botocore.client import BaseClient
 
+    from ..model import Entity, Model, ResolvedPattern
+    from ._aws import CallHook
+    from .conditions import Condition, Name
+    from .cursors import CursorSigner
+    from .items import ItemMapper
+    from .scope import ScopeGuard
 
-@dataclass(frozen=True)
-class Page(Generic[T]):
-    """One page of query results; ``cursor`` is None on the last page."""
-
-    items: list[T]
-    cursor: str | None
-
-    def __iter__(self) -> Iterator[T]:
-        return iter(self.items)
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-
-#: Keyword arguments of ``query`` that are options, not field values.
-QUERY_OPTIONS = frozenset({"limit", "cursor", "descending", "consistent", "raw", "partition_at", "filter", "attributes"})
-
-
-def follow_cursors(
-    query: Any, pattern: str, values: Mapping[str, Any] | None, *, partitions: Sequence[Any] | None = None, **kw: Any
-) -> Iterator[dict[str, Any]]:
-    """Every item of ``query(pattern, values, cursor=..., **kw)``, page after page; with
-    ``partitions``, of each partition in turn (``partition_at=``)."""
-    cursor = kw.pop("cursor", None)  # a cursor continues the first partition read
-    for partition in partitions if partitions and len(partitions) > 1 else [None]:
-        extra = {} if partition is None else {"partition_at": partition}
-        while True:
-            page = query(pattern, values, **{**kw, "cursor": cursor, **extra})
-            yield from page.items
-            cursor = page.cursor
-            if cursor is None:
-                break
+#: A filtered query reads ``limit`` items at first, then twice as many per request (DynamoDB
+#: applies ``Limit`` before the filter), up to this many — or ``limit``, if larger.
+FILTERED_READ_MAX = 1000
 
 
-    # Queries ----------------------------------------------------------------------------------------
+
+class QueryMethods:
+    """The query methods of :class:`~.client.TableClient` (its base class): access patterns by
+    name, one page at a time or all of them."""
+
+    model: Model
+    table_name: str
+    client: BaseClient
+    hooks: tuple[CallHook, ...]
+    mapper: ItemMapper
+    guard: ScopeGuard | None
+    unavailable_indexes: frozenset[str]
+
+    if TYPE_CHECKING:
+        @property
+        def cursors(self) -> CursorSigner: ...
+
+        def entity(self, name: str) -> Entity: ...
+
+        def _get(
+            self, ent: Entity, key_values: Mapping[str, Any], consistent: bool, raw: bool,
+            attributes: Sequence[str | Name] | None = None,
+        ) -> dict[str, Any] | None: ...
+
     def pattern(self, name: str) -> ResolvedPattern:
         try:
             resolved = self.model.resolved_patterns[name]
@@ -150,8 +155,8 @@ def follow_cursors(
 
             return merged_reads.query(self, pattern, resolved, vals, partition_value, limit=limit, cursor=cursor,
                                       forward=forward, raw=raw, filter=filter, attributes=attributes)
-        params = requests.query_params(
-            self.codec, self.table_name, resolved, vals, partition_value, filter=filter, attributes=attributes,
+        params = request_params.query_params(
+            self.mapper, self.table_name, resolved, vals, partition_value, filter=filter, attributes=attributes,
         )
         params["ScanIndexForward"] = forward
         params["ConsistentRead"] = consistent
@@ -173,21 +178,21 @@ def follow_cursors(
         With a filter DynamoDB applies ``Limit`` before filtering, so each request reads more
         (see :data:`FILTERED_READ_MAX`); when a response holds more matches than still wanted,
         the page ends at the last item taken and the cursor is built from that item's key
-        (:func:`requests.cursor_attributes`), so no unreturned match is skipped."""
+        (:func:`request_params.cursor_attributes`), so no unreturned match is skipped."""
         filtered = "FilterExpression" in params
         items: list[dict[str, Any]] = []
-        decode = self.codec.decode_wire
+        decode = self.mapper.decode_wire
         rounds = 0
         while True:
             if limit is not None:
                 wanted = limit - len(items)
                 params["Limit"] = min(wanted << min(rounds, 10), max(wanted, FILTERED_READ_MAX)) if filtered else wanted
             resp = _aws.call(self.client, "query", hooks=self.hooks, **params)
-            found = requests.own_items(self.model, resolved, resp.get("Items", []))
+            found = request_params.own_items(self.model, resolved, resp.get("Items", []))
             last = resp.get("LastEvaluatedKey")
             if limit is not None and len(found) > limit - len(items):
                 found = found[: limit - len(items)]
-                last = {a: found[-1][a] for a in requests.cursor_attributes(self.model, resolved)}
+                last = {a: found[-1][a] for a in request_params.cursor_attributes(self.model, resolved)}
             items += [decode(i, raw=raw) for i in found]
             rounds += 1
             if not last or (limit is not None and len(items) >= limit):

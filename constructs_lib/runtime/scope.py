@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..model.scope import AccessScope, AccessScopeError
+from .environment import ENV_ACCESS_SCOPE
 from .exceptions import OutOfScopeError
 
 if TYPE_CHECKING:

@@ -1,3 +1,42 @@
+"""``Transaction``: up to 100 writes of one table committed atomically (TransactWriteItems).
+
+Each action is built by the same :mod:`.request_params` builders as the single-item call, so a
+transactional put enforces exactly what a plain put does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+from . import _aws, request_params, tokens
+from .exceptions import (
+    DynamoDBError,
+    ItemValidationError,
+    TransactionCanceledError,
+    TransactionConditionNotMetError,
+    UpdateRejectedError,
+)
+from .limits import TRANSACTION_LIMIT
+
+if TYPE_CHECKING:
+    from ..model import Entity
+    from .items import ItemMapper
+    from .scope import ScopeGuard
+
+
+class TableClient(Protocol):
+    """What a transaction needs of the table client (``TableClient`` is one)."""
+
+    client: Any
+    hooks: tuple[_aws.CallHook, ...]
+    mapper: ItemMapper
+    table_name: str
+    guard: ScopeGuard | None
+
+    def entity(self, name: str) -> Entity: ...
+
+
 class Transaction:
     """Up to 100 writes committed with one TransactWriteItems.
 
@@ -15,10 +54,10 @@ class Transaction:
         #: The ClientRequestToken sent (None without ``client_request_token``).
         self.request_token = None if client_request_token is None else tokens.transaction_token(
             table.client, table.table_name, client_request_token)
-        self._requests: list[requests.Request] = []
+        self._requests: list[request_params.Request] = []
         self.committed = False
 
-    def _add(self, req: requests.Request) -> Transaction:
+    def _add(self, req: request_params.Request) -> Transaction:
         if self.committed:
             raise ItemValidationError("transaction already committed; start a new one")
         ident = (req.entity, tuple(sorted(req.key.items())))
@@ -37,7 +76,7 @@ class Transaction:
     def put(self, entity: str, item: Mapping[str, Any], **kw: Any) -> Transaction:
         t = self._table
         self._check("transaction_put", entity, item)
-        req = requests.put(t.codec, t.table_name, t.entity(entity), item, **kw)
+        req = request_params.put(t.mapper, t.table_name, t.entity(entity), item, **kw)
         if req.kind == "continue_version":
             raise UpdateRejectedError(
                 f"transaction put of versioned {entity} {req.key!r} needs create_only=True or expected_version=N: "
@@ -48,17 +87,17 @@ class Transaction:
     def update(self, entity: str, key: Mapping[str, Any], **kw: Any) -> Transaction:
         t = self._table
         self._check("transaction_update", entity, key)
-        return self._add(requests.update(t.codec, t.table_name, t.entity(entity), key, **kw))
+        return self._add(request_params.update(t.mapper, t.table_name, t.entity(entity), key, **kw))
 
     def delete(self, entity: str, key: Mapping[str, Any], **kw: Any) -> Transaction:
         t = self._table
         self._check("transaction_delete", entity, key)
-        return self._add(requests.delete(t.codec, t.table_name, t.entity(entity), key, **kw))
+        return self._add(request_params.delete(t.mapper, t.table_name, t.entity(entity), key, **kw))
 
     def condition_check(self, entity: str, key: Mapping[str, Any], **kw: Any) -> Transaction:
         t = self._table
         self._check("condition_check", entity, key)
-        return self._add(requests.condition_check(t.codec, t.table_name, t.entity(entity), key, **kw))
+        return self._add(request_params.condition_check(t.mapper, t.table_name, t.entity(entity), key, **kw))
 
     def commit(self) -> None:
         if not self._requests:
@@ -98,7 +137,7 @@ class Transaction:
             if req.user_condition_failed(old):
                 raise TransactionConditionNotMetError(
                     f"{exc.args[0]}: action {number}: condition {req.condition!r} not met",
-                    action=number, item=self._table.codec.decode(old) if old else None, condition=req.condition,
+                    action=number, item=self._table.mapper.decode(old) if old else None, condition=req.condition,
                     key=req.key, reasons=exc.reasons, code=exc.code, operation=exc.operation,
                 ) from exc
 

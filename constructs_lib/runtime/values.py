@@ -1,4 +1,18 @@
-# Plain value conversion --------------------------------------------------------------------------
+"""Plain values: to and from DynamoDB, the checks DynamoDB would make, and the item-size rule.
+
+:func:`to_dynamo` makes a Python value storable (or refuses it, naming where it is),
+:func:`from_dynamo` reads one back; :func:`item_size` / :func:`wire_item_size` are the one size
+rule (DynamoDB's documented one) used by items, backfill budgets and the audit writer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+from .exceptions import ItemValidationError, KeyValueError
+from .limits import MAX_ITEM_BYTES, MAX_NAME_BYTES, MAX_PK_BYTES
 
 
 def check_key_size(text: str, limit: int, where: str, advice: str) -> str:
@@ -129,34 +143,95 @@ def from_dynamo(value: Any) -> Any:
 
 
 def item_size(item: Mapping[str, Any]) -> int:
-    """DynamoDB's item size: attribute names plus values, per the documented rules."""
-    return sum(len(k.encode("utf-8")) + _value_size(v) for k, v in item.items())
+    """The size DynamoDB counts for ``item`` in Python form (what :func:`to_dynamo` makes, or
+    what boto3's resource layer reads): attribute names plus values, by :func:`_value_size`."""
+    return sum(utf8_size(k) + _value_size(v, wire=False) for k, v in item.items())
 
 
-def _value_size(value: Any) -> int:
+def wire_item_size(item: Mapping[str, Any]) -> int:
+    """The size DynamoDB counts for ``item`` in wire form (``{"S": ...}`` typed values, as the
+    low-level client and stream records hold them; binary values as bytes or base64 text) —
+    the same rule as :func:`item_size`."""
+    return sum(utf8_size(k) + _value_size(v, wire=True) for k, v in item.items())
+
+
+def utf8_size(text: str) -> int:
+    """Bytes of ``text`` in UTF-8 (a lone surrogate counts as the 3 bytes it would take)."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def number_size(value: Any) -> int:
+    """DynamoDB's documented size of a number: 1 byte per two significant digits (leading and
+    trailing zeros trimmed), rounded up, plus 1. ``value``: an int, a Decimal or decimal text."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        digits = len(str(abs(value)).rstrip("0"))
+    else:
+        number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+        digits = len("".join(map(str, number.as_tuple().digits)).strip("0")) if number.is_finite() else 0
+    return (max(digits, 1) + 1) // 2 + 1
+
+
+def _binary_size(value: Any) -> int:
+    """Raw byte length of a binary value: bytes, boto3's ``Binary``, or base64 text (wire form)."""
     if isinstance(value, str):
-        return len(value.encode("utf-8", "surrogatepass"))
-    if isinstance(value, (bytes, bytearray)):
+        return len(value) * 3 // 4 - (len(value) - len(value.rstrip("=")))
+    if isinstance(value, (bytes, bytearray, memoryview)):
         return len(value)
-    if isinstance(value, bool) or value is None:
-        return 1
-    if isinstance(value, (int, Decimal)):
-        digits = len(str(abs(value)).replace(".", "").lstrip("0")) or 1
-        return (digits + 1) // 2 + 1
+    return len(value.value)  # boto3's Binary
+
+
+def _tag_of(value: Any) -> str:
+    """The DynamoDB type of a value in Python form."""
+    if isinstance(value, str):
+        return "S"
+    if isinstance(value, bool):
+        return "BOOL"
+    if value is None:
+        return "NULL"
+    if isinstance(value, (int, float, Decimal)):
+        return "N"
     if isinstance(value, Mapping):
-        return 3 + sum(len(str(k).encode("utf-8")) + _value_size(v) + 1 for k, v in value.items())
+        return "M"
     if isinstance(value, (list, tuple)):
-        return 3 + sum(_value_size(v) + 1 for v in value)
+        return "L"
     if isinstance(value, (set, frozenset)):
-        return sum(_value_size(v) for v in value)
-    return len(repr(value))
+        return _tag_of(next(iter(value))) + "S" if value else "SS"
+    return "B"  # bytes, bytearray, boto3's Binary
+
+
+def _value_size(value: Any, *, wire: bool) -> int:
+    """The one size rule (DynamoDB's documented rule, "Item sizes and formats"): strings their
+    UTF-8 bytes; numbers :func:`number_size`; binary its raw bytes; booleans and null 1 byte;
+    sets the sum of their elements; maps and lists 3 bytes plus, per element, 1 byte and its size
+    (and, in a map, its name's bytes). ``wire``: ``value`` is a typed one-key map."""
+    if wire:
+        ((tag, inner),) = value.items()
+    else:
+        tag, inner = _tag_of(value), value
+    if tag == "S":
+        return utf8_size(inner)
+    if tag == "N":
+        return number_size(inner)
+    if tag == "B":
+        return _binary_size(inner)
+    if tag == "SS":
+        return sum(utf8_size(v) for v in inner)
+    if tag == "NS":
+        return sum(number_size(v) for v in inner)
+    if tag == "BS":
+        return sum(_binary_size(v) for v in inner)
+    if tag == "M":
+        return 3 + sum(utf8_size(k) + 1 + _value_size(v, wire=wire) for k, v in inner.items())
+    if tag == "L":
+        return 3 + sum(1 + _value_size(v, wire=wire) for v in inner)
+    return 1  # BOOL, NULL
 
 
 def check_size(item: Mapping[str, Any], *, where: str) -> None:
+    """:class:`ItemValidationError` if ``item`` (Python form) is over DynamoDB's 400 KB item limit."""
     size = item_size(item)
     if size > MAX_ITEM_BYTES:
         raise ItemValidationError(
             f"{where} item is {size} bytes; DynamoDB items are limited to {MAX_ITEM_BYTES} bytes (400 KB) — "
             "store large payloads in S3 and keep a pointer"
         )
-

@@ -4,7 +4,7 @@ The reference predicts what ``TableClient`` must do on the test model — items 
 built, results of every access pattern (set and order), typed errors — from the semantics the
 README states, **without** the runtime's codec: escaping, zero padding, UTC
 normalization, key templates, sparse membership and derived-key recomputation are written here
-again, independently. Nothing from ``constructs_lib.runtime.codec/keys/items/requests`` is
+again, independently. Nothing from ``constructs_lib.runtime.key_segments/keys/items/requests`` is
 imported; only the error classes (the contract the caller catches).
 
 Semantics encoded here (README "Semantics" and the records in docs/adr/):
@@ -44,11 +44,9 @@ from constructs_lib.runtime import (
     ItemNotFoundError,
     ItemValidationError,
     KeyValueError,
-    SettingsError,
-    UnknownAccessPatternError,
-    UpdateRejectedError,
     VersionConflictError,
 )
+from constructs_lib.runtime.exceptions import SettingsError, UnknownAccessPatternError, UpdateRejectedError
 
 # --------------------------------------------------------------------------------- the model
 PK, SK, TYPE, TTL = "PK", "SK", "_type", "expires_at"
