@@ -36,7 +36,6 @@ def table(synth_table_template: Callable[..., dict[str, Any]], dynamodb_local: A
 @pytest.mark.parametrize("extras", [
     {},
     {"n": Decimal("123.456"), "m": {"é": [b"\x00\x01", {"s"}, True, None, Decimal("-0.5")]}, "名前": {7, 88, 999}},
-    {"bs": {b"ab", b"c"}, "f": Decimal("1E+5"), "e": [], "l": ["x", Decimal("1.5")]},
 ])
 def test_an_item_the_rule_sizes_at_400_kb_is_stored_and_one_byte_more_is_refused(
     table: TableClient, extras: dict[str, Any]
