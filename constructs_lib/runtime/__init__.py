@@ -13,32 +13,9 @@ the rest is imported from its module. Each name's module loads on first access (
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Mapping
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-
-def lazy_exports(
-    package: str, exports: Mapping[str, str]
-) -> tuple[list[str], Callable[[str], Any], Callable[[], list[str]]]:
-    """``(__all__, __getattr__, __dir__)`` for ``package`` exporting ``exports`` (name -> submodule);
-    every runtime package takes its exports from this, and a unit test checks them (ADR 0047)."""
-
-    def __getattr__(name: str) -> Any:
-        module = exports.get(name)
-        if module is None:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(import_module(f"{package}.{module}"), name)
-        setattr(sys.modules[package], name, value)  # later lookups skip this function
-        return value
-
-    def __dir__() -> list[str]:
-        return sorted(set(vars(sys.modules[package])) | set(exports))
-
-    return sorted(exports), __getattr__, __dir__
-
-
+from ._exports import lazy_exports
 
 #: The public surface: name -> the submodule defining it (docs/adr/0047-runtime-modules-by-concern.md).
 EXPORTS = {

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ... import lazy_exports
+from ..._exports import lazy_exports
 
 #: The public surface: name -> the submodule defining it.
 EXPORTS = {
