@@ -64,12 +64,12 @@ class Option:
 @cache
 def accepted(method: str) -> frozenset[str]:
     """The keyword names ``TableClient.<method>`` takes (``query_all`` passes its own to ``query``;
-    ``Transaction.<op>`` passes them to ``requests.<op>``, which builds the action)."""
-    from ..runtime import requests
+    ``Transaction.<op>`` passes them to ``request_params.<op>``, which builds the action)."""
+    from ..runtime import request_params
     from ..runtime.client import TableClient
 
     if method.startswith("transaction."):
-        target = getattr(requests, method.removeprefix("transaction."))
+        target = getattr(request_params, method.removeprefix("transaction."))
     else:
         target = getattr(TableClient, "query" if method == "query_all" else method)
     return frozenset(inspect.signature(target).parameters)

@@ -16,9 +16,9 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from ..runtime.client import ENV_TABLE_NAME
+from ..runtime.environment import ENV_BACKFILL_SPEC, ENV_TABLE_NAME
 from ..runtime.exceptions import BackfillError
-from ..runtime.patterns.backfill import ENV_SPEC, BackfillSpec
+from ..runtime.patterns.backfill import BackfillSpec
 from . import perms
 from .bound_table import ModelBoundTable
 from .exceptions import ConstructPropsError
@@ -94,7 +94,7 @@ class Backfill(Construct):
             self,
             model=table.model,
             handler="constructs_lib.runtime.handlers.backfill.handler",
-            environment={ENV_TABLE_NAME: table.table_name, ENV_SPEC: self.spec.to_json(), **table.runtime_environment},
+            environment={ENV_TABLE_NAME: table.table_name, ENV_BACKFILL_SPEC: self.spec.to_json(), **table.runtime_environment},
             memory_size=memory_size,
             timeout=timeout or cdk.Duration.minutes(15),
             log_retention=log_retention,

@@ -107,7 +107,7 @@ class ModelBoundTable(Construct):
         """Environment variables every function built on this table gets besides its own: the
         published contract's parameter name (imports from published parameters; the function
         reads it at cold start), else a pinned whole-model fingerprint when there is one."""
-        from ..runtime.contract import ENV_CONTRACT_PARAMETER, ENV_MODEL_FINGERPRINT
+        from ..runtime.environment import ENV_CONTRACT_PARAMETER, ENV_MODEL_FINGERPRINT
 
         if self.contract_parameter is not None:
             return {ENV_CONTRACT_PARAMETER: self.contract_parameter}

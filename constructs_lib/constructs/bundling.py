@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..runtime.environment import MODEL_FILE
 from . import bytecode, defaults
 from .exceptions import ConstructPropsError
 from .slim import slim_source
@@ -45,7 +46,6 @@ SYNTH_ONLY = ("model/contract_file.py", "model/view.py", "model/design_warnings.
 #: The cold-start check of a published contract (ADR 0042): shipped with functions bound to a table
 #: imported from published parameters (``contract_check=True``) alone.
 CONTRACT_CHECK_ONLY = ("model/slices.py",)
-MODEL_FILE = "model.json"
 _STUB_INIT = '"""constructs_lib, as bundled into a Lambda function: model + runtime only."""\n'
 
 

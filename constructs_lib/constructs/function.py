@@ -21,7 +21,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct, IValidation
 
 from ..model import Model
-from ..runtime.contract import ENV_CONTRACT_PARAMETER
+from ..runtime.environment import ENV_CONTRACT_PARAMETER
 from . import bundling, defaults, nag
 from .exceptions import ConstructPropsError
 from .hardening import Hardening

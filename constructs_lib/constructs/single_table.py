@@ -377,7 +377,7 @@ class SingleTable(ModelBoundTable):
         does not create yet (their patterns raise ``IndexNotReadyError`` in functions)."""
         env = dict(super().runtime_environment)
         if self.evolution.unavailable_indexes:
-            from ..runtime.client import ENV_UNAVAILABLE_INDEXES
+            from ..runtime.environment import ENV_UNAVAILABLE_INDEXES
 
             env[ENV_UNAVAILABLE_INDEXES] = ",".join(self.evolution.unavailable_indexes)
         return env

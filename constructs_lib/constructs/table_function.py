@@ -23,9 +23,7 @@ from constructs import Construct
 
 from ..model.exceptions import AccessScopeError
 from ..model.scope import AccessScope
-from ..runtime.client import ENV_TABLE_NAME
-from ..runtime.contract import ENV_CONTRACT_PARAMETER, ENV_MODEL_FINGERPRINT
-from ..runtime.scope import ENV_ACCESS_SCOPE
+from ..runtime.environment import ENV_ACCESS_SCOPE, ENV_CONTRACT_PARAMETER, ENV_MODEL_FINGERPRINT, ENV_TABLE_NAME
 from . import bundling, defaults
 from .binding import FunctionBinding, check_bindings
 from .bound_table import ModelBoundTable, require_bound_table

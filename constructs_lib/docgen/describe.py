@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 from ..model.entity import SHARD
 from ..model.overlap import UNBOUNDED
 from ..model.templates import SEPARATOR, KeyTemplate, Placeholder
-from ..runtime import requests
+from ..runtime import request_params
 from ..runtime.exceptions import RuntimeClientError
-from ..runtime.items import ItemCodec
+from ..runtime.items import ItemMapper
 
 if TYPE_CHECKING:
     from ..model.model import Model
@@ -243,16 +243,16 @@ def _render_expression(text: str, names: Mapping[str, str], values: Mapping[str,
     return re.sub(r"#n\d+|:v\d+", one, text)
 
 
-def _example_request(model: Model, r: ResolvedPattern, codec: ItemCodec) -> str:
+def _example_request(model: Model, r: ResolvedPattern, mapper: ItemMapper) -> str:
     """What the runtime sends for this pattern with example values (GetItem key or Query), or
     why no example could be built."""
     try:
-        return _request_text(model, r, codec)
+        return _request_text(model, r, mapper)
     except RuntimeClientError as exc:
         return f"(no example: {exc})"
 
 
-def _request_text(model: Model, r: ResolvedPattern, codec: ItemCodec) -> str:
+def _request_text(model: Model, r: ResolvedPattern, mapper: ItemMapper) -> str:
     entities = [model.entity(e) for e in r.entities]
     index_names = [r.index.name] if r.index is not None else []
     vals = example_values(model, entities[0], sparse=True)
@@ -261,9 +261,9 @@ def _request_text(model: Model, r: ResolvedPattern, codec: ItemCodec) -> str:
         last = r.sk_fields[-1]
         vals[last] = (example_value(entities[0], last, 1), example_value(entities[0], last, HIGH))
     if r.operation == "GetItem":
-        key = codec.table_key(entities[0], vals)
+        key = mapper.table_key(entities[0], vals)
         return "Key: " + ", ".join(f'{k} = "{v}"' for k, v in key.items())
-    params = requests.query_params(codec, "example-table", r, {**vals, SHARD: 0} if r.shards else vals)
+    params = request_params.query_params(mapper, "example-table", r, {**vals, SHARD: 0} if r.shards else vals)
     names = params.get("ExpressionAttributeNames", {})
     values = params.get("ExpressionAttributeValues", {})
     text = _render_expression(params["KeyConditionExpression"], names, values)
@@ -354,7 +354,7 @@ def describe(
     str
         The Markdown text, ending with a newline. Deterministic for a given model.
     """
-    codec = ItemCodec(model)  # the runtime builds every example key and request
+    mapper = ItemMapper(model)  # the runtime builds every example key and request
     out = [f"# {title or f'Data model {_code(model.name)}'}", ""]
     attrs = [f"partition key {_code(model.pk_attribute)}"]
     if model.has_sort_key:
@@ -364,8 +364,8 @@ def describe(
     if model.tenant_field:
         attrs.append(f"tenant field {_code(model.tenant_field)}")
     out += [f"Model {_code(model.name)}: " + ", ".join(attrs) + ".", "", *intro]
-    out += _entities_section(model, codec)
-    out += _patterns_section(model, codec)
+    out += _entities_section(model, mapper)
+    out += _patterns_section(model, mapper)
     out += sections
     out += _indexes_section(model)
     if model.tenant_field:
@@ -382,14 +382,14 @@ def describe_all(models: Sequence[tuple[str | None, Model]]) -> str:
     return "\n---\n\n".join(describe(m, title=t) for t, m in models)
 
 
-def _entities_section(model: Model, codec: ItemCodec) -> list[str]:
+def _entities_section(model: Model, mapper: ItemMapper) -> list[str]:
     out = ["## Entities", ""]
     for entity in model.entities.values():
         out += [f"### {entity.name}", ""]
         if entity.description:
             out += [entity.description, ""]
         try:
-            item = codec.build_item(entity, example_values(model, entity))
+            item = mapper.build_item(entity, example_values(model, entity))
         except RuntimeClientError as exc:  # shown, not raised: the page documents the model
             out += [f"(no example item: {_cell(exc)})", ""]
             item = {}
@@ -426,7 +426,7 @@ def _entities_section(model: Model, codec: ItemCodec) -> list[str]:
     return out
 
 
-def _patterns_section(model: Model, codec: ItemCodec) -> list[str]:
+def _patterns_section(model: Model, mapper: ItemMapper) -> list[str]:
     out = ["## Access patterns", ""]
     if not model.resolved_patterns:
         return out + ["None declared.", ""]
@@ -438,7 +438,7 @@ def _patterns_section(model: Model, codec: ItemCodec) -> list[str]:
         mark = " *(consumer)*" if r.name in model.consumer_patterns else ""
         rows.append((
             _cell(r.name) + mark, ", ".join(r.entities), index, operation + order,
-            _code(_condition(model, r)), _code(_example_request(model, r, codec)),
+            _code(_condition(model, r)), _code(_example_request(model, r, mapper)),
         ))
     out += _table(["pattern", "entities", "index", "operation", "key condition", "example (as the runtime sends it)"], rows)
     if model.consumer_patterns:

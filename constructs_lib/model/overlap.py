@@ -19,19 +19,19 @@ from .resolved import ResolvedEntity, ResolvedIndex
 from .templates import KeyTemplate, Placeholder
 
 _DIGITS = "0123456789"
-# Fixed-width encodings, "D" standing for a digit (runtime/codec.py, runtime/buckets.py).
+# Fixed-width encodings, "D" standing for a digit (runtime/key_segments.py, runtime/buckets.py).
 _SHAPES = {
     "timestamp": "DDDD-DD-DDTDD:DD:DD.DDDDDDZ", "date": "DDDD-DD-DD", "year": "DDDD", "month": "DDDD-DD",
     "day": "DDDD-DD-DD", "hour": "DDDD-DD-DDTDD", "minute": "DDDD-DD-DDTDD:DD", "week": "DDDD-WDD",
 }
-# What an escaped non-empty string can be (runtime/codec.py): characters above "%", or escapes.
+# What an escaped non-empty string can be (runtime/key_segments.py): characters above "%", or escapes.
 _ESCAPED = re.compile(r"(?:[^\x00-\x25]|%(?:[01][0-9A-F]|2[0-5]))+")
 #: Sort-key conditions not bounded to the entity's own key shape: always filtered.
 UNBOUNDED = (None, "<", "<=", ">", ">=")
 
 
 def escape(value: str) -> str:
-    """The key encoding of a string value (``runtime.codec.escape``: code points up to ``%`` as ``%XX``)."""
+    """The key encoding of a string value (``runtime.key_segments.escape``: code points up to ``%`` as ``%XX``)."""
     return "".join(f"%{ord(c):02X}" if ord(c) <= 0x25 else c for c in value)
 
 
@@ -119,7 +119,7 @@ def key_condition(
     entity: ResolvedEntity, pk: KeyTemplate, sk: KeyTemplate | None, op: str | None, sk_fields: tuple[str, ...],
 ) -> KeyCondition:
     """What a pattern's key condition admits, for any values the caller may pass, as
-    ``runtime.requests`` builds it: ``=`` the whole key; ``begins_with`` the segments up to the
+    ``runtime.request_params`` builds it: ``=`` the whole key; ``begins_with`` the segments up to the
     first field not given (ending on a separator, so more segments follow) or, all given, the
     key and everything under it; ``between`` the segments before the range field (both bounds
     share them and the separator after them); the others any sort key of the partition."""

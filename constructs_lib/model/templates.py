@@ -5,7 +5,7 @@ literal (``USER``) or exactly one placeholder (``{user_id}``, or ``{at:month}`` 
 bucket of a timestamp/date field). Requiring every placeholder to stand alone between
 separators is what makes keys parseable: values are escaped so they never contain ``#``,
 hence splitting a built key on ``#`` gives back the segments one to one (see
-``constructs_lib.runtime.codec``). Templates that glue a value to a literal or to another
+``constructs_lib.runtime.key_segments``). Templates that glue a value to a literal or to another
 value (``USER{id}``, ``{a}{b}``) are rejected: concatenation without delimiters is ambiguous.
 """
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 from typing import Any, Literal, get_args
 
-from .codec import _DATE_TEXT, _date, _fail, _show, _timestamp, _type_name, _where
 from .exceptions import KeyValueError
+from .key_segments import _DATE_TEXT, _date, _fail, _show, _timestamp, _type_name, _where
 
 __all__ = ["GRANULARITIES", "MAX_BUCKETS", "Granularity", "bucket", "bucket_range"]
 

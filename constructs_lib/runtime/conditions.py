@@ -17,9 +17,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import codec
+from . import key_segments
 from .exceptions import InvalidConditionError, KeyValueError, UnknownAttributeError
-from .items import check_attribute_name, to_dynamo
+from .values import check_attribute_name, to_dynamo
 
 if TYPE_CHECKING:
     from ..model import Field, Model
@@ -340,7 +340,7 @@ class Attributes:
                 raise InvalidConditionError(f"{where}: {entity.name}.{path.root} is a {spec.kind} field; {how} takes text")
             return value
         try:
-            value = codec.normalize(value, spec.kind, width=spec.width, field=f"{entity.name}.{path.root}")
+            value = key_segments.normalize(value, spec.kind, width=spec.width, field=f"{entity.name}.{path.root}")
         except KeyValueError as exc:
             raise InvalidConditionError(f"{where}: {exc}") from None
         if spec.choices is not None and value not in spec.choices:

@@ -19,8 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
-from . import _aws, requests
-from .cursor_context import query_parts
+from . import _aws, request_params
+from .cursors import query_parts
 from .exceptions import CursorError
 from .pages import Page
 from .sharding import SHARD
@@ -30,8 +30,8 @@ if TYPE_CHECKING:
 
     from ..model import Model, ResolvedPattern
     from .conditions import Condition, Name
-    from .items import ItemCodec
-    from .pages import CursorCodec
+    from .cursors import CursorSigner
+    from .items import ItemMapper
 
 
 class TableClient(Protocol):
@@ -40,11 +40,11 @@ class TableClient(Protocol):
     client: Any
     hooks: tuple[_aws.CallHook, ...]
     model: Model
-    codec: ItemCodec
+    mapper: ItemMapper
     table_name: str
 
     @property
-    def cursors(self) -> CursorCodec: ...
+    def cursors(self) -> CursorSigner: ...
 
 #: Most shard queries in flight at once, across the process (boto3 clients are thread-safe).
 MAX_PARALLEL = 8
@@ -116,7 +116,7 @@ class _Shard:
                 params["ExclusiveStartKey"] = self.next_start
             resp = _aws.call(table.client, "query", hooks=table.hooks, **params)
             self.calls += 1
-            self.buffer.extend(requests.own_items(table.model, self.resolved, resp.get("Items", [])))
+            self.buffer.extend(request_params.own_items(table.model, self.resolved, resp.get("Items", [])))
             self.next_start = resp.get("LastEvaluatedKey")
             self.more = self.next_start is not None
             if not self.buffer and self.more:
@@ -148,7 +148,7 @@ def query(
     model = table.model
     params = []
     for n in range(shards_n):
-        p = requests.query_params(table.codec, table.table_name, resolved, {**vals, SHARD: n}, partition_value,
+        p = request_params.query_params(table.mapper, table.table_name, resolved, {**vals, SHARD: n}, partition_value,
                                   filter=filter, attributes=attributes)
         p["ScanIndexForward"] = forward
         p["ConsistentRead"] = False
@@ -177,7 +177,7 @@ def query(
     heap = [entry(s) for s in shards if s.buffer]
     heapq.heapify(heap)
     out: list[dict[str, Any]] = []
-    decode = table.codec.decode_wire
+    decode = table.mapper.decode_wire
     while heap and (limit is None or len(out) < limit):
         _, number = heapq.heappop(heap)
         shard = shards[number]

@@ -13,13 +13,12 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..model.scope import AccessScope, AccessScopeError
+from .environment import ENV_ACCESS_SCOPE
 from .exceptions import OutOfScopeError
 
 if TYPE_CHECKING:
     from ..model import Model
 
-#: Environment variable holding the function's declared scope (JSON), set by ``TableFunction``.
-ENV_ACCESS_SCOPE = "CONSTRUCTS_LIB_ACCESS_SCOPE"
 
 
 def scope_from_environment(model: Model) -> AccessScope | None:

@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from . import codec
+from . import key_segments
 from .exceptions import KeyValueError, SettingsError
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ def shard_of(entity: Entity, key: IndexKey, values: Mapping[str, Any]) -> int:
         if value is None:
             raise KeyValueError(f"{entity.name}: the shard of its index key needs field {name!r}, which is missing")
         spec = entity.field(name)
-        parts.append(codec.encode(value, spec.kind, width=spec.width, field=f"{entity.name}.{name}"))
+        parts.append(key_segments.encode(value, spec.kind, width=spec.width, field=f"{entity.name}.{name}"))
     return stable_shard("#".join(parts), key.shards)  # type: ignore[arg-type]
 
 

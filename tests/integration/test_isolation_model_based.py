@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from constructs_lib.model import AccessPattern, Entity, Field, Index, IndexKey, KeyTemplate, Model
-from constructs_lib.runtime import TableClient, _aws, requests
+from constructs_lib.runtime import TableClient, _aws, request_params
 
 pytestmark = pytest.mark.integration
 
@@ -50,7 +50,7 @@ def reference(table: TableClient, pattern: str, vals: dict[str, Any]) -> list[st
     """The ids the key condition selects (the same Query without its entity filter, read to the
     end), kept when they are of the pattern's entity."""
     resolved = table.model.resolved_patterns[pattern]
-    params = requests.query_params(table.codec, table.table_name, replace(resolved, entity_filter=False), vals)
+    params = request_params.query_params(table.mapper, table.table_name, replace(resolved, entity_filter=False), vals)
     ids, start = [], None
     while True:
         resp = table.client.query(**params, **({"ExclusiveStartKey": start} if start else {}))
@@ -115,7 +115,7 @@ def test_the_reference_sees_other_entities_where_the_model_filters(
         table.batch_write(puts=[("E0", {"id": "x", "a": "EU", "n": 1}), ("E1", {"id": "y", "a": "EU", "n": 1})])
         resolved = model.resolved_patterns["E0 ="]
         assert resolved.entity_filter
-        params = requests.query_params(table.codec, name, replace(resolved, entity_filter=False), {"a": "EU", "n": 1})
+        params = request_params.query_params(table.mapper, name, replace(resolved, entity_filter=False), {"a": "EU", "n": 1})
         # WHEN the key condition is read without the entity filter
         raw = _aws.call(dynamodb_client, "query", **params)["Items"]
         # THEN it selects both entities' items (so the property above is not vacuous)

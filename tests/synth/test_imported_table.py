@@ -26,7 +26,8 @@ from constructs_lib import (
     TableFunction,
 )
 from constructs_lib.model import Model
-from constructs_lib.runtime.contract import ENV_MODEL_FINGERPRINT, fingerprint
+from constructs_lib.runtime.contract import fingerprint
+from constructs_lib.runtime.environment import ENV_MODEL_FINGERPRINT
 
 HANDLER = Path(__file__).resolve().parents[2] / "examples" / "shop" / "handlers" / "orders_api.py"
 NEW_AND_OLD = dynamodb.StreamViewType.NEW_AND_OLD_IMAGES

@@ -67,7 +67,7 @@ def after_runtime_and_model_import() -> dict:
     return run(
         """
         import constructs_lib.runtime, constructs_lib.model
-        from constructs_lib.runtime import TableClient, codec, items, keys  # noqa: F401
+        from constructs_lib.runtime import TableClient, items, key_segments, keys  # noqa: F401
         report()
         """
     )

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Unpack
 
 from ... import _aws, contract, tokens
+from ...environment import ENV_COUNTER_PREFIX
 from ...exceptions import (
     ConditionFailedError,
     DynamoDBError,
@@ -29,7 +30,6 @@ from .spec import (
     COUNT,
     COUNTER_ID,
     DEDUP_TYPE,
-    ENV_PREFIX,
     FAMILY,
     IDEMPOTENCY_KEY,
     MAX_BY,
@@ -125,7 +125,7 @@ class CounterClient:
         ``CONSTRUCTS_LIB_COUNTER_<FAMILY>_TABLE``."""
         env = os.environ if environ is None else environ
         contract.verify(environ=env)  # on an imported table: the bundled model must be the deployed one
-        var = ENV_PREFIX + str(family).upper()
+        var = ENV_COUNTER_PREFIX + str(family).upper()
         spec = CounterSpec.from_json(_aws.environment(
             env, var, f"counter family {family!r} is not bound to this function "
             "(use ShardedCounter.bind(function) or TableFunction(counters=[...]))",
