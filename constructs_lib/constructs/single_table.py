@@ -20,7 +20,7 @@ from constructs import Construct
 
 from ..model import Index, Model
 from ..model.indexes import TABLE
-from . import defaults, evolution
+from . import defaults, evolution_plan
 from .bound_table import ModelBoundTable
 from .exceptions import ConstructPropsError
 from .hardening import Hardening
@@ -89,7 +89,7 @@ class SingleTable(ModelBoundTable):
     Model evolution: when the context key ``constructs_lib:lock`` names a lock file
     (``python -m constructs_lib lock``), the model is diffed against this table's entry,
     breaking changes fail synth unless acknowledged, and the template adds or removes at most
-    one GSI against the lock (see :mod:`constructs_lib.constructs.evolution`; ``evolution``
+    one GSI against the lock (see :mod:`constructs_lib.constructs.evolution_plan`; ``evolution``
     holds the plan).
 
     Importing a table deployed elsewhere: :meth:`from_table_name`, :meth:`from_table_attributes`
@@ -174,7 +174,7 @@ class SingleTable(ModelBoundTable):
         #: Whether the table uses provisioned billing (capacity alarms apply only then).
         self.provisioned = provisioned
         #: The model-evolution plan of this synthesis (lock, diff, GSIs declared now).
-        self.evolution = evolution.plan(self, model, acknowledge=acknowledge)
+        self.evolution = evolution_plan.plan(self, model, acknowledge=acknowledge)
         self.table = table_v2(
             self,
             "Table",
