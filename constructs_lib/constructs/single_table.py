@@ -28,7 +28,7 @@ from .imported_table import ImportedSingleTable
 from .model_contract import ModelContract, PublishedContract, import_from_parameters
 from .operations import (
     ContributorInsights,
-    Operations,
+    OperationsSettings,
     apply_index_contributor_insights,
     contributor_insights_by_index,
 )
@@ -74,7 +74,7 @@ class SingleTable(ModelBoundTable):
         (``{"table": True, "GSI1": True}``). LSIs share the table's setting; a name that is not
         ``"table"`` or a GSI of the model raises ``ConstructPropsError``.
     operations
-        An :class:`~constructs_lib.constructs.operations.Operations`: a CloudWatch dashboard and alarms for
+        An :class:`~constructs_lib.constructs.operations.OperationsSettings`: a CloudWatch dashboard and alarms for
         the table (and for the ``ShardedCounter``/``StreamAudit`` constructs built on it). Default
         None (none; ``add_operations`` can add them later).
     publish
@@ -115,7 +115,7 @@ class SingleTable(ModelBoundTable):
         index_write_capacity: dynamodb.Capacity | None = None,
         table_class: dynamodb.TableClass | None = None,
         contributor_insights: ContributorInsights = False,
-        operations: Operations | None = None,
+        operations: OperationsSettings | None = None,
         publish: ModelContract | None = None,
         acknowledge: Sequence[str] | None = None,
     ) -> None:
@@ -259,7 +259,7 @@ class SingleTable(ModelBoundTable):
         encryption_key: kms.IKey | None = None,
         expected_fingerprint: str | None = None,
         lookup_fingerprint: bool = False,
-        operations: Operations | None = None,
+        operations: OperationsSettings | None = None,
     ) -> ImportedSingleTable:
         """A table whose owner published its contract (``SingleTable(publish=ModelContract(...))``).
 
