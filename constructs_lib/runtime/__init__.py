@@ -56,13 +56,10 @@ if TYPE_CHECKING:
         bucket_range,
     )
     from .client import (
-        ENV_MODEL_PATH,
         ENV_TABLE_NAME,
-        MODEL_FILE,
         Page,
         TableClient,
         Transaction,
-        load_bundled_model,
     )
     from .codec import (
         escape,
@@ -75,8 +72,12 @@ if TYPE_CHECKING:
         size,
     )
     from .contract import (
+        ENV_CONTRACT_PARAMETER,
         ENV_MODEL_FINGERPRINT,
+        ENV_MODEL_PATH,
+        MODEL_FILE,
         fingerprint,
+        load_bundled_model,
     )
     from .keys import (
         composite_key,
