@@ -16,6 +16,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -111,7 +112,7 @@ def _import_name(rel: str) -> str | None:
     return top
 
 
-def _check_parts(parts: dict[str, dict[str, object]], what: str) -> None:
+def _check_parts(parts: Mapping[str, Mapping[str, object]], what: str) -> None:
     """No two parts may ship the same path or the same top-level import name."""
     owner: dict[str, str] = {}
     for part, files in parts.items():

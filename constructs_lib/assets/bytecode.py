@@ -250,6 +250,8 @@ def import_path(sources: dict[str, bytes], entry_modules: list[str], *, at_call:
                 for alias in node.names:
                     todo += [alias.name, *whole(alias.name)]
                 continue
+            if not isinstance(node, ast.ImportFrom):  # statements() yields imports only here
+                continue
             base = absolute(module, node)
             todo.append(base)
             for alias in node.names:
