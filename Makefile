@@ -58,10 +58,11 @@ test: setup
 unit: setup
 	$(PY) -m pytest tests/unit -q
 
-# ruff (pinned in the dev extra; rules and exclusions in pyproject.toml's [tool.ruff]): lint only,
-# the code is not reformatted.
+# ruff and mypy, both pinned in the dev extra with their settings in pyproject.toml ([tool.ruff],
+# [tool.mypy]; docs/adr/0050-lint-gate.md): lint and type-check only, the code is not reformatted.
 lint: setup
 	$(PY) -m ruff check .
+	$(PY) -m mypy
 
 # The model-based test of TableClient at 10x its `make test` size: 300 programs of 50 steps from
 # a random seed, printed in the summary (replay with CONSTRUCTS_LIB_SEED=<seed> make soak); every

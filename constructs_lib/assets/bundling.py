@@ -27,6 +27,8 @@ from .lambda_platform import LAMBDA_PYTHON_VERSION
 from .slim import slim_source
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from ..model import Model
     from .handler_code import HandlerCode
 

@@ -189,8 +189,8 @@ def import_path(sources: dict[str, bytes], entry_modules: list[str], *, at_call:
         return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
             isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
-    def statements(body: list[ast.stmt], *, typing_only: bool) -> list[tuple[ast.stmt, bool]]:
-        out: list[tuple[ast.stmt, bool]] = []
+    def statements(body: list[ast.stmt], *, typing_only: bool) -> list[tuple[ast.Import | ast.ImportFrom, bool]]:
+        out: list[tuple[ast.Import | ast.ImportFrom, bool]] = []
         for node in body:
             if isinstance(node, ast.If):
                 out += statements(node.body, typing_only=typing_only or is_type_checking(node))

@@ -103,6 +103,8 @@ class Backfill(Construct):
         table._grant(self.function, BACKFILL_ACTIONS, kms=perms.KMS_ENCRYPT_DECRYPT)
         # Fan-out and resumption invoke the function itself. A separate policy, so the function
         # (which depends on its role's default policy) does not depend on its own ARN.
-        iam.Policy(self, "InvokeSelf", roles=[self.function.role], statements=[iam.PolicyStatement(  # type: ignore[list-item]
+        role = self.function.role
+        assert role is not None  # a Function made without a role creates one
+        iam.Policy(self, "InvokeSelf", roles=[role], statements=[iam.PolicyStatement(
             actions=["lambda:InvokeFunction"], resources=[self.function.function_arn],
         )])

@@ -234,7 +234,7 @@ class ModelBoundTable(Construct):
         also require ``dynamodb:EnclosingOperation = TransactWriteItems``; a ``principal_tag``
         tenant requires the tag. Raises ``ConstructPropsError`` for a scope the model cannot
         confine (e.g. a partition key that starts with a field)."""
-        from ..model.scope import AccessScopeError
+        from ..model.exceptions import AccessScopeError
         from .scope_policy import TRANSACT_WRITE, derive_statements
 
         try:

@@ -17,7 +17,8 @@ import aws_cdk as cdk
 import jsii
 from constructs import Construct, IValidation
 
-from ..evolution.diff import BreakingChangeError, ModelDiff, synthesized_gsis
+from ..evolution.diff import ModelDiff, synthesized_gsis
+from ..evolution.exceptions import BreakingChangeError
 from ..evolution.lock import LOCK_FILE, ModelLock, TableLock
 from ..evolution.preflight import key_length_findings
 from ..model import Index, Model

@@ -14,7 +14,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..model.scope import ANY_TENANT, AccessScope, AccessScopeError
+from ..model.exceptions import AccessScopeError
+from ..model.scope import ANY_TENANT, AccessScope
 from ..model.templates import SEPARATOR, Placeholder
 
 if TYPE_CHECKING:

@@ -171,12 +171,14 @@ class ShardedCounter(StreamConsumer):
     def _spec(
         self, what: str, name: str, shards: int | None, model: Model, idempotency_window: cdk.Duration | None
     ) -> counter.CounterSpec:
+        count = self.sizing.shards if self.sizing else shards
+        assert count is not None  # _sizing: no sizing means shards was given
         try:
             return counter.CounterSpec(
                 family=name,
-                shards=self.sizing.shards if self.sizing else shards,  # type: ignore[arg-type]
+                shards=count,
                 pk_attribute=model.pk_attribute,
-                sk_attribute=model.sk_attribute,  # type: ignore[arg-type]
+                sk_attribute=model.sk_attribute,
                 entity_attribute=model.entity_attribute,
                 ttl_attribute=model.ttl_attribute,
                 idempotency_ttl_seconds=int(idempotency_window.to_seconds()) if idempotency_window else None,

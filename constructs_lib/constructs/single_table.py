@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from types import MappingProxyType, SimpleNamespace
+from types import MappingProxyType
+from typing import cast
 
 import aws_cdk as cdk
 from aws_cdk import aws_dynamodb as dynamodb
@@ -136,7 +137,8 @@ class SingleTable(ModelBoundTable):
         hardening = Hardening.of(self)
         if hardening.cmk_everywhere:
             if encryption is None:
-                encryption = dynamodb.TableEncryptionV2.customer_managed_key(hardening.key(f"SingleTable {id!r}"))
+                cmk = cast(kms.IKey, hardening.key(f"SingleTable {id!r}"))  # a key: cmk_everywhere is on
+                encryption = dynamodb.TableEncryptionV2.customer_managed_key(cmk)
             elif encryption.table_key is None:
                 raise ConstructPropsError(
                     f"SingleTable {id!r}: encryption without a customer-managed key conflicts with the stack's "
@@ -196,7 +198,7 @@ class SingleTable(ModelBoundTable):
         self.stream_view_type = stream
         apply_index_contributor_insights(
             self.table,
-            SimpleNamespace(gsis=list(self.evolution.gsis)),  # type: ignore[arg-type]
+            self.evolution,
             # (a GSI a rollout step is about to delete is no longer in the model: the table's setting)
             {**{i.name: self.contributor_insights[TABLE] for i in self.evolution.gsis}, **self.contributor_insights},
         )

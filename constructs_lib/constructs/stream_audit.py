@@ -217,7 +217,7 @@ class StreamAudit(StreamConsumer):
                 entity_attribute=model.entity_attribute,
                 actor_attribute=actor_attribute,
                 redact=tuple(redact),
-                redaction=redaction,  # type: ignore[arg-type]
+                redaction=redaction,
                 day_shards=day_shards,
                 retention_seconds=int(retention.to_seconds()) if retention is not None else None,
             )

@@ -24,7 +24,8 @@ from constructs import Construct
 from ..assets import bundling
 from ..assets.handler_code import resolve_handler_code
 from ..assets.requirements import InstalledDependencies, install, read_requirements
-from ..model.scope import AccessScope, AccessScopeError
+from ..model.exceptions import AccessScopeError
+from ..model.scope import AccessScope
 from ..runtime.client import ENV_TABLE_NAME
 from ..runtime.contract import ENV_CONTRACT_PARAMETER, ENV_MODEL_FINGERPRINT
 from ..runtime.scope import ENV_ACCESS_SCOPE
@@ -190,7 +191,7 @@ class TableFunction(Construct):
                 f"TableFunction {id!r}: access {access!r} must be 'read', 'write', 'read_write' or None"
             )
         #: The coarse grant without a declared scope (``"read"``, ``"write"``, ``"read_write"``), else None.
-        self.access: str | None = access  # type: ignore[assignment]
+        self.access: str | None = access
         env = dict(environment or {})
         for reserved in (ENV_TABLE_NAME, ENV_MODEL_FINGERPRINT, ENV_CONTRACT_PARAMETER, ENV_ACCESS_SCOPE):
             if reserved in env:
@@ -253,7 +254,7 @@ class TableFunction(Construct):
         elif access is not None:
             grant = {"read": table.grant_read_data, "write": table.grant_write_data,
                      "read_write": table.grant_read_write_data}
-            grant[access](self.function)  # type: ignore[index]
+            grant[access](self.function)
         for binding in bindings:
             binding.bind(self.function)
         self.table = table

@@ -145,7 +145,7 @@ def bucket_range(
         _require_time(lo, start, granularity, field)
         _require_time(hi, end, granularity, field)
     if type(lo) is type(hi) or (isinstance(lo, datetime) and isinstance(hi, datetime)):
-        after = lo > hi  # type: ignore[operator]
+        after = lo > hi
     else:  # one date, one timestamp: compare by UTC day
         lo_day = lo.date() if isinstance(lo, datetime) else lo
         hi_day = hi.date() if isinstance(hi, datetime) else hi

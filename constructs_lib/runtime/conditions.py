@@ -83,10 +83,10 @@ class _Operand:
     __slots__ = ()
     __hash__ = None  # type: ignore[assignment]  # == builds a condition, so no hashing
 
-    def __eq__(self, other: Any) -> Condition:  # type: ignore[override]
+    def __eq__(self, other: Any) -> Condition:  # type: ignore[override]  # == builds a condition, not a bool
         return Condition("=", self, other)
 
-    def __ne__(self, other: Any) -> Condition:  # type: ignore[override]
+    def __ne__(self, other: Any) -> Condition:  # type: ignore[override]  # != builds a condition, not a bool
         return Condition("<>", self, other)
 
     def __lt__(self, other: Any) -> Condition:
@@ -168,7 +168,9 @@ class Path(_Operand):
 
     @property
     def root(self) -> str:
-        return self.segments[0]  # type: ignore[return-value]
+        root = self.segments[0]
+        assert isinstance(root, str)  # a path starts with a name, indexes only follow one
+        return root
 
     def begins_with(self, prefix: str) -> Condition:
         """The attribute is text (or binary) starting with ``prefix``."""
@@ -278,7 +280,7 @@ class Attributes:
         if self.entities and all(e.attributes for e in self.entities):
             self.known = frozenset(
                 name for e in self.entities
-                for name in (*e.fields, *e.attributes, e.version_attribute, model.ttl_attribute) if name  # type: ignore[union-attr]
+                for name in (*e.fields, *e.attributes, e.version_attribute, model.ttl_attribute) if name
             )
         #: Attributes the index stores besides keys (None: every attribute, an ``ALL`` projection).
         self.projected: frozenset[str] | None = None
@@ -314,7 +316,7 @@ class Attributes:
         """A field the index items' keys carry (parsed back from them on read)."""
         for entity in self.entities:
             templates = [entity.pk_template, entity.sk_template]
-            if self.index is not None and self.index.name in entity.indexes:  # type: ignore[operator]
+            if self.index is not None and self.index.name in entity.indexes:
                 templates += list(entity.index_templates(self.index.name))
             if any(t is not None and name in t.fields for t in templates):
                 return True

@@ -16,6 +16,7 @@ import heapq
 import threading
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
 from . import _aws, requests
@@ -137,7 +138,7 @@ def query(
     table: TableClient, pattern: str, resolved: ResolvedPattern, vals: Mapping[str, Any], partition_value: Any, *,
     limit: int | None, cursor: str | None, forward: bool, raw: bool,
     filter: Condition | None = None, attributes: Sequence[str | Name] | None = None,  # noqa: A002 - the query option
-) -> Page:
+) -> Page[dict[str, Any]]:
     """One page of a pattern on a sharded index: at most ``limit`` items of all shards, merged.
     ``filter``/``attributes`` apply to every shard's Query (a projection keeps the index key
     the merge and the cursor need)."""
@@ -165,7 +166,7 @@ def query(
     pending = [s for s in shards if s.more]
     if pending:
         first = None if limit is None else first_read_limit(limit, len(pending))
-        run_parallel([lambda s=s: s.fetch(table, first) for s in pending])  # type: ignore[misc]
+        run_parallel([partial(s.fetch, table, first) for s in pending])
 
     def entry(shard: _Shard) -> tuple[Any, int]:
         """The heap entry of a shard's head: its sort key, then the shard (one entry per shard)."""

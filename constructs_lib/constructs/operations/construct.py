@@ -111,7 +111,7 @@ class TableOperations(Construct):
         )
 
     # Alarms ------------------------------------------------------------------------------------------
-    def _alarm(self, key: str, metric: cloudwatch.IMetric, *, threshold: float, periods: int = 1,
+    def _alarm(self, key: str, metric: cloudwatch.Metric | cloudwatch.MathExpression, *, threshold: float, periods: int = 1,
                description: str) -> cloudwatch.Alarm:
         alarm = metric.create_alarm(
             self, key.replace("/", "-") + "Alarm", threshold=threshold, evaluation_periods=periods,
@@ -305,4 +305,6 @@ class TableOperations(Construct):
 def _threshold(alarm: cloudwatch.Alarm) -> float:
     resource = alarm.node.default_child
     assert isinstance(resource, cloudwatch.CfnAlarm)
-    return float(resource.threshold)  # type: ignore[arg-type]
+    threshold = resource.threshold
+    assert threshold is not None  # _alarm gives every alarm a threshold
+    return float(threshold)

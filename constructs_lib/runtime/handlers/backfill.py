@@ -34,7 +34,8 @@ RESERVE_MS = 60_000
 def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
     """Lambda entry point (``constructs_lib.runtime.handlers.backfill.handler``)."""
     from .. import _aws
-    from ..client import ENV_TABLE_NAME, load_bundled_model
+    from ..client import ENV_TABLE_NAME
+    from ..contract import load_bundled_model
     from ..patterns.backfill import ENV_SPEC
 
     spec = BackfillSpec.from_json(os.environ[ENV_SPEC])

@@ -13,6 +13,7 @@ table's data. See docs/adr/0027-traffic-recording-off-by-default.md.
 
 from __future__ import annotations
 
+from ..limits import PARTITION_RCU
 from ._parse import OPERATION_LABELS, READ, TABLE, WRITE
 from .recorder import PATTERN, RecordingClient, TrafficRecorder
 from .report import (
@@ -20,7 +21,6 @@ from .report import (
     HOT_PARTITION,
     KINDS,
     LOW_CARDINALITY,
-    PARTITION_RCU,
     SCAN,
     UNUSED_INDEX,
     Finding,

@@ -158,7 +158,7 @@ class Backfill:
         failures: list[dict[str, str]] = []
         for index in self.indexes:
             attrs = self.codec.index_attributes(index)
-            if index not in entity.indexes:  # type: ignore[operator]
+            if index not in entity.indexes:
                 out.update(dict.fromkeys(attrs))
                 continue
             try:
@@ -213,7 +213,7 @@ class Backfill:
         update = (("SET " + ", ".join(sets)) if sets else "") + ((" REMOVE " + ", ".join(removes)) if removes else "")
         guarded = {*changes}
         for index in self.indexes:
-            if index in entity.indexes:  # type: ignore[operator]
+            if index in entity.indexes:
                 guarded |= self.codec.index_inputs(entity, index)
         if entity.version_attribute:
             guarded.add(entity.version_attribute)

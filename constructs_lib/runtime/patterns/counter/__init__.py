@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...limits import PARTITION_WCU, WCU_BYTES
 from .client import (
     CounterClient,
     CounterValue,
@@ -10,8 +11,6 @@ from .client import (
 from .sizing import (
     DEFAULT_HEADROOM,
     MAX_SHARDS,
-    PARTITION_WCU,
-    WCU_BYTES,
     ShardSizing,
     derive_shards,
 )
