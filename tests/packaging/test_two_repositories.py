@@ -74,7 +74,7 @@ from _apps import (
     zipped_size,
 )
 
-from constructs_lib.constructs.cache import ENV_CACHE_DIR
+from constructs_lib.assets.cache import ENV_CACHE_DIR
 from constructs_lib.model import Model
 from constructs_lib.runtime import TableClient
 from constructs_lib.runtime.contract import fingerprint

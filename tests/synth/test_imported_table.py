@@ -19,7 +19,7 @@ from constructs_lib import (
     ConstructPropsError,
     ImportedSingleTable,
     ModelBoundTable,
-    Operations,
+    OperationsSettings,
     ShardedCounter,
     SingleTable,
     StreamAudit,
@@ -204,7 +204,7 @@ def saas_model() -> Model:
 def test_operations_on_an_imported_table(shop_model: Model) -> None:
     # GIVEN an imported table with an operations view and a scheduled counter registered with it
     stack = cdk.Stack(cdk.App(), "ImportedOps")
-    table = ImportedSingleTable(stack, "Shop", model=shop_model, table_name="shop-data", operations=Operations())
+    table = ImportedSingleTable(stack, "Shop", model=shop_model, table_name="shop-data", operations=OperationsSettings())
     ShardedCounter(stack, "Views", table=table, name="views", shards=2, schedule=cdk.Duration.minutes(5),
                    scheduled_counters=["home"])
     template = Template.from_stack(stack)

@@ -16,7 +16,7 @@ from ...model import Model
 from .. import defaults
 from ..exceptions import ConstructPropsError
 from .consumers import MonitoredConsumer
-from .props import FIVE_MINUTES, NAMESPACE, OPERATIONS, Operations
+from .props import FIVE_MINUTES, NAMESPACE, OPERATIONS, OperationsSettings
 
 
 class MonitoredTable(Protocol):
@@ -43,7 +43,7 @@ class TableOperations(Construct):
     Attributes
     ----------
     settings
-        The :class:`Operations` it was built with.
+        The :class:`OperationsSettings` it was built with.
     dashboard
         The ``aws_cloudwatch.Dashboard``, or None with ``dashboard=False``.
     stack_dashboards
@@ -54,11 +54,11 @@ class TableOperations(Construct):
         registered pattern constructs (keys in the module docstring).
     """
 
-    def __init__(self, scope: Construct, id: str, *, table: MonitoredTable, settings: Operations) -> None:
+    def __init__(self, scope: Construct, id: str, *, table: MonitoredTable, settings: OperationsSettings) -> None:
         super().__init__(scope, id)
-        if not isinstance(settings, Operations):
+        if not isinstance(settings, OperationsSettings):
             raise ConstructPropsError(
-                f"{table.what}: operations {settings!r} must be a constructs_lib.Operations"
+                f"{table.what}: operations {settings!r} must be a constructs_lib.OperationsSettings"
             )
         self.settings = settings
         self._table = table

@@ -1,4 +1,4 @@
-"""``Operations``: what the operations view of a table contains, and its alarm thresholds."""
+"""``OperationsSettings``: what the operations view of a table contains, and its alarm thresholds."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def _count(what: str, name: str, value: Any) -> None:
 
 
 @dataclass(frozen=True)
-class Operations:
+class OperationsSettings:
     """What the operations view of a table contains, and its alarm thresholds.
 
     Every value is checked on construction (``ConstructPropsError`` naming the value and rule).
@@ -111,7 +111,7 @@ class Operations:
     capacity_period: cdk.Duration = field(default_factory=lambda: cdk.Duration.minutes(15))
 
     def __post_init__(self) -> None:
-        what = "Operations"
+        what = "OperationsSettings"
         for name in ("dashboard", "alarms"):
             if not isinstance(getattr(self, name), bool):
                 raise ConstructPropsError(f"{what}: {name} {getattr(self, name)!r} must be True or False")

@@ -16,13 +16,15 @@ import hashlib
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..runtime.environment import MODEL_FILE
-from . import bytecode, defaults
-from .exceptions import ConstructPropsError
+from . import bytecode
+from .exceptions import AssetError
+from .lambda_platform import LAMBDA_PYTHON_VERSION
 from .slim import slim_source
 
 if TYPE_CHECKING:
@@ -118,7 +120,7 @@ def _check_parts(parts: Mapping[str, Mapping[str, object]], what: str) -> None:
     for part, files in parts.items():
         for name in sorted({n for n in map(_import_name, files) if n} | {f for f in files if "/" not in f}):
             if name in owner and owner[name] != part:
-                raise ConstructPropsError(
+                raise AssetError(
                     f"{what}: {name!r} is provided by both the {owner[name]} and the {part}; one would shadow the "
                     "other in the Lambda's import path (the runtime part owns constructs_lib/ and model.json): "
                     "rename the module or drop the dependency"
@@ -133,7 +135,7 @@ def bundle(
     dependencies: Path | None = None,
     extra_files: dict[str, str] | None = None,
     what: str = "function",
-    python_version: str = defaults.LAMBDA_PYTHON_VERSION,
+    python_version: str = LAMBDA_PYTHON_VERSION,
     handler: str | None = None,
     contract_check: bool = False,
 ) -> Bundle:
@@ -156,7 +158,7 @@ def bundle(
     python_version
         ``MAJOR.MINOR`` of the function's runtime: the runtime and user modules get
         ``__pycache__/*.cpython-3X.pyc`` compiled by an interpreter of that version, if one is
-        found. Default ``defaults.LAMBDA_PYTHON_VERSION``.
+        found. Default :data:`.lambda_platform.LAMBDA_PYTHON_VERSION`.
     handler
         The Lambda handler (``module.function``): bytecode ships for the modules importing it
         loads (:func:`.bytecode.import_path`) and for the model package, which its first call
@@ -168,7 +170,7 @@ def bundle(
 
     Raises
     ------
-    ConstructPropsError
+    AssetError
         A user file or a dependency takes a path or an import name of another part, or a module
         does not compile for ``python_version``.
     """
