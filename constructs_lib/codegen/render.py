@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import keyword
 import textwrap
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from ..model import Field, Model, ResolvedEntity, ResolvedPattern
@@ -157,7 +157,7 @@ class _Generator:
         model = self.model
         required = set(entity.table_key_fields) | set(entity.required)
         keys: dict[str, str] = {}
-        fields: dict[str, Field] = entity.fields  # type: ignore[assignment]
+        fields: Mapping[str, Field] = entity.fields
         for name in (*entity.table_key_fields, *fields):
             keys.setdefault(name, self.field_type(fields[name]))
         for name in entity.required:
@@ -331,7 +331,7 @@ class _Generator:
     def _key_params(self, entity: ResolvedEntity, fields: Sequence[str], taken: Iterable[str]) -> list[tuple[str, str, str]]:
         """(field, parameter, annotation) of each key field: the parameter is the field's name
         unless that is a keyword, ``self``, a module alias or in ``taken`` (``class`` → ``class_``)."""
-        declared: dict[str, Field] = entity.fields  # type: ignore[assignment]
+        declared: Mapping[str, Field] = entity.fields
         names = parameters(fields, taken)
         return [(f, names[f], self.field_type(declared[f])) for f in fields]
 

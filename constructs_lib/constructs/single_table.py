@@ -19,7 +19,7 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
-from ..model import Index, Model
+from ..model import Model, ResolvedIndex
 from ..model.indexes import TABLE
 from . import defaults, evolution_plan
 from .bound_table import ModelBoundTable
@@ -335,7 +335,7 @@ class SingleTable(ModelBoundTable):
         ))
 
     # Index definitions ---------------------------------------------------------------------------
-    def _projection(self, index: Index) -> tuple[dynamodb.ProjectionType, list[str] | None]:
+    def _projection(self, index: ResolvedIndex) -> tuple[dynamodb.ProjectionType, list[str] | None]:
         # The entity attribute is always projected so items read from any index parse back
         # into their entity (KEYS_ONLY therefore becomes INCLUDE [entity attribute]).
         if index.projection == "ALL":
@@ -346,12 +346,12 @@ class SingleTable(ModelBoundTable):
         extra = [a for a in index.projection if a != entity_attr] if isinstance(index.projection, tuple) else []
         return dynamodb.ProjectionType.INCLUDE, [entity_attr, *extra]
 
-    def _gsi(self, index: Index) -> dynamodb.GlobalSecondaryIndexPropsV2:
+    def _gsi(self, index: ResolvedIndex) -> dynamodb.GlobalSecondaryIndexPropsV2:
         projection, non_key = self._projection(index)
         read, write = self._index_capacity
         return dynamodb.GlobalSecondaryIndexPropsV2(
             index_name=index.name,
-            partition_key=dynamodb.Attribute(name=index.pk_attribute, type=dynamodb.AttributeType.STRING),  # type: ignore[arg-type]
+            partition_key=dynamodb.Attribute(name=index.pk_attribute, type=dynamodb.AttributeType.STRING),
             sort_key=dynamodb.Attribute(name=index.sk_attribute, type=dynamodb.AttributeType.STRING)
             if index.sk_attribute
             else None,
@@ -361,11 +361,13 @@ class SingleTable(ModelBoundTable):
             write_capacity=write,
         )
 
-    def _lsi(self, index: Index) -> dynamodb.LocalSecondaryIndexProps:
+    def _lsi(self, index: ResolvedIndex) -> dynamodb.LocalSecondaryIndexProps:
         projection, non_key = self._projection(index)
+        if index.sk_attribute is None:  # Index refuses an LSI without a sort key; kept for the type checker
+            raise ConstructPropsError(f"LSI {index.name!r} has no sort key; an LSI must have one")
         return dynamodb.LocalSecondaryIndexProps(
             index_name=index.name,
-            sort_key=dynamodb.Attribute(name=index.sk_attribute, type=dynamodb.AttributeType.STRING),  # type: ignore[arg-type]
+            sort_key=dynamodb.Attribute(name=index.sk_attribute, type=dynamodb.AttributeType.STRING),
             projection_type=projection,
             non_key_attributes=non_key,
         )

@@ -268,7 +268,8 @@ def _request_text(model: Model, r: ResolvedPattern, mapper: ItemMapper) -> str:
     values = params.get("ExpressionAttributeValues", {})
     text = _render_expression(params["KeyConditionExpression"], names, values)
     if r.shards:
-        text += f" (shard 00; likewise for shards 01..{r.shards - 1:02d}, merged by {r.index.sk_attribute or 'shard'})"  # type: ignore[union-attr]
+        merged_by = (r.index.sk_attribute if r.index else None) or "shard"
+        text += f" (shard 00; likewise for shards 01..{r.shards - 1:02d}, merged by {merged_by})"
     if "FilterExpression" in params:
         text += "; filter " + _render_expression(params["FilterExpression"], names, values)
     if r.descending:

@@ -98,11 +98,11 @@ def _app_context(context: dict[str, str]) -> Iterator[None]:
         kw["context"] = {**(kw.get("context") or {}), **context}
         original(self, *a, **kw)
 
-    cdk.App.__init__ = init  # type: ignore[method-assign]
+    cdk.App.__init__ = init  # type: ignore[method-assign]  # every App the user's app builds gets the context
     try:
         yield
     finally:
-        cdk.App.__init__ = original  # type: ignore[method-assign]
+        cdk.App.__init__ = original  # type: ignore[method-assign]  # restored: the patch lasts one synth
 
 
 # Loading ------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ other attributes of an item are free-form. The encoding itself lives in
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from .exceptions import ModelValidationError
 
@@ -135,7 +135,7 @@ class Field:
             if width:
                 raise ModelValidationError(f"{where}: field spec {value!r}: only number fields take ':width'")
             if kind in KINDS:
-                return cls(kind)  # type: ignore[arg-type]
+                return cls(cast(FieldKind, kind))  # a member of KINDS, the FieldKind literals
         raise ModelValidationError(
             f"{where}: field spec {value!r} must be a Field or one of {', '.join(KINDS)} (number as 'number:WIDTH')"
         )

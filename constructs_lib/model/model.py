@@ -414,7 +414,10 @@ class Model:
         (raises ``ContractError`` subclasses; see :func:`constructs_lib.model.contract_file.read_contract`)."""
         from .contract_file import read_contract
 
-        return read_contract(source, cls).model  # type: ignore[no-any-return]
+        model = read_contract(source, cls).model
+        if not isinstance(model, Model):  # read_contract builds it with the class it is given
+            raise TypeError(f"contract reader returned {type(model).__name__}, not a Model")
+        return model
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Model) and self.to_dict() == other.to_dict()

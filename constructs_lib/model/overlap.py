@@ -49,7 +49,8 @@ class Domain:
             return not self.texts.isdisjoint(other.texts)
         if self.texts is not None or other.texts is not None:
             finite, rest = (self, other) if self.texts is not None else (other, self)
-            return any(rest.holds(t) for t in finite.texts)  # type: ignore[union-attr]
+            texts = finite.texts if finite.texts is not None else frozenset()
+            return any(rest.holds(t) for t in texts)
         if self.shape is not None and other.shape is not None:
             return len(self.shape) == len(other.shape) and all(
                 set(a) & set(b) for a, b in zip(self.shape, other.shape, strict=True))
@@ -81,7 +82,7 @@ def segment_domain(entity: ResolvedEntity, segment: str | Placeholder, *, stored
         return _shape(segment.bucket)
     spec = entity.field(segment.field)
     if spec.kind == "number":
-        return Domain(shape=(_DIGITS,) * spec.width)  # type: ignore[operator]
+        return Domain(shape=(_DIGITS,) * (spec.width or 1))  # Field requires a width for numbers
     if spec.kind in ("timestamp", "date"):
         return _shape(spec.kind)
     if stored and spec.choices:

@@ -95,7 +95,7 @@ class AccessScope:
         if not (self.patterns or self.writes or self.batch_gets):
             raise AccessScopeError("AccessScope declares nothing: give patterns, writes or batch_gets")
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # holds a dict (writes): equal scopes compare, none hashes
 
     # Tenancy -------------------------------------------------------------------------------------
     @property

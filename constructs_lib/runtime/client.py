@@ -406,9 +406,9 @@ class TableClient(QueryMethods):
                                    hooks=self.hooks, projection=projection):
             found[tuple((a, item[a]) for a in key_attrs)] = self.mapper.decode(item)
         out = [found.get(tuple(sorted(k.items()))) for k in keyed]
-        for (name, _), item, key in zip(requests, out, keyed, strict=True):
-            if item is not None:
-                request_params.check_own_item(self.model, self.entity(name).name, item.get(self.model.entity_attribute), key)
+        for (name, _), got, key in zip(requests, out, keyed, strict=True):
+            if got is not None:
+                request_params.check_own_item(self.model, self.entity(name).name, got.get(self.model.entity_attribute), key)
         return out
 
     def batch_write(

@@ -94,7 +94,7 @@ class QueryMethods:
         filter: Condition | None = None,  # noqa: A002 - reads as the option it is
         attributes: Sequence[str | Name] | None = None,
         **kw: Any,
-    ) -> Page:
+    ) -> Page[dict[str, Any]]:
         """Run a declared access pattern; returns one :class:`Page` of at most ``limit`` items.
 
         Field values come as a mapping and/or keyword arguments: every partition-key field
@@ -124,7 +124,7 @@ class QueryMethods:
         self, pattern: str, values: Mapping[str, Any] | None, kw: Mapping[str, Any], limit: int | None,
         cursor: str | None, descending: bool | None, consistent: bool, raw: bool, partition_at: Any,
         filter: Condition | None = None, attributes: Sequence[str | Name] | None = None,  # noqa: A002
-    ) -> Page:
+    ) -> Page[dict[str, Any]]:
         resolved = self.pattern(pattern)
         vals = {**(values or {}), **kw}
         if self.guard is not None:

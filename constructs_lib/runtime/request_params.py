@@ -108,7 +108,7 @@ class Request:
         """Turn a generic condition failure into the specific error this request implies
         (``decode`` makes the stored item an application item for :class:`ConditionNotMetError`)."""
         text = f"{self.operation} {self.entity} {self.key!r}"
-        common = {"key": self.key, "code": error.code, "operation": error.operation}
+        common: dict[str, Any] = {"key": self.key, "code": error.code, "operation": error.operation}
         if self.user_condition_failed(old_item):
             item = None if old_item is None else decode(old_item)
             return ConditionNotMetError(  # the stored item is in .item, not in the message (which may be logged)
@@ -144,7 +144,7 @@ def own_condition_held(own: tuple[Any, ...] | None, old: Mapping[str, Any] | Non
     if old is None:
         return False
     if own[0] == "version":
-        return old.get(own[1]) == own[2]
+        return bool(old.get(own[1]) == own[2])
     if own[0] == "unversioned":
         return own[1] not in old
     return True  # "present"
@@ -172,7 +172,7 @@ def item_projection(model: Model, entities: Sequence[Entity], attributes: Iterab
         return {}
     from .conditions import Attributes, projection
 
-    expr, params = Expression(), {}
+    expr, params = Expression(), dict[str, Any]()
     expr.add(params, "ProjectionExpression",
              projection(attributes, Attributes(model, entities), [model.entity_attribute, *table_key(model)]))
     return expr.apply(params)
@@ -232,8 +232,8 @@ def put(
         params["ConditionExpression"] = f"attribute_not_exists({expr.name(mapper.model.pk_attribute)})"
         kind = "create_only" if create_only else "continue_version"
         own = ("absent",)
-    elif expected_version is not None:
-        params["ConditionExpression"] = f"{expr.name(version_attr)} = {expr.value(_version(expected_version))}"  # type: ignore[arg-type]
+    elif expected_version is not None and version_attr is not None:  # (no version_attr was refused above)
+        params["ConditionExpression"] = f"{expr.name(version_attr)} = {expr.value(_version(expected_version))}"
         kind = "version"
         own = ("version", version_attr, expected_version)
     check_size(item, where=entity.name)

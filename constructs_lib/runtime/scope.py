@@ -12,7 +12,8 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..model.scope import AccessScope, AccessScopeError
+from ..model.exceptions import AccessScopeError
+from ..model.scope import AccessScope
 from .environment import ENV_ACCESS_SCOPE
 from .exceptions import OutOfScopeError
 

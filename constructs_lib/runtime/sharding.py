@@ -35,7 +35,9 @@ def shard_of(entity: Entity, key: IndexKey, values: Mapping[str, Any]) -> int:
             raise KeyValueError(f"{entity.name}: the shard of its index key needs field {name!r}, which is missing")
         spec = entity.field(name)
         parts.append(key_segments.encode(value, spec.kind, width=spec.width, field=f"{entity.name}.{name}"))
-    return stable_shard("#".join(parts), key.shards)  # type: ignore[arg-type]
+    if key.shards is None:
+        raise KeyValueError(f"{entity.name}: index key {key.index!r} is not write-sharded; it has no shard")
+    return stable_shard("#".join(parts), key.shards)
 
 
 def stable_shard(text: str, shards: int) -> int:

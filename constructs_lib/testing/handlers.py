@@ -186,8 +186,9 @@ class _Worker:
         self.replies.put(None)
 
     def _read_logs(self) -> None:
-        assert self.proc.stderr is not None
-        for chunk in iter(lambda: self.proc.stderr.readline(), ""):  # type: ignore[union-attr]
+        stderr = self.proc.stderr
+        assert stderr is not None  # started with stderr=PIPE
+        for chunk in iter(stderr.readline, ""):
             with self.cond:
                 self.logs += chunk
                 self.cond.notify_all()

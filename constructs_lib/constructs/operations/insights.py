@@ -11,14 +11,14 @@ from ...model.indexes import TABLE
 from ..exceptions import ConstructPropsError
 
 if TYPE_CHECKING:
-    from ...model import Index, Model
+    from ...model import Model, ResolvedIndex
 
 
 class _WithGsis(Protocol):
     """What declares a table's GSIs in order: a ``Model``, or the ``Evolution`` of a synthesis."""
 
     @property
-    def gsis(self) -> Sequence[Index]: ...
+    def gsis(self) -> Sequence[ResolvedIndex]: ...
 
 
 # Contributor Insights ------------------------------------------------------------------------------

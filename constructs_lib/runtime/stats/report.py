@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..limits import PARTITION_RCU, PARTITION_WCU
+from ..limits import PARTITION_RCU as PARTITION_RCU  # re-exported by the stats package
+from ..limits import PARTITION_WCU
 from ..patterns.counter.sizing import DEFAULT_HEADROOM
 from ..sharding import SHARD
 from ._parse import TABLE, WRITE

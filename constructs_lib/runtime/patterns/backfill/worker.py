@@ -33,7 +33,8 @@ from .spec import BackfillSpec
 if TYPE_CHECKING:
     from botocore.client import BaseClient
 
-    from ....model import Entity, Model
+    from ....model import Model
+    from ....model import ResolvedEntity as Entity
 
 #: Checkpoint items live under this partition-key prefix. A space never appears in a key an
 #: entity builds (literals cannot hold one and values escape it), so no item can collide.
