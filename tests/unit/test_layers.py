@@ -1,7 +1,7 @@
 """The package's layers and the absence of import cycles, read from the source with ``ast``.
 
 Layers, bottom to top: ``model`` imports nothing else of the package; ``runtime`` imports only
-``model``; ``docgen``, ``evolution`` and ``codegen`` only ``model`` and ``runtime``; ``constructs`` anything
+``model``; ``docgen``, ``evolution``, ``codegen`` and ``capacity`` only ``model`` and ``runtime``; ``constructs`` anything
 but ``testing``; ``testing`` anything. Every ``import`` counts, wherever it sits: module level, inside
 functions, under ``TYPE_CHECKING``; and no module may reach itself through them (a type named
 across a cycle is declared in the lower module, e.g. as a ``Protocol``).
@@ -25,10 +25,11 @@ ALLOWED = {
     "docgen": {"model", "runtime", "docgen"},
     "evolution": {"model", "runtime", "evolution"},
     "codegen": {"model", "runtime", "codegen"},
+    "capacity": {"model", "runtime", "capacity"},
     "constructs": {"model", "runtime", "docgen", "evolution", "constructs"},
-    "testing": {"model", "runtime", "docgen", "evolution", "codegen", "constructs", "testing", "root"},
+    "testing": {"model", "runtime", "docgen", "evolution", "codegen", "capacity", "constructs", "testing", "root"},
     # constructs_lib/__init__.py (lazy exports) and __main__.py (the command line)
-    "root": {"model", "runtime", "docgen", "evolution", "codegen", "constructs", "root"},
+    "root": {"model", "runtime", "docgen", "evolution", "codegen", "capacity", "constructs", "root"},
 }
 
 
