@@ -13,7 +13,7 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_CLI_TELEMETRY := true
 export AWS_EC2_METADATA_DISABLED := true
 
-.PHONY: setup demo test synth unit lint clean bench soak
+.PHONY: setup demo test synth unit lint clean bench soak docs
 
 setup: $(STAMPS)/venv $(STAMPS)/npm $(STAMPS)/java
 
@@ -58,10 +58,11 @@ test: setup
 unit: setup
 	$(PY) -m pytest tests/unit -q
 
-# ruff (pinned in the dev extra; rules and exclusions in pyproject.toml's [tool.ruff]): lint only,
-# the code is not reformatted.
+# ruff and mypy, both pinned in the dev extra with their settings in pyproject.toml ([tool.ruff],
+# [tool.mypy]; docs/adr/0050-lint-gate.md): lint and type-check only, the code is not reformatted.
 lint: setup
 	$(PY) -m ruff check .
+	$(PY) -m mypy
 
 # The model-based test of TableClient at 10x its `make test` size: 300 programs of 50 steps from
 # a random seed, printed in the summary (replay with CONSTRUCTS_LIB_SEED=<seed> make soak); every
@@ -80,8 +81,19 @@ $(STAMPS)/bench: $(STAMPS)/venv pyproject.toml
 	$(PY) -m pip install --quiet -e ".[bench]"
 	@touch $@
 
+# The documentation site (mkdocs.yml: the guides in docs/, the API reference generated from the
+# docstrings) into site/, offline. --strict: a broken link or anchor, a page missing from the nav,
+# a reference mkdocstrings cannot resolve or a docstring it cannot parse fails the build.
+docs: $(STAMPS)/venv $(STAMPS)/docs
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+	@echo "site built into site/ (open site/index.html)"
+
+$(STAMPS)/docs: $(STAMPS)/venv pyproject.toml
+	$(PY) -m pip install --quiet -e ".[docs]"
+	@touch $@
+
 clean:
-	rm -rf cdk.out .pytest_cache .hypothesis $(STAMPS)
+	rm -rf cdk.out .pytest_cache .hypothesis site $(STAMPS)
 
 distclean: clean
 	rm -rf $(VENV) node_modules

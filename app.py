@@ -3,7 +3,7 @@
 
 * ``ShopStack`` (``examples/shop``): the e-commerce single table — overloaded and sparse GSIs, TTL,
   a stream, ``ShardedCounter`` for product views, ``StreamAudit``, a ``TableFunction`` orders API,
-  and the ``Operations`` dashboard and alarms;
+  and the operations dashboard and alarms (``OperationsSettings``);
 * ``SaasStack`` (``examples/saas``): multi-tenant versioned documents — tenant-prefixed keys,
   ``grant_tenant_access``, a per-index ``grant_query``, an audit trail;
 * ``IotTelemetryStack`` (``examples/iot``): month-bucketed sensor readings with TTL retention;

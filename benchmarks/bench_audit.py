@@ -34,14 +34,11 @@ from typing import TYPE_CHECKING, Any
 
 from benchmarks._harness import Context, Row, Section, Stats, Timings, interleave, log
 from constructs_lib.runtime import _aws
+from constructs_lib.runtime.environment import ENV_AUDIT_SALT, ENV_AUDIT_SALT_SECRET
 from constructs_lib.runtime.handlers import audit as audit_handler
-from constructs_lib.runtime.patterns.audit import (
-    ENV_SALT,
-    ENV_SALT_SECRET,
-    PK,
-    SK,
-    AuditClient,
-)
+from constructs_lib.runtime.patterns.audit import AuditClient
+from constructs_lib.runtime.patterns.audit.spec import PK, SK
+from constructs_lib.runtime.values import wire_item_size
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
@@ -124,7 +121,7 @@ def _deployed(ddb: DynamoDBLocal) -> Iterator[tuple[LocalDeployment, dict[str, A
     template = _synthesize()
     function = _audit_function(template)
     with deploy_template(template, client=ddb.client(), name_prefix="bench-audit-") as deployment:
-        env = deployment.function_environment(function, overrides={ENV_SALT_SECRET: None, ENV_SALT: BENCH_SALT})
+        env = deployment.function_environment(function, overrides={ENV_AUDIT_SALT_SECRET: None, ENV_AUDIT_SALT: BENCH_SALT})
         yield deployment, template, function, env
 
 
@@ -270,7 +267,7 @@ def run(ctx: Context) -> Section:
         used = [r for b in batches for r in b]
         events = sorted({r["eventName"] for r in used})
         expected_items = [audit_handler.build_item(r, spec, source, salt) for r in used]
-        avg_bytes = sum(audit_handler.item_size(i) for i in expected_items) / len(expected_items)
+        avg_bytes = sum(wire_item_size(i) for i in expected_items) / len(expected_items)
 
         failures: list[str] = []
 

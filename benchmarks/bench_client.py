@@ -29,8 +29,9 @@ from typing import TYPE_CHECKING, Any
 
 from benchmarks import peers
 from benchmarks._harness import Context, Row, Section, Stats, interleave, log
-from constructs_lib.runtime import TableClient, _aws, load_bundled_model
+from constructs_lib.runtime import TableClient, _aws
 from constructs_lib.runtime.client import DEFAULT_RETRY_MODE
+from constructs_lib.runtime.contract import load_bundled_model
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
@@ -353,7 +354,7 @@ def run(ctx: Context) -> Section:
         # Sanity: both paths read the same items; the table holds what the updates wrote.
         probe = orders[3]
         method, params = captured["get"][3]
-        raw_item = table.codec.decode(_aws.deserialize(getattr(client, method)(**params)["Item"]))
+        raw_item = table.mapper.decode(_aws.deserialize(getattr(client, method)(**params)["Item"]))
         same_read = raw_item == table.get("Order", **_key(probe))
         page = table.query(QUERY_PATTERN, user_id=probe["user_id"], limit=QUERY_LIMIT)
         shipped = all(i.get("status") == "SHIPPED" for i in page.items) and len(page.items) == QUERY_LIMIT

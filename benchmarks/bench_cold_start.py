@@ -33,7 +33,7 @@ from pathlib import Path
 
 from benchmarks._harness import Context, Row, Section, Stats, Table, interleave, log
 from benchmarks.bench_synth import APP, synth_subprocess
-from constructs_lib.constructs import bytecode
+from constructs_lib.assets import bytecode
 
 NAME = "cold_start"
 TITLE = "Lambda cold start"
@@ -296,7 +296,7 @@ def _imports(assets: list[LambdaAsset], plan: Plan, work: Path) -> tuple[list[Ro
          f"no bytecode written, so the assets stay as synthesized, as on Lambda, whose `/var/task` is read-only), "
          f"with the asset directory (+ boto3) as `PYTHONPATH` and a scratch directory as working directory. *As "
          f"shipped* imports the synthesized asset itself, whose `__pycache__/*.cpython-3X.pyc` (when the synth found "
-         f"an interpreter of the runtime's version; see `constructs_lib.constructs.bytecode`) hold the handler's import path; "
+         f"an interpreter of the runtime's version; see `constructs_lib.assets.bytecode`) hold the handler's import path; "
          f"modules the handler's import loaded from that bytecode: "
          + ", ".join(f"{m} {k}" for m, k in from_bytecode.items())
          + ". *Source only* is a copy without `__pycache__`: what ships where no such interpreter exists, compiled "

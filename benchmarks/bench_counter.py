@@ -47,14 +47,9 @@ from benchmarks._harness import (
     save_line_plot,
 )
 from constructs_lib.runtime import _aws
-from constructs_lib.runtime.patterns.counter import (
-    COUNT,
-    PARTITION_WCU,
-    WCU_BYTES,
-    CounterClient,
-    CounterSpec,
-    derive_shards,
-)
+from constructs_lib.runtime.limits import PARTITION_WCU, WCU_BYTES
+from constructs_lib.runtime.patterns.counter import CounterClient, CounterSpec, derive_shards
+from constructs_lib.runtime.patterns.counter.spec import COUNT
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient

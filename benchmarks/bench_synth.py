@@ -318,7 +318,7 @@ def _inprocess_figure(dirs: Outdirs, assets: Path, plan: Plan) -> tuple[list[Row
          f"more jsii calls) from process and jsii start-up. app.py's asset staging is content-addressed "
          f"(`{tempfile.gettempdir()}/constructs-lib-assets/<hash>`), so after the first build a rebuild only "
          f"reads and prepares the bundled files. Where the time goes: in one more, untimed build with a timer around "
-         f"`constructs_lib.constructs.bundling.bundle`, its {calls} calls (one per generated function) took "
+         f"`constructs_lib.assets.bundling.bundle`, its {calls} calls (one per generated function) took "
          f"{bundle_ms:,.0f} ms of the build's {build_ms:,.0f} ms."),
     ]
     return rows, notes
@@ -326,7 +326,7 @@ def _inprocess_figure(dirs: Outdirs, assets: Path, plan: Plan) -> tuple[list[Row
 
 def _bundling_share(dirs: Outdirs) -> tuple[float, float, int]:
     """``(ms in _bundling.bundle, ms of the whole build + synth, calls)`` of one build of the covered stacks."""
-    from constructs_lib.constructs import bundling as _bundling
+    from constructs_lib.assets import bundling as _bundling
 
     original = _bundling.bundle
     spent = [0.0, 0]

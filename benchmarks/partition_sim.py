@@ -35,7 +35,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from constructs_lib.runtime.patterns.counter import PARTITION_WCU, derive_shards
+from constructs_lib.runtime.limits import PARTITION_WCU
+from constructs_lib.runtime.patterns.counter import derive_shards
 
 #: Read units one partition serves per second (DynamoDB's documented per-partition limit).
 PARTITION_RCU = 3000

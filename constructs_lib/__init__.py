@@ -14,46 +14,48 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
+#: The public names, each with the module defining it: the one list ``__all__``, ``__getattr__`` and
+#: the ``TYPE_CHECKING`` imports below follow (tests/unit/test_public_surface.py checks the last).
 _LAZY = {
+    # The constructs and their errors (need the cdk extra)
     "Backfill": "constructs_lib.constructs.backfill",
+    "ConstructPropsError": "constructs_lib.constructs.exceptions",
+    "ConstructsError": "constructs_lib.constructs.exceptions",
+    "Hardening": "constructs_lib.constructs.hardening",
+    "ImportedSingleTable": "constructs_lib.constructs.imported_table",
+    "MissingExtraError": "constructs_lib.constructs.exceptions",
+    "ModelBoundTable": "constructs_lib.constructs.bound_table",
+    "ModelContract": "constructs_lib.constructs.model_contract",
+    "OperationsSettings": "constructs_lib.constructs.operations",
     "ShardedCounter": "constructs_lib.constructs.sharded_counter",
     "SingleTable": "constructs_lib.constructs.single_table",
     "StreamAudit": "constructs_lib.constructs.stream_audit",
     "TableFunction": "constructs_lib.constructs.table_function",
-    "ConstructPropsError": "constructs_lib.constructs.exceptions",
-    "ConstructsError": "constructs_lib.constructs.exceptions",
-    "MissingExtraError": "constructs_lib.constructs.exceptions",
-    "Operations": "constructs_lib.constructs.operations",
-    "Hardening": "constructs_lib.constructs.hardening",
-    "ModelBoundTable": "constructs_lib.constructs.bound_table",
-    "ImportedSingleTable": "constructs_lib.constructs.imported_table",
-    "ModelContract": "constructs_lib.constructs.model_contract",
     # Declared access scopes (no CDK: the model's value, shared with the runtime)
-    "AccessScope": "constructs_lib.model.scope",
     "ANY_TENANT": "constructs_lib.model.scope",
+    "AccessScope": "constructs_lib.model.scope",
     "principal_tag": "constructs_lib.model.scope",
 }
 
-__all__ = [
-    "ANY_TENANT", "AccessScope", "principal_tag",
-    "Backfill", "ConstructPropsError", "ConstructsError", "Hardening", "ImportedSingleTable", "MissingExtraError",
-    "ModelBoundTable", "ModelContract",
-    "Operations", "ShardedCounter", "SingleTable", "StreamAudit", "TableFunction", "__version__",
-]
+__all__ = ["__version__", *_LAZY]
 
 if TYPE_CHECKING:
-    from .constructs.backfill import Backfill
-    from .constructs.bound_table import ModelBoundTable
-    from .constructs.exceptions import ConstructPropsError, ConstructsError, MissingExtraError
-    from .constructs.hardening import Hardening
-    from .constructs.imported_table import ImportedSingleTable
-    from .constructs.model_contract import ModelContract
-    from .constructs.operations import Operations
-    from .constructs.sharded_counter import ShardedCounter
-    from .constructs.single_table import SingleTable
-    from .constructs.stream_audit import StreamAudit
-    from .constructs.table_function import TableFunction
-    from .model.scope import ANY_TENANT, AccessScope, principal_tag
+    from .constructs.backfill import Backfill as Backfill
+    from .constructs.bound_table import ModelBoundTable as ModelBoundTable
+    from .constructs.exceptions import ConstructPropsError as ConstructPropsError
+    from .constructs.exceptions import ConstructsError as ConstructsError
+    from .constructs.exceptions import MissingExtraError as MissingExtraError
+    from .constructs.hardening import Hardening as Hardening
+    from .constructs.imported_table import ImportedSingleTable as ImportedSingleTable
+    from .constructs.model_contract import ModelContract as ModelContract
+    from .constructs.operations import OperationsSettings as OperationsSettings
+    from .constructs.sharded_counter import ShardedCounter as ShardedCounter
+    from .constructs.single_table import SingleTable as SingleTable
+    from .constructs.stream_audit import StreamAudit as StreamAudit
+    from .constructs.table_function import TableFunction as TableFunction
+    from .model.scope import ANY_TENANT as ANY_TENANT
+    from .model.scope import AccessScope as AccessScope
+    from .model.scope import principal_tag as principal_tag
 
 
 #: Top-level modules of the ``cdk`` extra.
@@ -76,3 +78,7 @@ def __getattr__(name: str) -> Any:
             ) from exc
         return getattr(module, name)
     raise AttributeError(f"module 'constructs_lib' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -75,9 +75,11 @@ def _no_synth(source: str) -> Iterator[None]:
     os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
     import aws_cdk as cdk
 
-    patched = [(cls, cls.__dict__["synth"]) for cls in (cdk.App, cdk.Stage) if "synth" in cls.__dict__]
+    # Typed as any class: a method of theirs is replaced below, which their declared types forbid.
+    stages: tuple[type[Any], ...] = (cdk.App, cdk.Stage)
+    patched = [(cls, cls.__dict__["synth"]) for cls in stages if "synth" in cls.__dict__]
     for cls, _ in patched:
-        cls.synth = lambda self, *args, **kwargs: None  # type: ignore[method-assign]
+        cls.synth = lambda self, *args, **kwargs: None
     # Apps that honour $CDK_OUTDIR stage their assets in a scratch directory, not in the
     # project's cloud assembly (assets are staged when constructs are built, not at synth).
     saved = os.environ.get("CDK_OUTDIR")
@@ -87,7 +89,7 @@ def _no_synth(source: str) -> Iterator[None]:
             yield
         finally:
             for cls, original in patched:
-                cls.synth = original  # type: ignore[method-assign]
+                cls.synth = original
             if saved is None:
                 os.environ.pop("CDK_OUTDIR", None)
             else:

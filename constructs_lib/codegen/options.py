@@ -33,12 +33,9 @@ def _consistent(resolved: ResolvedPattern | None, model: Model) -> bool:
 
 def _bucketed(resolved: ResolvedPattern | None, model: Model) -> bool:
     """``partition_at`` applies to a ``between`` range whose partition key buckets the range field."""
-    if resolved is None or resolved.pattern.sk != "between" or not resolved.sk_fields:
+    if resolved is None or resolved.sk != "between" or not resolved.sk_fields:
         return False
-    entity = model.entities[resolved.pattern.entities[0]]
-    index = resolved.index
-    template = entity.pk_template if index is None or index.kind == "LSI" else entity.index_templates(index.name)[0]
-    segments = template.segments if template is not None else ()
+    segments = resolved.pk_template.segments
     return any(isinstance(s, Placeholder) and s.field == resolved.sk_fields[-1] and bool(s.bucket) for s in segments)
 
 
@@ -67,12 +64,12 @@ class Option:
 @cache
 def accepted(method: str) -> frozenset[str]:
     """The keyword names ``TableClient.<method>`` takes (``query_all`` passes its own to ``query``;
-    ``Transaction.<op>`` passes them to ``requests.<op>``, which builds the action)."""
-    from ..runtime import requests
+    ``Transaction.<op>`` passes them to ``request_params.<op>``, which builds the action)."""
+    from ..runtime import request_params
     from ..runtime.client import TableClient
 
     if method.startswith("transaction."):
-        target = getattr(requests, method.removeprefix("transaction."))
+        target = getattr(request_params, method.removeprefix("transaction."))
     else:
         target = getattr(TableClient, "query" if method == "query_all" else method)
     return frozenset(inspect.signature(target).parameters)

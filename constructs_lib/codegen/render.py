@@ -14,7 +14,7 @@ import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from ..model import Entity, Field, Model, ResolvedPattern
+from ..model import Field, Model, ResolvedEntity, ResolvedPattern
 from ..runtime.contract import fingerprint, model_digest
 from .names import ALIASES, RESERVED_MEMBERS, Namer, camel, check_get_keys, is_class_key, parameters, snake
 from .options import OPTIONS, Option, accepted, get_parameters
@@ -126,7 +126,7 @@ class _Generator:
             self.entities[entity.name] = _EntityNames(
                 f"{entity.name}Item", f"{entity.name}Patch", f"{entity.name}Attribute", f"{entity.name}Removable", method
             )
-        # Entity methods are put_/get_/update_/delete_ + the name: claim those too, then the patterns.
+        # ResolvedEntity methods are put_/get_/update_/delete_ + the name: claim those too, then the patterns.
         self.namer = Namer({
             *RESERVED_MEMBERS,
             *(f"{op}_{n.method}" for n in self.entities.values() for op in ("put", "get", "update", "delete")),
@@ -152,7 +152,7 @@ class _Generator:
         self.imports.add(*needs)
         return annotation
 
-    def item_keys(self, entity: Entity) -> list[tuple[str, str, bool]]:
+    def item_keys(self, entity: ResolvedEntity) -> list[tuple[str, str, bool]]:
         """(attribute, annotation, required) of every attribute an item of ``entity`` may carry."""
         model = self.model
         required = set(entity.table_key_fields) | set(entity.required)
@@ -172,7 +172,7 @@ class _Generator:
         keys.setdefault(model.entity_attribute, _literal([entity.name]))
         return [(name, annotation, name in required) for name, annotation in keys.items()]
 
-    def removable(self, entity: Entity) -> list[tuple[str, str]]:
+    def removable(self, entity: ResolvedEntity) -> list[tuple[str, str]]:
         """(attribute, annotation) an update may set or remove: all but the table key, the entity
         attribute and the version attribute (which the runtime maintains)."""
         fixed = {*entity.table_key_fields, self.model.entity_attribute, entity.version_attribute}
@@ -225,7 +225,7 @@ class _Generator:
             return [one]
         return [f"{name} = _t.Literal[", *[f"{INDENT}{_quote(v)}," for v in values], "]"]
 
-    def entity_types(self, entity: Entity) -> list[str]:
+    def entity_types(self, entity: ResolvedEntity) -> list[str]:
         names = self.entities[entity.name]
         keys = self.item_keys(entity)
         doc = f"An item of entity {_quote(entity.name)}: table key {entity.pk}" + (f" / {entity.sk}" if entity.sk else "") + "."
@@ -328,21 +328,21 @@ class _Generator:
         wrapped = _call(f"{receiver}.{call}", args, INDENT * 3, ",")
         return out + [f"{INDENT * 2}return _t.cast(", f"{INDENT * 3}{_quote(cast)},", *wrapped, f"{INDENT * 2})"]
 
-    def _key_params(self, entity: Entity, fields: Sequence[str], taken: Iterable[str]) -> list[tuple[str, str, str]]:
+    def _key_params(self, entity: ResolvedEntity, fields: Sequence[str], taken: Iterable[str]) -> list[tuple[str, str, str]]:
         """(field, parameter, annotation) of each key field: the parameter is the field's name
         unless that is a keyword, ``self``, a module alias or in ``taken`` (``class`` → ``class_``)."""
         declared: dict[str, Field] = entity.fields  # type: ignore[assignment]
         names = parameters(fields, taken)
         return [(f, names[f], self.field_type(declared[f])) for f in fields]
 
-    def entity_methods(self, entity: Entity, *, transaction: str | None = None) -> list[str]:
+    def entity_methods(self, entity: ResolvedEntity, *, transaction: str | None = None) -> list[str]:
         """``put_``/``get_``/``update_``/``delete_`` of ``entity`` on the table class; with
         ``transaction`` (the class name), ``put_``/``update_``/``delete_``/``condition_check_``
         adding an action to a transaction and returning it."""
         ops = ("put", "update", "delete", "condition_check") if transaction else ("put", "get", "update", "delete")
         return [line for op in ops for line in self._entity_op(entity, op, transaction)]
 
-    def _entity_op(self, entity: Entity, op: str, transaction: str | None) -> list[str]:
+    def _entity_op(self, entity: ResolvedEntity, op: str, transaction: str | None) -> list[str]:
         n = self.entities[entity.name]
         ent = _quote(entity.name)
         name = f"{op}_{n.method}"
@@ -422,7 +422,7 @@ class _Generator:
 
     def pattern_methods(self, name: str, resolved: ResolvedPattern) -> list[str]:
         method = self.patterns[name]
-        p = resolved.pattern
+        p = resolved
         entity = self.model.entities[p.entities[0]]
         # A time-bucketed partition key takes the range field too: it is one parameter. The key
         # goes to query() as one mapping, so a field may share an option's name (its parameter won't).

@@ -16,9 +16,9 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from ..runtime.client import ENV_TABLE_NAME
+from ..runtime.environment import ENV_BACKFILL_SPEC, ENV_TABLE_NAME
 from ..runtime.exceptions import BackfillError
-from ..runtime.patterns.backfill import ENV_SPEC, BackfillSpec
+from ..runtime.patterns.backfill import BackfillSpec
 from . import perms
 from .bound_table import ModelBoundTable
 from .exceptions import ConstructPropsError
@@ -94,7 +94,7 @@ class Backfill(Construct):
             self,
             model=table.model,
             handler="constructs_lib.runtime.handlers.backfill.handler",
-            environment={ENV_TABLE_NAME: table.table_name, ENV_SPEC: self.spec.to_json(), **table.runtime_environment},
+            environment={ENV_TABLE_NAME: table.table_name, ENV_BACKFILL_SPEC: self.spec.to_json(), **table.runtime_environment},
             memory_size=memory_size,
             timeout=timeout or cdk.Duration.minutes(15),
             log_retention=log_retention,
@@ -103,6 +103,8 @@ class Backfill(Construct):
         table._grant(self.function, BACKFILL_ACTIONS, kms=perms.KMS_ENCRYPT_DECRYPT)
         # Fan-out and resumption invoke the function itself. A separate policy, so the function
         # (which depends on its role's default policy) does not depend on its own ARN.
-        iam.Policy(self, "InvokeSelf", roles=[self.function.role], statements=[iam.PolicyStatement(  # type: ignore[list-item]
+        role = self.function.role
+        assert role is not None  # a Function made without a role creates one
+        iam.Policy(self, "InvokeSelf", roles=[role], statements=[iam.PolicyStatement(
             actions=["lambda:InvokeFunction"], resources=[self.function.function_arn],
         )])

@@ -22,7 +22,7 @@ def check_bindings(what: str, name: str, bindings: object) -> tuple[FunctionBind
     (:class:`ConstructPropsError` naming the offending entry otherwise)."""
     if isinstance(bindings, (str, bytes)) or not hasattr(bindings, "__iter__"):
         raise ConstructPropsError(f"{what}: {name}={bindings!r} must be a list of constructs with bind(function)")
-    found = tuple(bindings)  # type: ignore[call-overload]
+    found = tuple(bindings)
     for entry in found:
         if not isinstance(entry, FunctionBinding):
             raise ConstructPropsError(

@@ -2,7 +2,7 @@
 
 What :class:`~constructs_lib.constructs.single_table.SingleTable` (a table this stack creates) and
 :class:`~constructs_lib.constructs.imported_table.ImportedSingleTable` (a table deployed elsewhere) share, and
-all that ``TableFunction``, ``ShardedCounter``, ``StreamAudit`` and ``Operations`` need of a table:
+all that ``TableFunction``, ``ShardedCounter``, ``StreamAudit`` and ``TableOperations`` need of a table:
 its model, name and ARNs, least-privilege grants (table ARN plus named index ARNs, never ``*``,
 KMS permissions when a customer-managed key encrypts it), key-prefix claims and the operations
 view pattern constructs register with.
@@ -25,7 +25,7 @@ from .exceptions import ConstructPropsError
 from .grants import combined_grant, leading_keys_condition
 from .operations.construct import TableOperations
 from .operations.consumers import MonitoredConsumer
-from .operations.props import Operations
+from .operations.props import OperationsSettings
 
 if TYPE_CHECKING:
     from ..model import AccessScope, Model
@@ -107,7 +107,7 @@ class ModelBoundTable(Construct):
         """Environment variables every function built on this table gets besides its own: the
         published contract's parameter name (imports from published parameters; the function
         reads it at cold start), else a pinned whole-model fingerprint when there is one."""
-        from ..runtime.contract import ENV_CONTRACT_PARAMETER, ENV_MODEL_FINGERPRINT
+        from ..runtime.environment import ENV_CONTRACT_PARAMETER, ENV_MODEL_FINGERPRINT
 
         if self.contract_parameter is not None:
             return {ENV_CONTRACT_PARAMETER: self.contract_parameter}
@@ -129,17 +129,17 @@ class ModelBoundTable(Construct):
         self._key_prefixes[prefix] = owner
 
     # Operations ----------------------------------------------------------------------------------
-    def add_operations(self, operations: Operations | None = None) -> TableOperations:
-        """Add the table's CloudWatch dashboard and alarms (``Operations()`` defaults when None);
+    def add_operations(self, operations: OperationsSettings | None = None) -> TableOperations:
+        """Add the table's CloudWatch dashboard and alarms (``OperationsSettings()`` defaults when None);
         at most once per table. Pattern constructs registered before or after join it; the result
         is also ``self.operations``."""
         if self.operations is not None:
             raise ConstructPropsError(
                 f"{self.what} already has its operations view ({self.operations.node.path}); "
-                "pass one Operations(...) to operations= or add_operations(), once"
+                "pass one OperationsSettings(...) to operations= or add_operations(), once"
             )
         self.operations = TableOperations(self, "Operations", table=self,
-                                          settings=Operations() if operations is None else operations)
+                                          settings=OperationsSettings() if operations is None else operations)
         for consumer in self._consumers:
             self.operations.add_consumer(consumer)
         return self.operations
@@ -234,7 +234,7 @@ class ModelBoundTable(Construct):
         also require ``dynamodb:EnclosingOperation = TransactWriteItems``; a ``principal_tag``
         tenant requires the tag. Raises ``ConstructPropsError`` for a scope the model cannot
         confine (e.g. a partition key that starts with a field)."""
-        from ..model.scope import AccessScopeError
+        from ..model.exceptions import AccessScopeError
         from .scope_policy import TRANSACT_WRITE, derive_statements
 
         try:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from ..assets.exceptions import AssetError
 from ..model.exceptions import ModelError
 
 
@@ -31,4 +35,15 @@ class MissingExtraError(ConstructsError, ImportError):
     """
 
 
-__all__ = ["ConstructPropsError", "ConstructsError", "MissingExtraError", "ModelError"]
+@contextmanager
+def asset_errors() -> Iterator[None]:
+    """Raise an :class:`~constructs_lib.assets.exceptions.AssetError` of the block again as a
+    :class:`ConstructPropsError` (same message, the asset error as ``__cause__``): a construct's
+    caller sees the constructs' error type whichever layer found the problem."""
+    try:
+        yield
+    except AssetError as exc:
+        raise ConstructPropsError(str(exc)) from exc
+
+
+__all__ = ["ConstructPropsError", "ConstructsError", "MissingExtraError", "ModelError", "asset_errors"]

@@ -2,7 +2,7 @@
 
 Every function the library makes (``TableFunction``, the counter aggregator, the audit
 handler) is a Python function whose asset holds the runtime package and the model JSON, plus a
-``TableFunction``'s own code and dependencies — see :mod:`.bundling`. Each gets its own log group with a
+``TableFunction``'s own code and dependencies — see :mod:`constructs_lib.assets.bundling`. Each gets its own log group with a
 retention period and its own role whose only logging permission is writing to that group
 (no ``AWSLambdaBasicExecutionRole``, whose ``logs:*`` statements name ``*``). The runtime is the
 one the library pins, so cdk-nag's AwsSolutions-L1 (newest runtime) is acknowledged here.
@@ -20,10 +20,11 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct, IValidation
 
+from ..assets import bundling
 from ..model import Model
-from ..runtime.contract import ENV_CONTRACT_PARAMETER
-from . import bundling, defaults, nag
-from .exceptions import ConstructPropsError
+from ..runtime.environment import ENV_CONTRACT_PARAMETER
+from . import defaults, nag
+from .exceptions import ConstructPropsError, asset_errors
 from .hardening import Hardening
 
 
@@ -54,8 +55,11 @@ def bundled_function(
     if timeout is not None and not 1 <= timeout.to_seconds() <= 900:
         raise ConstructPropsError(f"{what}: timeout {timeout.to_human_string()} must be 1 second to 15 minutes")
     runtime, version = python_runtime(runtime, what)
-    asset = (bundle or bundling.bundle(model, what=what, python_version=version, handler=handler,
-                                       contract_check=ENV_CONTRACT_PARAMETER in (environment or {}))).directory
+    if bundle is None:
+        with asset_errors():
+            bundle = bundling.bundle(model, what=what, python_version=version, handler=handler,
+                                     contract_check=ENV_CONTRACT_PARAMETER in (environment or {}))
+    asset = bundle.directory
     hardening = Hardening.of(scope)  # stricter stack settings: a customer-managed key, a VPC
     log_group = logs.LogGroup(
         scope, "Logs", retention=log_retention, removal_policy=cdk.RemovalPolicy.RETAIN,

@@ -7,7 +7,7 @@ subnets, a DynamoDB gateway endpoint, a Secrets Manager endpoint when an audit h
 logs). Set them as context (``cdk synth -c constructs_lib:cmk-everywhere=true``, ``cdk.json``,
 ``cdk.App(context=...)``) or bring your own key and VPC with :meth:`Hardening.configure`.
 
-See docs/adr/0025-hardening-by-context-flags.md and the README's "Stricter settings".
+See docs/adr/0025-hardening-by-context-flags.md and docs/security/checks.md ("Stricter settings").
 """
 
 from __future__ import annotations

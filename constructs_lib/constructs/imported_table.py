@@ -3,7 +3,7 @@
 Built by ``SingleTable.from_table_name``, ``SingleTable.from_table_attributes`` and
 ``SingleTable.from_parameters``. It wraps ``TableV2.from_table_attributes`` and offers everything
 :class:`~constructs_lib.constructs.bound_table.ModelBoundTable` does — the same least-privilege grants as an
-owned table, ``TableFunction``, ``ShardedCounter``, ``StreamAudit`` and ``Operations`` on it. What it
+owned table, ``TableFunction``, ``ShardedCounter``, ``StreamAudit`` and ``TableOperations`` on it. What it
 cannot know is refused at synth: a stream that was not imported, a stream view type that was not
 declared. It creates no resource.
 """
@@ -20,7 +20,7 @@ from constructs import Construct
 from ..model import Model
 from .bound_table import ModelBoundTable
 from .exceptions import ConstructPropsError
-from .operations import Operations
+from .operations import OperationsSettings
 
 _NAME = r"[A-Za-z0-9_.-]{3,255}"
 _TABLE_ARN = re.compile(rf"arn:[a-z0-9-]+:dynamodb:[a-z0-9-]+:\d{{12}}:table/({_NAME})")
@@ -97,7 +97,7 @@ class ImportedSingleTable(ModelBoundTable):
         stream_view_type: dynamodb.StreamViewType | None = None,
         encryption_key: kms.IKey | None = None,
         model_fingerprint: str | None = None,
-        operations: Operations | None = None,
+        operations: OperationsSettings | None = None,
     ) -> None:
         super().__init__(scope, id)
         what = self.what

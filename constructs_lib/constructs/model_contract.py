@@ -31,7 +31,7 @@ from ..runtime.contract import fingerprint
 from .bound_table import ModelBoundTable
 from .exceptions import ConstructPropsError, ContractParameterSizeError
 from .imported_table import ImportedSingleTable, check_fingerprint
-from .operations import Operations
+from .operations import OperationsSettings
 
 if TYPE_CHECKING:
     from ..model import AccessScope
@@ -168,7 +168,7 @@ def import_from_parameters(
     encryption_key: kms.IKey | None = None,
     expected_fingerprint: str | None = None,
     lookup_fingerprint: bool = False,
-    operations: Operations | None = None,
+    operations: OperationsSettings | None = None,
 ) -> ImportedSingleTable:
     """The implementation of ``SingleTable.from_parameters`` (documented there)."""
     what = f"ImportedSingleTable {id!r}"

@@ -23,7 +23,7 @@ STRICT_CONTEXT = "constructs_lib:nag-strict"
 #: Plugin name cdk-nag's ``AwsSolutionsChecks`` reports under (the ``<plugin>::`` id prefix).
 PACK = "AwsSolutions"
 
-# The reasons, one per design decision. README.md ("Security checks") lists them too, and
+# The reasons, one per design decision. docs/security/checks.md lists them too, and
 # tests/synth/test_cdk_nag.py holds a reviewed copy: changing or adding one fails that test.
 
 #: AwsSolutions-L1 on every generated function (TableFunction, counter aggregator, audit writer).

@@ -14,7 +14,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..model.scope import ANY_TENANT, AccessScope, AccessScopeError
+from ..model.exceptions import AccessScopeError
+from ..model.scope import ANY_TENANT, AccessScope
 from ..model.templates import SEPARATOR, Placeholder
 
 if TYPE_CHECKING:
@@ -87,11 +88,7 @@ def leading_key_pattern(model: Model, scope: AccessScope, entity: str, template:
 
 def _pk_template(model: Model, entity: str, index: str | None) -> KeyTemplate:
     ent = model.entity(entity)
-    if index is None or model.index(index).kind == "LSI":
-        return ent.pk_template
-    pk, _ = ent.index_templates(index)
-    assert pk is not None  # the model resolved the pattern: the entity has keys in the index
-    return pk
+    return ent.pk_template if index is None else ent.indexes[index].pk_template
 
 
 def derive_statements(model: Model, scope: AccessScope) -> list[ScopeStatement]:
@@ -109,7 +106,7 @@ def derive_statements(model: Model, scope: AccessScope) -> list[ScopeStatement]:
     for name in scope.patterns:
         resolved = model.resolved_patterns[name]
         index = resolved.index.name if resolved.index is not None else None
-        for entity in resolved.pattern.entities:
+        for entity in resolved.entities:
             add(index, f"dynamodb:{resolved.operation}", False, entity)
     for entity in scope.batch_gets:
         add(None, "dynamodb:BatchGetItem", False, entity)

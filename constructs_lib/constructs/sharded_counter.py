@@ -23,8 +23,12 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
+from ..runtime import environment
 from ..runtime.exceptions import KeyValueError, SettingsError
-from ..runtime.patterns import counter
+from ..runtime.limits import WCU_BYTES
+from ..runtime.patterns.counter import CounterSpec, ShardSizing, derive_shards
+from ..runtime.patterns.counter.sizing import DEFAULT_HEADROOM
+from ..runtime.patterns.counter.spec import DEDUP_SK, ENTITIES, PREFIX, SCHEDULE_SOURCE, SHARD_SK, TOTAL_SK
 from . import perms
 from .bound_table import ModelBoundTable, require_bound_table
 from .exceptions import ConstructPropsError
@@ -90,7 +94,7 @@ class ShardedCounter(StreamConsumer):
     """
 
     #: Entity names of the counter's items (``StreamAudit(exclude_entities=ShardedCounter.ENTITIES)``).
-    ENTITIES = counter.ENTITIES
+    ENTITIES = ENTITIES
     DEFAULT_TIMEOUT = cdk.Duration.seconds(30)
     DEFAULT_MAX_RECORD_AGE = cdk.Duration.hours(1)
     DEFAULT_ITERATOR_AGE = cdk.Duration.minutes(1)
@@ -104,8 +108,8 @@ class ShardedCounter(StreamConsumer):
         name: str,
         shards: int | None = None,
         expected_writes_per_second: float | None = None,
-        item_size_bytes: int = counter.WCU_BYTES,
-        headroom: float = counter.DEFAULT_HEADROOM,
+        item_size_bytes: int = WCU_BYTES,
+        headroom: float = DEFAULT_HEADROOM,
         idempotency_window: cdk.Duration | None = None,
         schedule: cdk.Duration | None = None,
         scheduled_counters: Sequence[str] = (),
@@ -124,14 +128,14 @@ class ShardedCounter(StreamConsumer):
         self.derivation = self.sizing.explain() if self.sizing else f"fixed: {self.spec.shards} shard(s)"
         only_shards = {"dynamodb": {"Keys": {
             self.spec.pk_attribute: {"S": [{"prefix": self.spec.key_prefix}]},
-            self.spec.sk_attribute: {"S": [counter.SHARD_SK]},
+            self.spec.sk_attribute: {"S": [SHARD_SK]},
         }}}
         self.schedule_rule: events.Rule | None = None
         self._consume(
             table=table, settings=settings, handler="constructs_lib.runtime.handlers.counter.handler",
             environment={
                 **self.environment, **table.runtime_environment,
-                counter.ENV_FAMILY: name, "COUNTER_SHARDS_DERIVATION": self.derivation,
+                environment.ENV_COUNTER_FAMILY: name, "COUNTER_SHARDS_DERIVATION": self.derivation,
             },
             description=f"Recomputes totals of counter family {name} ({self.spec.shards} shards: {self.derivation})"[:256],
             filters=[only_shards], title=f"ShardedCounter {id} ({name})", alarm_subject=f"Counter family {name}",
@@ -150,7 +154,7 @@ class ShardedCounter(StreamConsumer):
         self.schedule_rule = events.Rule(self, "Schedule", schedule=events.Schedule.rate(self._schedule))
         self.schedule_rule.add_target(targets.LambdaFunction(
             self.function,
-            event=events.RuleTargetInput.from_object({"source": counter.SCHEDULE_SOURCE, "counters": self._scheduled}),
+            event=events.RuleTargetInput.from_object({"source": SCHEDULE_SOURCE, "counters": self._scheduled}),
         ))
         # A failed scheduled run is retried twice by Lambda, then recorded in the failure queue
         # (sent by the function's role; EventBridge itself cannot use the aws/sqs key). A missed
@@ -170,13 +174,15 @@ class ShardedCounter(StreamConsumer):
 
     def _spec(
         self, what: str, name: str, shards: int | None, model: Model, idempotency_window: cdk.Duration | None
-    ) -> counter.CounterSpec:
+    ) -> CounterSpec:
+        count = self.sizing.shards if self.sizing else shards
+        assert count is not None  # _sizing: no sizing means shards was given
         try:
-            return counter.CounterSpec(
+            return CounterSpec(
                 family=name,
-                shards=self.sizing.shards if self.sizing else shards,  # type: ignore[arg-type]
+                shards=count,
                 pk_attribute=model.pk_attribute,
-                sk_attribute=model.sk_attribute,  # type: ignore[arg-type]
+                sk_attribute=model.sk_attribute,
                 entity_attribute=model.entity_attribute,
                 ttl_attribute=model.ttl_attribute,
                 idempotency_ttl_seconds=int(idempotency_window.to_seconds()) if idempotency_window else None,
@@ -210,33 +216,33 @@ class ShardedCounter(StreamConsumer):
     @staticmethod
     def _sizing(
         what: str, shards: int | None, rate: float | None, size: int, headroom: float, idempotency: cdk.Duration | None
-    ) -> counter.ShardSizing | None:
+    ) -> ShardSizing | None:
         if (shards is None) == (rate is None):
             raise ConstructPropsError(f"{what}: give exactly one of shards={shards!r} and expected_writes_per_second={rate!r}")
         if rate is None:
             return None
         try:
-            return counter.derive_shards(rate, item_size_bytes=size, headroom=headroom, transactional=idempotency is not None)
+            return derive_shards(rate, item_size_bytes=size, headroom=headroom, transactional=idempotency is not None)
         except SettingsError as exc:
             raise ConstructPropsError(f"{what}: {exc}") from exc
 
     def _check_table(self, what: str, table: ModelBoundTable) -> None:
         model = table.model
-        clash = [t for t in counter.ENTITIES if t in model.entities]
+        clash = [t for t in ENTITIES if t in model.entities]
         if clash:
             raise ConstructPropsError(f"{what}: model entity names {clash} are reserved for counter items")
-        prefix = f"{counter.PREFIX}#{self.spec.family}"
+        prefix = f"{PREFIX}#{self.spec.family}"
         layouts = {
-            "shard": (prefix + "#{counter_id}#{shard}", counter.SHARD_SK),
-            "total": (prefix + "#{counter_id}", counter.TOTAL_SK),
-            "dedup": (prefix + "#{counter_id}#" + counter.DEDUP_SK + "#{key}", counter.DEDUP_SK),
+            "shard": (prefix + "#{counter_id}#{shard}", SHARD_SK),
+            "total": (prefix + "#{counter_id}", TOTAL_SK),
+            "dedup": (prefix + "#{counter_id}#" + DEDUP_SK + "#{key}", DEDUP_SK),
         }
         for kind, (pk, sk) in layouts.items():
             hits = model.entities_overlapping(pk, sk)
             if hits:
                 raise ConstructPropsError(
                     f"{what}: entity {hits[0]!r} could build the same key as a counter {kind} item ({pk} / {sk}); "
-                    f"give the entity a partition key literal other than {counter.PREFIX!r}"
+                    f"give the entity a partition key literal other than {PREFIX!r}"
                 )
         table.claim_key_prefix(self.spec.key_prefix, owner=f"counter family {self.spec.family!r} ({self.node.path})")
 

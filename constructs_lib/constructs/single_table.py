@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from types import MappingProxyType, SimpleNamespace
+from types import MappingProxyType
+from typing import cast
 
 import aws_cdk as cdk
 from aws_cdk import aws_dynamodb as dynamodb
@@ -20,7 +21,7 @@ from constructs import Construct
 
 from ..model import Index, Model
 from ..model.indexes import TABLE
-from . import defaults, evolution
+from . import defaults, evolution_plan
 from .bound_table import ModelBoundTable
 from .exceptions import ConstructPropsError
 from .hardening import Hardening
@@ -28,7 +29,7 @@ from .imported_table import ImportedSingleTable
 from .model_contract import ModelContract, PublishedContract, import_from_parameters
 from .operations import (
     ContributorInsights,
-    Operations,
+    OperationsSettings,
     apply_index_contributor_insights,
     contributor_insights_by_index,
 )
@@ -74,7 +75,7 @@ class SingleTable(ModelBoundTable):
         (``{"table": True, "GSI1": True}``). LSIs share the table's setting; a name that is not
         ``"table"`` or a GSI of the model raises ``ConstructPropsError``.
     operations
-        An :class:`~constructs_lib.constructs.operations.Operations`: a CloudWatch dashboard and alarms for
+        An :class:`~constructs_lib.constructs.operations.OperationsSettings`: a CloudWatch dashboard and alarms for
         the table (and for the ``ShardedCounter``/``StreamAudit`` constructs built on it). Default
         None (none; ``add_operations`` can add them later).
     publish
@@ -86,10 +87,12 @@ class SingleTable(ModelBoundTable):
         Ids of breaking model changes (``python -m constructs_lib diff``) to accept against the
         model lock, besides those in the context key ``constructs_lib:acknowledge``. Default none.
 
+    Notes
+    -----
     Model evolution: when the context key ``constructs_lib:lock`` names a lock file
     (``python -m constructs_lib lock``), the model is diffed against this table's entry,
     breaking changes fail synth unless acknowledged, and the template adds or removes at most
-    one GSI against the lock (see :mod:`constructs_lib.constructs.evolution`; ``evolution``
+    one GSI against the lock (see :mod:`constructs_lib.constructs.evolution_plan`; ``evolution``
     holds the plan).
 
     Importing a table deployed elsewhere: :meth:`from_table_name`, :meth:`from_table_attributes`
@@ -115,7 +118,7 @@ class SingleTable(ModelBoundTable):
         index_write_capacity: dynamodb.Capacity | None = None,
         table_class: dynamodb.TableClass | None = None,
         contributor_insights: ContributorInsights = False,
-        operations: Operations | None = None,
+        operations: OperationsSettings | None = None,
         publish: ModelContract | None = None,
         acknowledge: Sequence[str] | None = None,
     ) -> None:
@@ -136,7 +139,8 @@ class SingleTable(ModelBoundTable):
         hardening = Hardening.of(self)
         if hardening.cmk_everywhere:
             if encryption is None:
-                encryption = dynamodb.TableEncryptionV2.customer_managed_key(hardening.key(f"SingleTable {id!r}"))
+                cmk = cast(kms.IKey, hardening.key(f"SingleTable {id!r}"))  # a key: cmk_everywhere is on
+                encryption = dynamodb.TableEncryptionV2.customer_managed_key(cmk)
             elif encryption.table_key is None:
                 raise ConstructPropsError(
                     f"SingleTable {id!r}: encryption without a customer-managed key conflicts with the stack's "
@@ -174,7 +178,7 @@ class SingleTable(ModelBoundTable):
         #: Whether the table uses provisioned billing (capacity alarms apply only then).
         self.provisioned = provisioned
         #: The model-evolution plan of this synthesis (lock, diff, GSIs declared now).
-        self.evolution = evolution.plan(self, model, acknowledge=acknowledge)
+        self.evolution = evolution_plan.plan(self, model, acknowledge=acknowledge)
         self.table = table_v2(
             self,
             "Table",
@@ -196,7 +200,7 @@ class SingleTable(ModelBoundTable):
         self.stream_view_type = stream
         apply_index_contributor_insights(
             self.table,
-            SimpleNamespace(gsis=list(self.evolution.gsis)),  # type: ignore[arg-type]
+            self.evolution,
             # (a GSI a rollout step is about to delete is no longer in the model: the table's setting)
             {**{i.name: self.contributor_insights[TABLE] for i in self.evolution.gsis}, **self.contributor_insights},
         )
@@ -259,7 +263,7 @@ class SingleTable(ModelBoundTable):
         encryption_key: kms.IKey | None = None,
         expected_fingerprint: str | None = None,
         lookup_fingerprint: bool = False,
-        operations: Operations | None = None,
+        operations: OperationsSettings | None = None,
     ) -> ImportedSingleTable:
         """A table whose owner published its contract (``SingleTable(publish=ModelContract(...))``).
 
@@ -373,7 +377,7 @@ class SingleTable(ModelBoundTable):
         does not create yet (their patterns raise ``IndexNotReadyError`` in functions)."""
         env = dict(super().runtime_environment)
         if self.evolution.unavailable_indexes:
-            from ..runtime.client import ENV_UNAVAILABLE_INDEXES
+            from ..runtime.environment import ENV_UNAVAILABLE_INDEXES
 
             env[ENV_UNAVAILABLE_INDEXES] = ",".join(self.evolution.unavailable_indexes)
         return env

@@ -24,8 +24,10 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
+from ..runtime import environment
 from ..runtime.exceptions import SettingsError
-from ..runtime.patterns import audit, counter
+from ..runtime.patterns.audit.spec import DAY_INDEX, GSI1PK, GSI1SK, PK, SK, AuditSpec
+from ..runtime.patterns.counter.spec import ENTITIES
 from . import nag, perms
 from .bound_table import ModelBoundTable, require_bound_table
 from .exceptions import ConstructPropsError
@@ -39,7 +41,7 @@ if TYPE_CHECKING:
     from ..model import Model
 
 #: The audit table's index for "what changed on day D".
-DAY_INDEX = audit.DAY_INDEX
+DAY_INDEX = DAY_INDEX
 Encryption = Literal["source", "own_key"]
 
 
@@ -181,7 +183,7 @@ class StreamAudit(StreamConsumer):
                     f"{what}: {name}={value!r} must be a list of names, not a string (a string would be read as "
                     "one name per character)"
                 )
-        known = [*model.entities, *counter.ENTITIES]
+        known = [*model.entities, *ENTITIES]
         unknown = [e for e in (*include, *exclude) if e not in known]
         if unknown:
             raise ConstructPropsError(
@@ -209,15 +211,15 @@ class StreamAudit(StreamConsumer):
     def _spec(
         what: str, model: Model, actor_attribute: str | None, redact: Sequence[str], redaction: str,
         day_shards: int, retention: cdk.Duration | None,
-    ) -> audit.AuditSpec:
+    ) -> AuditSpec:
         try:
-            return audit.AuditSpec(
+            return AuditSpec(
                 source_pk_attribute=model.pk_attribute,
                 source_sk_attribute=model.sk_attribute if model.has_sort_key else None,
                 entity_attribute=model.entity_attribute,
                 actor_attribute=actor_attribute,
                 redact=tuple(redact),
-                redaction=redaction,  # type: ignore[arg-type]
+                redaction=redaction,
                 day_shards=day_shards,
                 retention_seconds=int(retention.to_seconds()) if retention is not None else None,
             )
@@ -261,12 +263,12 @@ class StreamAudit(StreamConsumer):
         return table_v2(
             self,
             "Table",
-            partition_key=audit.PK,
-            sort_key=audit.SK,
+            partition_key=PK,
+            sort_key=SK,
             global_secondary_indexes=[dynamodb.GlobalSecondaryIndexPropsV2(
                 index_name=DAY_INDEX,
-                partition_key=string_attribute(audit.GSI1PK),
-                sort_key=string_attribute(audit.GSI1SK),
+                partition_key=string_attribute(GSI1PK),
+                sort_key=string_attribute(GSI1SK),
                 projection_type=dynamodb.ProjectionType.ALL,
             )],
             time_to_live_attribute=self.spec.audit_ttl_attribute if self.spec.retention_seconds else None,
@@ -307,12 +309,12 @@ class StreamAudit(StreamConsumer):
     def environment(self) -> dict[str, str]:
         """What ``AuditClient.from_environment()`` (and the audit function) read."""
         env = {
-            audit.ENV_SPEC: self.spec.to_json(),
-            audit.ENV_AUDIT_TABLE: self.table.table_name,
-            audit.ENV_SOURCE_TABLE: self.source.table_name,
+            environment.ENV_AUDIT_SPEC: self.spec.to_json(),
+            environment.ENV_AUDIT_TABLE: self.table.table_name,
+            environment.ENV_SOURCE_TABLE: self.source.table_name,
         }
         if self.salt_secret is not None:
-            env[audit.ENV_SALT_SECRET] = self.salt_secret.secret_arn
+            env[environment.ENV_AUDIT_SALT_SECRET] = self.salt_secret.secret_arn
         return env
 
     def grant_read(self, grantee: iam.IGrantable) -> iam.Grant:
@@ -346,11 +348,9 @@ def _redacted_attributes(what: str, model: Any, redact: Sequence[str]) -> tuple[
                     f"({entity.pk_template.source}), so it would stay in clear in the audit record's key; "
                     "keep sensitive data out of table keys"
                 )
-            for index_name in entity.indexes:
-                index = model.index(index_name)
-                pk_t, sk_t = entity.index_templates(index_name)
-                for attr, template in ((index.pk_attribute, pk_t), (index.sk_attribute, sk_t)):
-                    if template is not None and attr and name in template.fields:
+            for key in entity.indexes.values():
+                for attr, template in key.written:
+                    if name in template.fields:
                         derived.append(attr)
     return tuple(dict.fromkeys([*wanted, *derived]))
 

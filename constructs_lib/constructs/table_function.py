@@ -21,18 +21,18 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from ..model.scope import AccessScope, AccessScopeError
-from ..runtime.client import ENV_TABLE_NAME
-from ..runtime.contract import ENV_CONTRACT_PARAMETER, ENV_MODEL_FINGERPRINT
-from ..runtime.scope import ENV_ACCESS_SCOPE
-from . import bundling, defaults
+from ..assets import bundling
+from ..assets.handler_code import resolve_handler_code
+from ..assets.requirements import InstalledDependencies, install, read_requirements
+from ..model.exceptions import AccessScopeError
+from ..model.scope import AccessScope
+from ..runtime.environment import ENV_ACCESS_SCOPE, ENV_CONTRACT_PARAMETER, ENV_MODEL_FINGERPRINT, ENV_TABLE_NAME
+from . import defaults
 from .binding import FunctionBinding, check_bindings
 from .bound_table import ModelBoundTable, require_bound_table
-from .exceptions import ConstructPropsError
+from .exceptions import ConstructPropsError, asset_errors
 from .function import bundled_function, python_runtime
-from .handler_code import resolve_handler_code
 from .model_contract import check_pinned_slice
-from .requirements import InstalledDependencies, install, read_requirements
 from .scope_policy import derive_statements
 
 Access = Literal["read", "write", "read_write"]
@@ -56,7 +56,7 @@ class TableFunction(Construct):
         The function's code: a handler module (``.py`` file, copied to the asset root), or a
         directory whose modules, sub-packages and data files are copied to the asset root
         (``__pycache__``, virtualenvs, tests, ``cdk.out``, ``node_modules``, dotfiles and
-        dependency declarations are left out; see ``constructs_lib.constructs.handler_code``).
+        dependency declarations are left out; see ``constructs_lib.assets.handler_code``).
     handler
         Function name in the handler module; checked at synth to be defined at the module's top
         level. Default ``"handler"``.
@@ -66,7 +66,7 @@ class TableFunction(Construct):
     requirements
         A ``requirements*.txt`` or ``pyproject.toml`` whose dependencies are installed into the
         asset as wheels for the function's runtime (``runtime``) and architecture, without Docker
-        (see ``constructs_lib.constructs.requirements``). Default None: a directory entry's own
+        (see ``constructs_lib.assets.requirements``). Default None: a directory entry's own
         ``requirements.txt``, else its ``pyproject.toml`` ``[project].dependencies``; a file
         entry has none. boto3/botocore are skipped (the runtime ships them) with a warning.
     access
@@ -103,7 +103,7 @@ class TableFunction(Construct):
     runtime
         The Lambda Python runtime, 3.11 or later. Default ``aws_lambda.Runtime.PYTHON_3_13``. The
         asset ships bytecode compiled by an interpreter of that version when one is found (the
-        synth interpreter, ``python3.X`` on ``PATH`` or pyenv; see ``constructs_lib.constructs.bytecode``).
+        synth interpreter, ``python3.X`` on ``PATH`` or pyenv; see ``constructs_lib.assets.bytecode``).
     counters
         :class:`ShardedCounter` families (anything with ``bind(function)``, see
         :class:`~.binding.FunctionBinding`) the function increments and reads: each is bound
@@ -115,12 +115,12 @@ class TableFunction(Construct):
     function, log_group
         The ``lambda_.Function`` and its log group.
     bundle
-        The staged asset (``constructs_lib.constructs.bundling.Bundle``): its directory and the files of
+        The staged asset (``constructs_lib.assets.bundling.Bundle``): its directory and the files of
         the runtime part, the handler code and the dependencies.
     scope
         The declared :class:`~constructs_lib.model.AccessScope`, or None.
     dependencies
-        The requirements install (``constructs_lib.constructs.InstalledDependencies``:
+        The requirements install (``constructs_lib.assets.requirements.InstalledDependencies``:
         directory, cache key, seconds, whether it came from the cache), or None.
 
     Raises
@@ -189,7 +189,7 @@ class TableFunction(Construct):
                 f"TableFunction {id!r}: access {access!r} must be 'read', 'write', 'read_write' or None"
             )
         #: The coarse grant without a declared scope (``"read"``, ``"write"``, ``"read_write"``), else None.
-        self.access: str | None = access  # type: ignore[assignment]
+        self.access: str | None = access
         env = dict(environment or {})
         for reserved in (ENV_TABLE_NAME, ENV_MODEL_FINGERPRINT, ENV_CONTRACT_PARAMETER, ENV_ACCESS_SCOPE):
             if reserved in env:
@@ -197,14 +197,17 @@ class TableFunction(Construct):
         what = f"TableFunction {id!r}"
         check_pinned_slice(what, table, self.scope)
         bindings = check_bindings(what, "counters", counters)
-        code = resolve_handler_code(entry=entry, index=index, function=handler, requirements=requirements, what=what)
+        with asset_errors():
+            code = resolve_handler_code(entry=entry, index=index, function=handler, requirements=requirements,
+                                        what=what)
         arch = architecture or lambda_.Architecture.ARM_64
         runtime, python_version = python_runtime(runtime, what)
         dependencies = None
         #: What pip installed for this function (None without requirements).
         self.dependencies: InstalledDependencies | None = None
         if code.requirements is not None:
-            wanted = read_requirements(code.requirements, what=what)
+            with asset_errors():
+                wanted = read_requirements(code.requirements, what=what)
             for line in wanted.skipped:
                 cdk.Annotations.of(self).add_warning_v2(
                     f"{defaults.ANNOTATION_PREFIX}:runtime-provided-requirement",
@@ -212,7 +215,9 @@ class TableFunction(Construct):
                     "runtime provides boto3/botocore, and a function uses the runtime's copy",
                 )
             if not wanted.empty:
-                self.dependencies = install(wanted, architecture=arch.name, python_version=python_version, what=what)
+                with asset_errors():
+                    self.dependencies = install(wanted, architecture=arch.name, python_version=python_version,
+                                                what=what)
                 dependencies = self.dependencies.directory
                 if self.dependencies.removed:
                     cdk.Annotations.of(self).add_warning_v2(
@@ -221,10 +226,11 @@ class TableFunction(Construct):
                         "the function uses the Lambda runtime's copy",
                     )
         #: The staged asset and which files are the runtime's, the handler's and the dependencies'.
-        self.bundle = bundling.bundle(
-            table.model, code=code, dependencies=dependencies, what=what, python_version=python_version,
-            contract_check=ENV_CONTRACT_PARAMETER in table.runtime_environment,
-        )
+        with asset_errors():
+            self.bundle = bundling.bundle(
+                table.model, code=code, dependencies=dependencies, what=what, python_version=python_version,
+                contract_check=ENV_CONTRACT_PARAMETER in table.runtime_environment,
+            )
         self.function, self.log_group = bundled_function(
             self,
             model=table.model,
@@ -246,7 +252,7 @@ class TableFunction(Construct):
         elif access is not None:
             grant = {"read": table.grant_read_data, "write": table.grant_write_data,
                      "read_write": table.grant_read_write_data}
-            grant[access](self.function)  # type: ignore[index]
+            grant[access](self.function)
         for binding in bindings:
             binding.bind(self.function)
         self.table = table

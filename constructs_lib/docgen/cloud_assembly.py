@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeGuard
 
 import aws_cdk as cdk
 import constructs
@@ -24,12 +24,17 @@ if TYPE_CHECKING:
     from ..model import Model
 
 
-class DocumentedTable(Protocol):
+class DocumentedTable(constructs.IConstruct, Protocol):
     """A construct holding a model (a ``SingleTable``) whose docs go into the cloud assembly."""
 
-    node: constructs.Node
-    model: Model
-    # (a ``SingleTable`` also has ``contract_json()``: its contract file is written too)
+    @property
+    def model(self) -> Model: ...
+
+
+class ContractTable(DocumentedTable, Protocol):
+    """A documented table that describes itself as a contract file (a ``SingleTable``)."""
+
+    def contract_json(self) -> str: ...
 
 
 MARKDOWN_SUFFIX = ".model.md"
@@ -46,6 +51,15 @@ def attach_model_docs(table: DocumentedTable) -> None:
     table.node.add_validation(_ModelDocs(table))
 
 
+def _documented(construct: constructs.IConstruct) -> TypeGuard[DocumentedTable]:
+    """Whether ``construct`` is marked by :func:`attach_model_docs`."""
+    return bool(getattr(construct, _MARK, False))
+
+
+def _has_contract(table: DocumentedTable) -> TypeGuard[ContractTable]:
+    return callable(getattr(table, "contract_json", None))
+
+
 def doc_basename(table: DocumentedTable) -> str:
     """``<stack name>.<construct id>`` (the artifact id when the stack name is a token, as for
     nested stacks; characters outside ``[A-Za-z0-9_.-]`` become ``_``)."""
@@ -57,7 +71,7 @@ def doc_basename(table: DocumentedTable) -> str:
 def _first_writer(table: DocumentedTable, stage: cdk.Stage, basename: str) -> bool:
     """True if no documented table before ``table`` (construct-tree order) in ``stage`` uses ``basename``."""
     for other in stage.node.find_all():
-        if not getattr(other, _MARK, False) or cdk.Stage.of(other).node.path != stage.node.path:
+        if not _documented(other) or (of := cdk.Stage.of(other)) is None or of.node.path != stage.node.path:
             continue
         if other.node.path == table.node.path:
             return True
@@ -86,9 +100,9 @@ def write_model_docs(table: DocumentedTable) -> list[Path]:
         markdown.write_text(describe(model, title=f"{table.node.path} — data model `{model.name}`"), encoding="utf-8")
         workbench.write_text(to_workbench_json([(basename, model)], model_name=model.name), encoding="utf-8")
         written += [markdown, workbench]
-    if callable(getattr(table, "contract_json", None)) and _first_contract_writer(table, stage):
+    if _has_contract(table) and _first_contract_writer(table, stage):
         contract = outdir / f"{_UNSAFE.sub('_', model.name)}{CONTRACT_SUFFIX}"
-        contract.write_text(table.contract_json(), encoding="utf-8")  # type: ignore[attr-defined]
+        contract.write_text(table.contract_json(), encoding="utf-8")
         written.append(contract)
     return written
 
@@ -97,11 +111,11 @@ def _first_contract_writer(table: DocumentedTable, stage: cdk.Stage) -> bool:
     """True if no table before ``table`` (construct-tree order) in ``stage`` writes a contract for
     a model of the same name (``<model name>.contract.json`` is one file per stage)."""
     for other in stage.node.find_all():
-        if not getattr(other, _MARK, False) or cdk.Stage.of(other).node.path != stage.node.path:
+        if not _documented(other) or (of := cdk.Stage.of(other)) is None or of.node.path != stage.node.path:
             continue
         if other.node.path == table.node.path:
             return True
-        if callable(getattr(other, "contract_json", None)) and other.model.name == table.model.name:  # type: ignore[attr-defined]
+        if _has_contract(other) and other.model.name == table.model.name:
             return False
     return True
 

@@ -18,16 +18,15 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from ..model.entity import SHARD
-from ..model.indexes import Index
 from ..model.overlap import UNBOUNDED
 from ..model.templates import SEPARATOR, KeyTemplate, Placeholder
-from ..runtime import requests
+from ..runtime import request_params
 from ..runtime.exceptions import RuntimeClientError
-from ..runtime.items import ItemCodec
+from ..runtime.items import ItemMapper
 
 if TYPE_CHECKING:
-    from ..model.entity import Entity
-    from ..model.model import Model, ResolvedPattern
+    from ..model.model import Model
+    from ..model.resolved import ResolvedEntity, ResolvedIndex, ResolvedPattern
 
 __all__ = ["EXAMPLE_TIME", "describe", "describe_all", "example_value", "example_values", "mermaid"]
 
@@ -39,7 +38,7 @@ _NUMERIC_NAME = re.compile(r"^(.*_)?(count|quantity|qty|amount|price|total|cents
 
 
 # Example values ---------------------------------------------------------------------------------
-def example_value(entity: Entity, field: str, n: int = 1) -> Any:
+def example_value(entity: ResolvedEntity, field: str, n: int = 1) -> Any:
     """A deterministic example value for ``field`` of ``entity`` (example number ``n`` ≥ 1).
 
     Declared fields follow their kind: ``timestamp`` → day ``n`` of January 2026 (UTC),
@@ -49,7 +48,7 @@ def example_value(entity: Entity, field: str, n: int = 1) -> Any:
     ``when_present`` flags) get a number when the name suggests one (``quantity``,
     ``price_cents``), else a string by the same rules.
     """
-    spec = entity.fields.get(field)  # type: ignore[union-attr]
+    spec = entity.fields.get(field)
     if spec is not None:
         if spec.kind == "timestamp":
             return EXAMPLE_TIME + timedelta(days=n - 1)
@@ -68,18 +67,18 @@ def example_value(entity: Entity, field: str, n: int = 1) -> Any:
     return f"{field}-{n}"
 
 
-def _sparse_values(entity: Entity, index_names: Iterable[str]) -> dict[str, Any]:
+def _sparse_values(entity: ResolvedEntity, index_names: Iterable[str]) -> dict[str, Any]:
     """Values meeting every ``when_equals`` condition of the given indexes (first allowed value)."""
     out: dict[str, Any] = {}
     for name in index_names:
-        key = entity.indexes[name]  # type: ignore[index]
-        for attr, allowed in (key.when_equals or {}).items():
+        key = entity.indexes[name]
+        for attr, allowed in key.when_equals.items():
             out.setdefault(attr, allowed[0])
     return out
 
 
 def example_values(
-    model: Model, entity: Entity, n: int = 1, *, sparse: bool = True, keep: Iterable[str] = ()
+    model: Model, entity: ResolvedEntity, n: int = 1, *, sparse: bool = True, keep: Iterable[str] = ()
 ) -> dict[str, Any]:
     """Example attributes of one ``entity`` item: every declared field, required attribute and
     sparse-index input.
@@ -99,16 +98,16 @@ def example_values(
         Fields that take example number 1 whatever ``n`` is (e.g. the partition-key fields,
         so several examples land in one item collection). Default: none.
     """
-    names: list[str] = list(entity.fields)  # type: ignore[arg-type]
+    names: list[str] = list(entity.fields)
     names += [r for r in entity.required if r not in names]
     conditions: dict[str, tuple[str, ...]] = {}
     flags: list[str] = []
-    for key in entity.indexes.values():  # type: ignore[union-attr]
+    for key in entity.indexes.values():
         if key.when_present and key.when_present not in names:
             names.append(key.when_present)
         if key.when_present:
             flags.append(key.when_present)
-        for attr, allowed in (key.when_equals or {}).items():
+        for attr, allowed in key.when_equals.items():
             conditions.setdefault(attr, allowed)
             if attr not in names:
                 names.append(attr)
@@ -118,10 +117,10 @@ def example_values(
     for name in [v for v in values if v in managed]:
         del values[name]
     if sparse:
-        values.update(_sparse_values(entity, entity.indexes))  # type: ignore[arg-type]
+        values.update(_sparse_values(entity, entity.indexes))
         return values
     for attr, allowed in conditions.items():
-        spec = entity.fields.get(attr)  # type: ignore[union-attr]
+        spec = entity.fields.get(attr)
         others = [c for c in (spec.choices or ()) if c not in allowed] if spec is not None else []
         values[attr] = others[0] if others else allowed[0]
     for flag in flags:
@@ -149,7 +148,7 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]
     return out
 
 
-def _field_type(entity: Entity, name: str) -> str:
+def _field_type(entity: ResolvedEntity, name: str) -> str:
     spec = entity.field(name)
     if spec.kind == "number":
         return f"number ({spec.width} digits, zero-padded in keys)"
@@ -176,7 +175,7 @@ def _template_prefix(template: KeyTemplate, placeholders: int) -> str:
 
 
 # Indexes and membership ---------------------------------------------------------------------------
-def _projection(model: Model, index: Index) -> str:
+def _projection(model: Model, index: ResolvedIndex) -> str:
     """The projection as :class:`~constructs_lib.SingleTable` builds it (the entity attribute is
     always projected)."""
     if index.projection == "ALL":
@@ -185,48 +184,40 @@ def _projection(model: Model, index: Index) -> str:
     return "INCLUDE " + ", ".join([model.entity_attribute, *extra])
 
 
-def membership(entity: Entity, index_name: str) -> list[str]:
+def membership(entity: ResolvedEntity, index_name: str) -> list[str]:
     """Conditions under which an item of ``entity`` is in index ``index_name`` ([] = always)."""
-    key = entity.indexes[index_name]  # type: ignore[index]
-    pk_t, sk_t = entity.index_templates(index_name)
-    inputs = {f for t in (pk_t, sk_t) if t is not None for f in t.fields}
+    key = entity.indexes[index_name]
+    inputs = {f for _, t in key.written for f in t.fields}
     if key.sharded:  # the shard is derived from shard_by
-        inputs = (inputs - {SHARD}) | set(key.shard_by or ())
+        inputs = (inputs - {SHARD}) | set(key.shard_by)
     always = set(entity.table_key_fields) | set(entity.required)
-    special = set(key.when_equals or ()) | ({key.when_present} if key.when_present else set())
+    special = set(key.when_equals) | ({key.when_present} if key.when_present else set())
     out = []
     missing = sorted(inputs - always - special)
     if missing:
         out.append(", ".join(_code(f) for f in missing) + (" is" if len(missing) == 1 else " are") + " present")
     if key.when_present:
         out.append(f"{_code(key.when_present)} is present")
-    for attr, allowed in (key.when_equals or {}).items():
+    for attr, allowed in key.when_equals.items():
         out.append(f"{_code(attr)} = {_code(allowed[0])}" if len(allowed) == 1
                    else f"{_code(attr)} is one of " + ", ".join(_code(v) for v in allowed))
     return out
 
 
-def _index_members(model: Model, index: Index) -> list[Entity]:
+def _index_members(model: Model, index: ResolvedIndex) -> list[ResolvedEntity]:
     return [e for e in model.entities.values() if index.name in e.indexes]
 
 
 # Access patterns ------------------------------------------------------------------------------------
 def _pattern_keys(model: Model, r: ResolvedPattern) -> tuple[KeyTemplate, str, KeyTemplate | None, str | None]:
-    entity = model.entity(r.pattern.entities[0])
-    index = r.index
-    if index is None:
-        return entity.pk_template, model.pk_attribute, entity.sk_template, model.sk_attribute
-    pk_t, sk_t = entity.index_templates(index.name)
-    if index.kind == "LSI":
-        return entity.pk_template, model.pk_attribute, sk_t, index.sk_attribute
-    return pk_t, index.pk_attribute, sk_t, index.sk_attribute  # type: ignore[return-value]
+    return r.pk_template, r.pk_attribute, r.sk_template, r.sk_attribute
 
 
 def _condition(model: Model, r: ResolvedPattern) -> str:
     """The key condition with templates, e.g. ``PK = USER#{user_id} AND begins_with(SK, ORDER#)``."""
     pk_t, pk_attr, sk_t, sk_attr = _pattern_keys(model, r)
     text = f"{pk_attr} = {pk_t.source}"
-    op = r.pattern.sk
+    op = r.sk
     if op is None or sk_t is None:
         return text
     n = len(r.sk_fields)
@@ -252,27 +243,27 @@ def _render_expression(text: str, names: Mapping[str, str], values: Mapping[str,
     return re.sub(r"#n\d+|:v\d+", one, text)
 
 
-def _example_request(model: Model, r: ResolvedPattern, codec: ItemCodec) -> str:
+def _example_request(model: Model, r: ResolvedPattern, mapper: ItemMapper) -> str:
     """What the runtime sends for this pattern with example values (GetItem key or Query), or
     why no example could be built."""
     try:
-        return _request_text(model, r, codec)
+        return _request_text(model, r, mapper)
     except RuntimeClientError as exc:
         return f"(no example: {exc})"
 
 
-def _request_text(model: Model, r: ResolvedPattern, codec: ItemCodec) -> str:
-    entities = [model.entity(e) for e in r.pattern.entities]
+def _request_text(model: Model, r: ResolvedPattern, mapper: ItemMapper) -> str:
+    entities = [model.entity(e) for e in r.entities]
     index_names = [r.index.name] if r.index is not None else []
     vals = example_values(model, entities[0], sparse=True)
     vals.update(_sparse_values(entities[0], index_names))
-    if r.pattern.sk == "between":
+    if r.sk == "between":
         last = r.sk_fields[-1]
         vals[last] = (example_value(entities[0], last, 1), example_value(entities[0], last, HIGH))
     if r.operation == "GetItem":
-        key = codec.table_key(entities[0], vals)
+        key = mapper.table_key(entities[0], vals)
         return "Key: " + ", ".join(f'{k} = "{v}"' for k, v in key.items())
-    params = requests.query_params(codec, "example-table", r, {**vals, SHARD: 0} if r.shards else vals)
+    params = request_params.query_params(mapper, "example-table", r, {**vals, SHARD: 0} if r.shards else vals)
     names = params.get("ExpressionAttributeNames", {})
     values = params.get("ExpressionAttributeValues", {})
     text = _render_expression(params["KeyConditionExpression"], names, values)
@@ -280,7 +271,7 @@ def _request_text(model: Model, r: ResolvedPattern, codec: ItemCodec) -> str:
         text += f" (shard 00; likewise for shards 01..{r.shards - 1:02d}, merged by {r.index.sk_attribute or 'shard'})"  # type: ignore[union-attr]
     if "FilterExpression" in params:
         text += "; filter " + _render_expression(params["FilterExpression"], names, values)
-    if r.pattern.descending:
+    if r.descending:
         text += "; ScanIndexForward = false"
     return text
 
@@ -306,23 +297,22 @@ def mermaid(model: Model) -> str:
     membership condition when there is one.
     """
     lines = ["flowchart LR"]
-    containers: list[tuple[str, str, list[tuple[Entity, KeyTemplate, KeyTemplate | None]]]] = []
+    containers: list[tuple[str, str, list[tuple[ResolvedEntity, KeyTemplate, KeyTemplate | None]]]] = []
     sk_attr = model.sk_attribute if model.has_sort_key else None
     table_rows = [(e, e.pk_template, e.sk_template) for e in model.entities.values()]
     containers.append(("table", f"table · {model.pk_attribute}" + (f" / {sk_attr}" if sk_attr else ""), table_rows))
     for index in model.indexes.values():
         rows = []
         for entity in _index_members(model, index):
-            pk_t, sk_t = entity.index_templates(index.name)
-            rows.append((entity, pk_t if pk_t is not None else entity.pk_template, sk_t))
-        pk_attr = index.pk_attribute or model.pk_attribute
-        keys = pk_attr + (f" / {index.sk_attribute}" if index.sk_attribute else "")
+            key = entity.indexes[index.name]
+            rows.append((entity, key.pk_template, key.sk_template))
+        keys = index.pk_attribute + (f" / {index.sk_attribute}" if index.sk_attribute else "")
         containers.append((index.name, f"{index.kind} {index.name} · {keys} · {_projection(model, index)}", rows))
     for name, label, rows in containers:
         cid = _mm_id("ix", name)
         lines.append(f'  subgraph {cid}["{_mm(label)}"]')
         lines.append("    direction TB")
-        groups: dict[tuple[object, ...], list[tuple[Entity, KeyTemplate, KeyTemplate | None]]] = {}
+        groups: dict[tuple[object, ...], list[tuple[ResolvedEntity, KeyTemplate, KeyTemplate | None]]] = {}
         for row in rows:
             groups.setdefault(row[1].segments, []).append(row)
         for number, members in enumerate(groups.values(), start=1):
@@ -364,7 +354,7 @@ def describe(
     str
         The Markdown text, ending with a newline. Deterministic for a given model.
     """
-    codec = ItemCodec(model)  # the runtime builds every example key and request
+    mapper = ItemMapper(model)  # the runtime builds every example key and request
     out = [f"# {title or f'Data model {_code(model.name)}'}", ""]
     attrs = [f"partition key {_code(model.pk_attribute)}"]
     if model.has_sort_key:
@@ -374,8 +364,8 @@ def describe(
     if model.tenant_field:
         attrs.append(f"tenant field {_code(model.tenant_field)}")
     out += [f"Model {_code(model.name)}: " + ", ".join(attrs) + ".", "", *intro]
-    out += _entities_section(model, codec)
-    out += _patterns_section(model, codec)
+    out += _entities_section(model, mapper)
+    out += _patterns_section(model, mapper)
     out += sections
     out += _indexes_section(model)
     if model.tenant_field:
@@ -392,14 +382,14 @@ def describe_all(models: Sequence[tuple[str | None, Model]]) -> str:
     return "\n---\n\n".join(describe(m, title=t) for t, m in models)
 
 
-def _entities_section(model: Model, codec: ItemCodec) -> list[str]:
+def _entities_section(model: Model, mapper: ItemMapper) -> list[str]:
     out = ["## Entities", ""]
     for entity in model.entities.values():
         out += [f"### {entity.name}", ""]
         if entity.description:
             out += [entity.description, ""]
         try:
-            item = codec.build_item(entity, example_values(model, entity))
+            item = mapper.build_item(entity, example_values(model, entity))
         except RuntimeClientError as exc:  # shown, not raised: the page documents the model
             out += [f"(no example item: {_cell(exc)})", ""]
             item = {}
@@ -407,16 +397,14 @@ def _entities_section(model: Model, codec: ItemCodec) -> list[str]:
         rows = [("table", "partition key", _code(model.pk_attribute), _code(entity.pk), _code(pk_example))]
         if entity.sk is not None:
             rows.append(("table", "sort key", _code(model.sk_attribute), _code(entity.sk), _code(sk_example)))
-        for name in entity.indexes:  # type: ignore[union-attr]
-            index = model.indexes[name]
-            pk_t, sk_t = entity.index_templates(name)
-            for part, attr, t in (("partition key", index.pk_attribute, pk_t), ("sort key", index.sk_attribute, sk_t)):
-                if t is not None and attr is not None:
-                    rows.append((f"{index.kind} {name}", part, _code(attr), _code(t.source), _code(item.get(attr, "—"))))
+        for name, key in entity.indexes.items():
+            for attr, t in key.written:
+                part = "sort key" if attr == key.sk_attribute else "partition key"
+                rows.append((f"{key.kind} {name}", part, _code(attr), _code(t.source), _code(item.get(attr, "—"))))
         out += _table(["index", "key", "attribute", "template", "example"], rows) + [""]
         if entity.fields:
             field_rows = [(_code(f), _cell(_field_type(entity, f)), _code(item.get(f, example_value(entity, f))))
-                          for f in entity.fields]  # type: ignore[union-attr]
+                          for f in entity.fields]
             out += _table(["field", "type", "example"], field_rows) + [""]
         notes = []
         if entity.required:
@@ -432,25 +420,25 @@ def _entities_section(model: Model, codec: ItemCodec) -> list[str]:
         for name, key in entity.sharded_indexes().items():
             notes.append(
                 f"index {name}: write-sharded over {key.shards} partitions; {_code('{' + SHARD + '}')} = "
-                f"sha256({' # '.join(key.shard_by)}) mod {key.shards}, two digits (recomputed on every write)"  # type: ignore[arg-type]
+                f"sha256({' # '.join(key.shard_by)}) mod {key.shards}, two digits (recomputed on every write)"
             )
         out += [f"- {n}" for n in notes] + ([""] if notes else [])
     return out
 
 
-def _patterns_section(model: Model, codec: ItemCodec) -> list[str]:
+def _patterns_section(model: Model, mapper: ItemMapper) -> list[str]:
     out = ["## Access patterns", ""]
     if not model.resolved_patterns:
         return out + ["None declared.", ""]
     rows = []
     for r in model.resolved_patterns.values():
         index = "table" if r.index is None else f"{r.index.kind} {r.index.name}"
-        order = " (descending)" if r.pattern.descending else ""
+        order = " (descending)" if r.descending else ""
         operation = f"{r.shards} Queries, merged" if r.shards else r.operation
         mark = " *(consumer)*" if r.name in model.consumer_patterns else ""
         rows.append((
-            _cell(r.name) + mark, ", ".join(r.pattern.entities), index, operation + order,
-            _code(_condition(model, r)), _code(_example_request(model, r, codec)),
+            _cell(r.name) + mark, ", ".join(r.entities), index, operation + order,
+            _code(_condition(model, r)), _code(_example_request(model, r, mapper)),
         ))
     out += _table(["pattern", "entities", "index", "operation", "key condition", "example (as the runtime sends it)"], rows)
     if model.consumer_patterns:
@@ -479,8 +467,8 @@ def _entity_filter_notes(model: Model) -> list[str]:
            "the key condition selects are read and paid for, never returned):", ""]
     for r in filtered:
         who = ", ".join(r.intruders)
-        if r.pattern.sk in UNBOUNDED:
-            why = f"its sort-key condition ({r.pattern.sk or 'none'}) is not bounded to the entity's keys"
+        if r.sk in UNBOUNDED:
+            why = f"its sort-key condition ({r.sk or 'none'}) is not bounded to the entity's keys"
             why += f"; {who} may share its partition" if who else ""
         else:
             why = f"keys of {who} may satisfy its key condition (a partition and sort-key range they can share)"
@@ -506,7 +494,7 @@ def _indexes_section(model: Model) -> list[str]:
     for index in model.indexes.values():
         members = _index_members(model, index)
         sparse = len(members) < len(model.entities) or any(membership(e, index.name) for e in members)
-        keys = ", ".join(_code(a) for a in (index.pk_attribute or model.pk_attribute, index.sk_attribute) if a)
+        keys = ", ".join(_code(a) for a in (index.pk_attribute, index.sk_attribute) if a)
         rows.append((index.name, index.kind, keys, _code(_projection(model, index)),
                      ", ".join(e.name for e in members), "sparse" if sparse else "every item"))
     out += _table(["index", "kind", "key attributes", "projection", "entities", "membership"], rows) + [""]

@@ -107,7 +107,7 @@ def function_slice(model: Model, scope: AccessScope | None) -> FunctionSlice:
     reads_table = bool(scope.batch_gets)
     for name in scope.patterns:
         resolved = model.resolved_patterns[name]
-        read.update(resolved.pattern.entities)
+        read.update(resolved.entities)
         reads_table = reads_table or resolved.index is None
     order = list(model.entities)
     return FunctionSlice(

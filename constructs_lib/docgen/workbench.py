@@ -68,23 +68,23 @@ def sample_items(model: Model, *, per_entity: int = 2) -> dict[str, list[dict[st
     """
     if isinstance(per_entity, bool) or not isinstance(per_entity, int) or per_entity < 1:
         raise ModelValidationError(f"per_entity {per_entity!r} must be an int >= 1 (sample items per entity)")
-    from ..runtime import requests
-    from ..runtime.items import ItemCodec
+    from ..runtime import request_params
+    from ..runtime.items import ItemMapper
 
-    codec = ItemCodec(model)
+    mapper = ItemMapper(model)
     out: dict[str, list[dict[str, Any]]] = {}
     for entity in model.entities.values():
         items: list[dict[str, Any]] = []
         seen: set[tuple[str, ...]] = set()
         for n in range(1, per_entity + 1):
             attrs = example_values(model, entity, n, sparse=n == 1, keep=entity.pk_template.fields)
-            key = tuple(codec.table_key(entity, attrs).values())
+            key = tuple(mapper.table_key(entity, attrs).values())
             if key in seen:  # constant sort key: vary the partition too
                 attrs = example_values(model, entity, n, sparse=n == 1)
-                key = tuple(codec.table_key(entity, attrs).values())
+                key = tuple(mapper.table_key(entity, attrs).values())
             seen.add(key)
-            item = requests.put(codec, "example-table", entity, attrs).params["Item"]
-            first = [a for a in codec.key_attributes if a in item] + [model.entity_attribute]
+            item = request_params.put(mapper, "example-table", entity, attrs).params["Item"]
+            first = [a for a in mapper.key_attributes if a in item] + [model.entity_attribute]
             items.append({**{a: item[a] for a in first}, **item})  # keys first, as the Workbench lists them
         out[entity.name] = items
     return out
@@ -107,7 +107,7 @@ def _table(model: Model, table_name: str, per_entity: int) -> dict[str, Any]:
         for attr in index.key_attributes:
             non_key.setdefault(attr, "S")
     for entity in model.entities.values():
-        for name, spec in entity.fields.items():  # type: ignore[union-attr]
+        for name, spec in entity.fields.items():
             if name not in table_keys:
                 non_key.setdefault(name, "N" if spec.kind == "number" else "S")
         if entity.version_attribute:
@@ -145,7 +145,7 @@ def _table(model: Model, table_name: str, per_entity: int) -> dict[str, Any]:
     }
     gsis = []
     for index in model.gsis:
-        keys = {"PartitionKey": _key(index.pk_attribute)}  # type: ignore[arg-type]
+        keys = {"PartitionKey": _key(index.pk_attribute)}
         if index.sk_attribute:
             keys["SortKey"] = _key(index.sk_attribute)
         gsis.append({"IndexName": index.name, "KeyAttributes": keys, "Projection": _projection(model, index)})

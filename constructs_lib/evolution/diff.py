@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, cast
+from typing import Literal
 
-from ..model.entity import SHARD, Entity, IndexKey
+from ..model.entity import SHARD
 from ..model.fields import Field
-from ..model.indexes import TABLE, Index
+from ..model.indexes import TABLE
 from ..model.model import Model
+from ..model.resolved import ResolvedEntity, ResolvedIndex, ResolvedIndexKey
 from . import coverage, field_changes
 from .exceptions import BreakingChangeError  # importable from here too
 from .levels import BACKFILL, BREAKING, LEVELS, SAFE, Level
@@ -52,7 +53,7 @@ class GsiStep:
     """One deployment's GSI change: ``create`` or ``delete`` of one index."""
 
     action: Literal["create", "delete"]
-    index: Index
+    index: ResolvedIndex
     reason: str
 
     def __str__(self) -> str:
@@ -117,13 +118,13 @@ class ModelDiff:
 
 
 # Physical index identity ------------------------------------------------------------------------
-def index_shape(index: Index) -> tuple[object, ...]:
+def index_shape(index: ResolvedIndex) -> tuple[object, ...]:
     """What CloudFormation cannot change in place: kind, key attributes, projection."""
     return (index.kind, index.pk_attribute, index.sk_attribute, index.sort_key, index.projection)
 
 
 def plan_gsi_steps(
-    deployed: Sequence[Index], target: Sequence[Index], *, replace: Iterable[str] = ()
+    deployed: Sequence[ResolvedIndex], target: Sequence[ResolvedIndex], *, replace: Iterable[str] = ()
 ) -> tuple[GsiStep, ...]:
     """Ordered single-GSI steps turning ``deployed`` GSIs into ``target`` GSIs.
 
@@ -148,13 +149,15 @@ def plan_gsi_steps(
     return tuple(steps)
 
 
-def apply_step(deployed: Sequence[Index], step: GsiStep) -> tuple[Index, ...]:
+def apply_step(deployed: Sequence[ResolvedIndex], step: GsiStep) -> tuple[ResolvedIndex, ...]:
     """The deployed index list after ``step``."""
     kept = [i for i in deployed if i.name != step.index.name]
     return tuple(kept + [step.index]) if step.action == "create" else tuple(kept)
 
 
-def synthesized_gsis(deployed: Sequence[Index], target: Sequence[Index], steps: Sequence[GsiStep]) -> list[Index]:
+def synthesized_gsis(
+    deployed: Sequence[ResolvedIndex], target: Sequence[ResolvedIndex], steps: Sequence[GsiStep],
+) -> list[ResolvedIndex]:
     """The GSIs one template may carry: the deployed ones (current definitions where the
     shape is unchanged) with at most the first step applied, in the target's order."""
     after = list(apply_step(deployed, steps[0]) if steps else deployed)
@@ -175,7 +178,7 @@ def diff_models(
     old: Model,
     new: Model,
     *,
-    deployed_indexes: Sequence[Index] | None = None,
+    deployed_indexes: Sequence[ResolvedIndex] | None = None,
     acknowledge: Iterable[str] = (),
 ) -> ModelDiff:
     """Classify every change from ``old`` (as locked) to ``new`` and plan the GSI rollout.
@@ -240,8 +243,8 @@ def _json_text(value: str | None) -> str:
     return "(absent)" if value is None else repr(json.loads(value))
 
 
-def _keys(entity: Entity) -> Mapping[str, IndexKey]:
-    return cast("Mapping[str, IndexKey]", entity.indexes)
+def _keys(entity: ResolvedEntity) -> Mapping[str, ResolvedIndexKey]:
+    return entity.indexes
 
 
 def _classify_indexes(old: Model, new: Model, emit: Emit) -> None:
@@ -285,27 +288,26 @@ def _classify_indexes(old: Model, new: Model, emit: Emit) -> None:
                  covers=covers)
 
 
-def _shape_text(index: Index) -> str:
+def _shape_text(index: ResolvedIndex) -> str:
     proj = "INCLUDE " + ",".join(index.projection) if isinstance(index.projection, tuple) else index.projection
     return f"{index.pk_attribute}/{index.sk_attribute} {proj}"
 
 
-def _key_inputs(entity: Entity) -> tuple[set[str], dict[str, set[str]]]:
+def _key_inputs(entity: ResolvedEntity) -> tuple[set[str], dict[str, set[str]]]:
     """The fields of the table key, and of each index key (templates, sparse rules, shard_by)."""
     index_inputs: dict[str, set[str]] = {}
     for index_name, key in _keys(entity).items():
-        pk_t, sk_t = entity.index_templates(index_name)
-        inputs = {f for t in (pk_t, sk_t) if t for f in t.fields}
+        inputs = {f for _, t in key.written for f in t.fields}
         inputs |= {key.when_present} if key.when_present else set()
-        inputs |= set(key.when_equals or {})
+        inputs |= set(key.when_equals)
         if key.sharded:  # the shard is derived from shard_by, not a field
-            inputs = (inputs - {SHARD}) | set(key.shard_by or ())
+            inputs = (inputs - {SHARD}) | set(key.shard_by)
         index_inputs[index_name] = inputs
     return set(entity.table_key_fields), index_inputs
 
 
 def _classify_entity(
-    new_model: Model, old: Entity, new: Entity, emit: Emit, backfill: list[tuple[str, str]]
+    new_model: Model, old: ResolvedEntity, new: ResolvedEntity, emit: Emit, backfill: list[tuple[str, str]]
 ) -> None:
     name = new.name
     at = ("entities", name)
@@ -361,11 +363,11 @@ def _classify_entity(
              f"entity {name!r} now requires {added_required!r} on put; existing items may lack them", entity=name)
 
 
-def _classify_fields(old: Entity, new: Entity, emit: Emit, backfill: list[tuple[str, str]]) -> None:
+def _classify_fields(old: ResolvedEntity, new: ResolvedEntity, emit: Emit, backfill: list[tuple[str, str]]) -> None:
     """Each declared field added, removed or changed (:mod:`.field_changes`)."""
     name = new.name
-    old_fields = cast("dict[str, Field]", dict(old.fields))  # type: ignore[arg-type]
-    new_fields = cast("dict[str, Field]", dict(new.fields))  # type: ignore[arg-type]
+    old_fields: dict[str, Field] = dict(old.fields)
+    new_fields: dict[str, Field] = dict(new.fields)
     (old_table, old_inputs), (new_table, new_inputs) = _key_inputs(old), _key_inputs(new)
     for fname in [*new_fields, *(f for f in old_fields if f not in new_fields)]:
         indexes = [i for i, inputs in {**old_inputs, **new_inputs}.items()
@@ -383,19 +385,19 @@ def _classify_fields(old: Entity, new: Entity, emit: Emit, backfill: list[tuple[
                 backfill.extend((name, i) for i in indexes if i in new_inputs)
 
 
-def _table_key_text(old: Entity, new: Entity) -> str:
+def _table_key_text(old: ResolvedEntity, new: ResolvedEntity) -> str:
     """``'TEAM#{kind}#{team_id}'/'TEAM'`` (``old -> new`` when the templates changed)."""
     before, after = f"{old.pk!r}/{old.sk!r}", f"{new.pk!r}/{new.sk!r}"
     return after if before == after else f"{before} -> {after}"
 
 
-def _classify_attributes(old: Entity, new: Entity, emit: Emit) -> None:
+def _classify_attributes(old: ResolvedEntity, new: ResolvedEntity, emit: Emit) -> None:
     """Declared non-field attributes type generated code and docs only; the runtime stores them
     as given, so every change is safe. One that became (or stopped being) a field is a field change."""
     name = new.name
     for attr, kind in new.attributes.items():
         before = old.attributes.get(attr)
-        if before is None and attr not in old.fields:  # type: ignore[operator]
+        if before is None and attr not in old.fields:
             emit(SAFE, "attribute-added", f"{name}.{attr}", f"entity {name!r} declares attribute {attr!r} ({kind})",
                  entity=name)
         elif before is not None and before != kind:
@@ -403,12 +405,12 @@ def _classify_attributes(old: Entity, new: Entity, emit: Emit) -> None:
                  f"attribute {name}.{attr} changes kind from {before} to {kind} (generated code and docs only; "
                  "stored values are not checked)", entity=name)
     for attr in old.attributes:
-        if attr not in new.attributes and attr not in new.fields:  # type: ignore[operator]
+        if attr not in new.attributes and attr not in new.fields:
             emit(SAFE, "attribute-removed", f"{name}.{attr}", f"entity {name!r} no longer declares attribute {attr!r}",
                  entity=name)
 
 
-def _classify_patterns(old: Model, new: Model, deployed: Sequence[Index] | None, emit: Emit) -> None:
+def _classify_patterns(old: Model, new: Model, deployed: Sequence[ResolvedIndex] | None, emit: Emit) -> None:
     live = {i.name for i in (deployed if deployed is not None else old.indexes.values())}
     for name, pattern in new.access_patterns.items():
         before = old.access_patterns.get(name)

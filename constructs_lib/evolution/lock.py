@@ -16,6 +16,8 @@ from typing import Any
 from ..model.exceptions import ModelFormatError
 from ..model.indexes import Index
 from ..model.model import Model
+from ..model.resolve import resolve_index
+from ..model.resolved import ResolvedIndex
 from .diff import ModelDiff, apply_step, diff_models
 
 LOCK_FORMAT = "constructs_lib.lock"
@@ -28,7 +30,7 @@ class TableLock:
     """One table as deployed: the model of its last completed rollout and its indexes now."""
 
     model: Model
-    indexes: tuple[Index, ...]
+    indexes: tuple[ResolvedIndex, ...]
 
     @classmethod
     def of(cls, model: Model) -> TableLock:
@@ -56,7 +58,8 @@ class TableLock:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, where: str) -> TableLock:
         try:
-            return cls(Model.from_dict(dict(data["model"])), tuple(Index.from_dict(i) for i in data["indexes"]))
+            model = Model.from_dict(dict(data["model"]))
+            return cls(model, tuple(resolve_index(Index.from_dict(i), model.pk_attribute) for i in data["indexes"]))
         except (KeyError, TypeError) as exc:
             raise ModelFormatError(f"model lock {where}: table entry is incomplete ({exc})") from exc
 

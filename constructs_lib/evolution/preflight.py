@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ..model.entity import Entity
 from ..model.model import Model
+from ..model.resolved import ResolvedEntity
 from ..model.templates import SEPARATOR, KeyTemplate
 
 MAX_PARTITION_KEY_BYTES = 2048
@@ -44,7 +44,7 @@ class Finding:
     message: str
 
 
-def template_length(entity: Entity, template: KeyTemplate) -> tuple[int, int | None, tuple[str, ...]]:
+def template_length(entity: ResolvedEntity, template: KeyTemplate) -> tuple[int, int | None, tuple[str, ...]]:
     """(shortest, longest or None, unbounded fields) encoded length of ``template``."""
     best = worst = len(SEPARATOR) * (len(template.segments) - 1)
     unbounded: list[str] = []
@@ -82,9 +82,10 @@ def key_lengths(model: Model) -> list[KeyLength]:
             ("pk", entity.pk_template, MAX_PARTITION_KEY_BYTES),
             ("sk", entity.sk_template, MAX_SORT_KEY_BYTES),
         ]
-        for index_name in entity.indexes:  # type: ignore[union-attr]
-            pk_t, sk_t = entity.index_templates(index_name)
-            parts += [(f"{index_name} pk", pk_t, MAX_PARTITION_KEY_BYTES), (f"{index_name} sk", sk_t, MAX_SORT_KEY_BYTES)]
+        for index_name, index_key in entity.indexes.items():
+            pk_t = index_key.pk_template if index_key.kind == "GSI" else None  # an LSI's pk is the table's, above
+            parts += [(f"{index_name} pk", pk_t, MAX_PARTITION_KEY_BYTES),
+                      (f"{index_name} sk", index_key.sk_template, MAX_SORT_KEY_BYTES)]
         for key, template, limit in parts:
             if template is None:
                 continue

@@ -23,7 +23,8 @@ from .exceptions import (
 )
 from .fields import Field
 from .indexes import TABLE, Index
-from .model import FORMAT, MAX_GSIS, MAX_LSIS, VERSION, Model, ModelWarning, ResolvedPattern
+from .model import FORMAT, MAX_GSIS, MAX_LSIS, VERSION, Model, ModelWarning
+from .resolved import ResolvedEntity, ResolvedIndex, ResolvedIndexKey, ResolvedPattern
 from .scope import ANY_TENANT, WRITE_KINDS, AccessScope, principal_tag
 from .templates import SEPARATOR, KeyTemplate, Placeholder
 
@@ -58,6 +59,9 @@ __all__ = [
     "ModelValidationError",
     "ModelWarning",
     "Placeholder",
+    "ResolvedEntity",
+    "ResolvedIndex",
+    "ResolvedIndexKey",
     "ResolvedPattern",
     "TemplateError",
     "ViewError",

@@ -55,7 +55,6 @@ class AccessPattern:
             raise ModelValidationError(
                 f"access pattern {self.name!r}: entity {self.entity!r} must be an entity name or a tuple of them"
             )
-        object.__setattr__(self, "entity", entities[0] if len(entities) == 1 else entities)
         if self.sk is not None and self.sk not in CONDITIONS:
             raise ModelValidationError(
                 f"access pattern {self.name!r}: sort-key condition {self.sk!r} is unknown; "
@@ -66,7 +65,10 @@ class AccessPattern:
                 raise ModelValidationError(
                     f"access pattern {self.name!r}: sk_fields {self.sk_fields!r} given without a sort-key condition"
                 )
-            object.__setattr__(self, "sk_fields", tuple(self.sk_fields))
+            if isinstance(self.sk_fields, str) or not all(isinstance(f, str) for f in self.sk_fields):
+                raise ModelValidationError(
+                    f"access pattern {self.name!r}: sk_fields {self.sk_fields!r} must be a sequence of field names"
+                )
 
     @property
     def entities(self) -> tuple[str, ...]:

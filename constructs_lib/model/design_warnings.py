@@ -10,10 +10,10 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from . import overlap
-from .entity import SHARD, Entity
+from .entity import SHARD
 from .exceptions import ModelWarning
 from .fields import Field
-from .indexes import Index
+from .resolved import ResolvedEntity, ResolvedIndex
 from .templates import KeyTemplate
 
 
@@ -21,10 +21,10 @@ class _Model(Protocol):
     """A ``Model`` (its entities and indexes are read)."""
 
     @property
-    def entities(self) -> Mapping[str, Entity]: ...
+    def entities(self) -> Mapping[str, ResolvedEntity]: ...
 
     @property
-    def indexes(self) -> Mapping[str, Index]: ...
+    def indexes(self) -> Mapping[str, ResolvedIndex]: ...
 
 _LOW_CARDINALITY_NAME = re.compile(
     r"^(status|state|type|kind|category|flag|enabled|active|deleted|gender|country|level|tier|"
@@ -37,10 +37,9 @@ def design_warnings(model: _Model) -> list[ModelWarning]:
     out: list[ModelWarning] = []
     for entity in model.entities.values():
         candidates = [("table pk", entity.pk_template)]
-        for index_name in entity.indexes:  # type: ignore[union-attr]
-            pk_t, _ = entity.index_templates(index_name)
-            if pk_t is not None:
-                candidates.append((f"index {index_name!r} pk", pk_t))
+        for index_name, key in entity.indexes.items():
+            if key.kind == "GSI":  # an LSI's partition key is the table's, a candidate already
+                candidates.append((f"index {index_name!r} pk", key.pk_template))
         for part, template in candidates:
             where = f"entity {entity.name!r} {part}"
             if template.is_constant:
@@ -67,7 +66,7 @@ def design_warnings(model: _Model) -> list[ModelWarning]:
     return out
 
 
-def _low_cardinality(entity: Entity, field: str, bucket: str | None) -> bool:
+def _low_cardinality(entity: ResolvedEntity, field: str, bucket: str | None) -> bool:
     spec: Field = entity.field(field)
     return bool(
         spec.choices or spec.kind == "date" or bucket is not None or _LOW_CARDINALITY_NAME.match(field)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from .exceptions import ModelValidationError
 from .fields import ATTRIBUTE_KINDS, Field
@@ -19,6 +19,19 @@ MIN_SHARDS, MAX_SHARDS = 2, 100
 SHARD_FIELD = Field("number", width=2)
 
 _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
+
+
+class EntityParts(NamedTuple):
+    """What :meth:`Entity.parts` checks and normalizes (the resolution step's input)."""
+
+    fields: dict[str, Field]
+    indexes: dict[str, IndexKey]
+    required: tuple[str, ...]
+    attributes: dict[str, str]
+    pk: KeyTemplate
+    sk: KeyTemplate | None
+    #: Index name → the declared (pk, sk) templates, parsed (pk None for an LSI key).
+    templates: dict[str, tuple[KeyTemplate | None, KeyTemplate | None]]
 
 
 @dataclass(frozen=True)
@@ -48,6 +61,8 @@ class IndexKey:
         The declared field (or tuple of fields) the shard is derived from, e.g. ``"order_id"``:
         pick an id, so items spread evenly. Required with ``shards``, forbidden without.
 
+    Notes
+    -----
     Every attribute named here counts as an input of the index key: an update that sets
     one of them must supply the others (unless they are part of the item's table key), and
     removing one removes the item from the index.
@@ -61,35 +76,42 @@ class IndexKey:
     shard_by: str | Sequence[str] | None = None
 
     def __post_init__(self) -> None:
-        self._check_shards()
-        if self.when_equals is not None:
-            if not isinstance(self.when_equals, Mapping):
-                raise ModelValidationError(
-                    f"when_equals {self.when_equals!r} must be a mapping of attribute name to allowed values"
-                )
-            frozen = {}
-            for attr, values in dict(self.when_equals).items():
-                if isinstance(values, str):
-                    vals: tuple[Any, ...] = (values,)
-                elif isinstance(values, (set, frozenset)):
-                    vals = tuple(sorted(values, key=str))  # deterministic order for to_json()
-                elif isinstance(values, Sequence):
-                    vals = tuple(values)
-                else:
-                    vals = ()
-                if not vals or not all(isinstance(v, str) and v for v in vals):
-                    raise ModelValidationError(
-                        f"when_equals[{attr!r}] = {values!r} must be a non-empty string or tuple of strings"
-                    )
-                frozen[attr] = vals
-            object.__setattr__(self, "when_equals", dict(sorted(frozen.items())))
+        self.shard_fields()
+        self.frozen_when_equals()
 
-    def _check_shards(self) -> None:
+    def frozen_when_equals(self) -> dict[str, tuple[str, ...]]:
+        """``when_equals`` checked and normalized: attribute → tuple of allowed values, sorted by
+        attribute (a set of values sorted too, for a deterministic ``to_json()``); {} if not given."""
+        if self.when_equals is None:
+            return {}
+        if not isinstance(self.when_equals, Mapping):
+            raise ModelValidationError(
+                f"when_equals {self.when_equals!r} must be a mapping of attribute name to allowed values"
+            )
+        frozen: dict[str, tuple[str, ...]] = {}
+        for attr, values in dict(self.when_equals).items():
+            if isinstance(values, str):
+                vals: tuple[Any, ...] = (values,)
+            elif isinstance(values, (set, frozenset)):
+                vals = tuple(sorted(values, key=str))  # deterministic order for to_json()
+            elif isinstance(values, Sequence):
+                vals = tuple(values)
+            else:
+                vals = ()
+            if not vals or not all(isinstance(v, str) and v for v in vals):
+                raise ModelValidationError(
+                    f"when_equals[{attr!r}] = {values!r} must be a non-empty string or tuple of strings"
+                )
+            frozen[attr] = vals
+        return dict(sorted(frozen.items()))
+
+    def shard_fields(self) -> tuple[str, ...]:
+        """``shard_by`` checked and normalized to a tuple of field names; () if not sharded."""
         shards, by = self.shards, self.shard_by
         if shards is None:
             if by is not None:
                 raise ModelValidationError(f"shard_by {by!r} given without shards; pass shards=N (2-{MAX_SHARDS})")
-            return
+            return ()
         if isinstance(shards, bool) or not isinstance(shards, int) or not MIN_SHARDS <= shards <= MAX_SHARDS:
             raise ModelValidationError(
                 f"shards {shards!r} must be an int from {MIN_SHARDS} to {MAX_SHARDS}: one shard is no sharding, and "
@@ -103,7 +125,7 @@ class IndexKey:
             )
         if SHARD in fields:
             raise ModelValidationError(f"shard_by {by!r} may not name {SHARD!r}, the shard placeholder itself")
-        object.__setattr__(self, "shard_by", fields)
+        return fields
 
     @property
     def sharded(self) -> bool:
@@ -161,6 +183,14 @@ class Entity:
     attributes: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        # Validate only: the declared entity keeps what the user wrote; the model's resolution
+        # step (model/resolve.py) builds the normalized form from the same parts.
+        self.parts()
+
+    def parts(self) -> EntityParts:
+        """The entity checked and normalized: fields as :class:`Field`, index keys as
+        :class:`IndexKey`, attributes as a dict, every template parsed (errors surface where the
+        entity is declared)."""
         if not isinstance(self.name, str) or not _NAME_RE.match(self.name):
             raise ModelValidationError(
                 f"entity name {self.name!r} must start with a letter and contain only letters, digits "
@@ -173,7 +203,6 @@ class Entity:
             raise ModelValidationError(f"{where}: fields {self.fields!r} must be a mapping or a list of names")
         else:
             fields = {name: Field() for name in self.fields}
-        object.__setattr__(self, "fields", fields)
         index_keys: dict[str, IndexKey] = {}
         for index_name, key in dict(self.indexes).items():
             if isinstance(key, tuple) and len(key) == 2:
@@ -183,27 +212,17 @@ class Entity:
                     f"{where}: key for index {index_name!r} is {key!r}; use IndexKey(pk=..., sk=...) or (pk, sk)"
                 )
             index_keys[index_name] = key
-        object.__setattr__(self, "indexes", index_keys)
-        object.__setattr__(self, "required", tuple(self.required))
-        object.__setattr__(self, "attributes", self._checked_attributes(fields))
-        # Parse every template once, now: errors surface where the entity is declared, and the
-        # runtime (which builds keys on every call) never re-parses. Not a dataclass field, so
-        # it takes no part in equality or repr.
-        where = f"entity {self.name!r}"
-        parsed: dict[object, KeyTemplate | None] = {
-            "pk": KeyTemplate.parse(self.pk, where=f"{where} pk"),
-            "sk": None if self.sk is None else KeyTemplate.parse(self.sk, where=f"{where} sk"),
-        }
+        attributes = self._checked_attributes(fields)
+        pk = KeyTemplate.parse(self.pk, where=f"{where} pk")
+        sk = None if self.sk is None else KeyTemplate.parse(self.sk, where=f"{where} sk")
+        templates: dict[str, tuple[KeyTemplate | None, KeyTemplate | None]] = {}
         for index_name, key in index_keys.items():
             at = f"{where} index {index_name!r}"
-            parsed[(index_name, "pk")] = KeyTemplate.parse(key.pk, where=f"{at} pk") if key.pk is not None else None
-            parsed[(index_name, "sk")] = KeyTemplate.parse(key.sk, where=f"{at} sk") if key.sk is not None else None
-            _check_shard_placeholder(at, key, parsed[(index_name, "pk")], parsed[(index_name, "sk")], fields)
-        object.__setattr__(self, "_templates", parsed)
-        key_fields = list(parsed["pk"].fields)  # type: ignore[union-attr]
-        if parsed["sk"] is not None:
-            key_fields += [f for f in parsed["sk"].fields if f not in key_fields]
-        object.__setattr__(self, "_table_key_fields", tuple(key_fields))
+            pk_t = KeyTemplate.parse(key.pk, where=f"{at} pk") if key.pk is not None else None
+            sk_t = KeyTemplate.parse(key.sk, where=f"{at} sk") if key.sk is not None else None
+            _check_shard_placeholder(at, key, pk_t, sk_t, fields)
+            templates[index_name] = (pk_t, sk_t)
+        return EntityParts(fields, index_keys, tuple(self.required), attributes, pk, sk, templates)
 
     def _checked_attributes(self, fields: Mapping[str, Field]) -> dict[str, str]:
         where = f"entity {self.name!r}"
@@ -222,62 +241,6 @@ class Entity:
                 raise ModelValidationError(f"{where}: attribute {name!r} is {what}; declare it once")
             out[name] = kind
         return out
-
-    # Parsed templates ---------------------------------------------------------------------
-    @property
-    def pk_template(self) -> KeyTemplate:
-        return self._templates["pk"]  # type: ignore[attr-defined,no-any-return]
-
-    @property
-    def sk_template(self) -> KeyTemplate | None:
-        return self._templates["sk"]  # type: ignore[attr-defined,no-any-return]
-
-    def index_templates(self, index: str) -> tuple[KeyTemplate | None, KeyTemplate | None]:
-        """(pk, sk) templates of the entity's key in ``index`` (pk is None for an LSI)."""
-        if index not in self.indexes:
-            raise KeyError(index)
-        return self._templates[(index, "pk")], self._templates[(index, "sk")]  # type: ignore[attr-defined]
-
-    @property
-    def table_key_fields(self) -> tuple[str, ...]:
-        """Fields that make up the table key (immutable once written)."""
-        return self._table_key_fields  # type: ignore[attr-defined,no-any-return]
-
-    def field(self, name: str) -> Field:
-        """The declared field ``name`` (the ``{shard}`` placeholder of a sharded index key is a
-        two-digit number)."""
-        spec = self.fields.get(name)  # type: ignore[union-attr]
-        if spec is None and name == SHARD and any(k.sharded for k in self.indexes.values()):  # type: ignore[union-attr]
-            return SHARD_FIELD
-        return self.fields[name]  # type: ignore[index]
-
-    def sharded_indexes(self) -> dict[str, IndexKey]:
-        """The entity's write-sharded index keys, by index name."""
-        return {n: k for n, k in self.indexes.items() if k.sharded}  # type: ignore[union-attr]
-
-    # Serialization ------------------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "pk": self.pk,
-            "sk": self.sk,
-            "fields": {k: f.to_dict() for k, f in self.fields.items()},  # type: ignore[union-attr]
-            "indexes": {
-                name: {
-                    "pk": k.pk,
-                    "sk": k.sk,
-                    "when_present": k.when_present,
-                    "when_equals": {a: list(v) for a, v in k.when_equals.items()} if k.when_equals else None,
-                    **({"shards": k.shards, "shard_by": list(k.shard_by)} if k.sharded else {}),  # type: ignore[arg-type]
-                }
-                for name, k in self.indexes.items()  # type: ignore[union-attr]
-            },
-            "required": list(self.required),
-            "version_attribute": self.version_attribute,
-            "description": self.description,
-            # Only when declared, so models without them keep their JSON byte for byte.
-            **({"attributes": dict(self.attributes)} if self.attributes else {}),
-        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Entity:
@@ -327,9 +290,10 @@ def _check_shard_placeholder(
         )
     if in_sk:
         raise ModelValidationError(
-            f"{where}: the sk template {sk.source!r} uses {{{SHARD}}}; the shard belongs in the partition key only"  # type: ignore[union-attr]
+            f"{where}: the sk template {sk.source if sk else ''!r} uses {{{SHARD}}}; the shard belongs in the "
+            "partition key only"
         )
-    for name in key.shard_by:  # type: ignore[union-attr]
+    for name in key.shard_fields():
         if name not in fields:
             raise ModelValidationError(
                 f"{where}: shard_by field {name!r} is not a declared field of the entity (declared: "

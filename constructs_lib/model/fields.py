@@ -2,7 +2,7 @@
 
 Only fields that appear in key templates (or in sparse-index conditions) need declaring;
 other attributes of an item are free-form. The encoding itself lives in
-``constructs_lib.runtime.codec`` so the runtime and the model agree by construction.
+``constructs_lib.runtime.key_segments`` so the runtime and the model agree by construction.
 """
 
 from __future__ import annotations

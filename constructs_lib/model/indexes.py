@@ -4,16 +4,27 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from .exceptions import ModelValidationError
 
 IndexKind = Literal["GSI", "LSI"]
+#: A normalized projection: all attributes, the keys only, or these non-key attributes (INCLUDE).
+Projection = Literal["ALL", "KEYS_ONLY"] | tuple[str, ...]
 #: The base table, as named in access patterns.
 TABLE = "table"
 
 _INDEX_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{3,255}$")
 _ATTR_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,254}$")
+
+
+class IndexParts(NamedTuple):
+    """What :meth:`Index.parts` checks and normalizes (the resolution step's input)."""
+
+    #: The index's own partition-key attribute (None for an LSI, which uses the table's).
+    pk_attribute: str | None
+    sk_attribute: str | None
+    projection: Projection
 
 
 @dataclass(frozen=True)
@@ -48,9 +59,15 @@ class Index:
     pk_attribute: str | None = None
     sk_attribute: str | None = None
     sort_key: bool = True
-    projection: str | tuple[str, ...] = "ALL"
+    projection: str | tuple[str, ...] | list[str] = "ALL"
 
     def __post_init__(self) -> None:
+        self.parts()  # validate only: the declared index keeps what the user wrote
+
+    def parts(self) -> IndexParts:
+        """The index checked and normalized: its own key attributes with their defaults
+        (``{name}PK``/``{name}SK``; an LSI has no own partition-key attribute) and the projection
+        (a list becomes a tuple)."""
         if not isinstance(self.name, str) or not _INDEX_NAME_RE.match(self.name) or self.name == TABLE:
             raise ModelValidationError(
                 f"index name {self.name!r} must be 3-255 characters of letters, digits, '_', '-', '.' "
@@ -58,52 +75,54 @@ class Index:
             )
         if self.kind not in ("GSI", "LSI"):
             raise ModelValidationError(f"index {self.name!r}: kind {self.kind!r} must be 'GSI' or 'LSI'")
+        pk_attribute = self.pk_attribute
         if self.kind == "LSI":
-            if self.pk_attribute is not None:
+            if pk_attribute is not None:
                 raise ModelValidationError(
                     f"index {self.name!r}: an LSI shares the table's partition key; pk_attribute "
-                    f"{self.pk_attribute!r} is not allowed"
+                    f"{pk_attribute!r} is not allowed"
                 )
             if not self.sort_key:
                 raise ModelValidationError(f"index {self.name!r}: an LSI must have a sort key")
-        elif self.pk_attribute is None:
-            object.__setattr__(self, "pk_attribute", f"{self.name}PK")
-        if self.sort_key and self.sk_attribute is None:
-            object.__setattr__(self, "sk_attribute", f"{self.name}SK")
-        if not self.sort_key and self.sk_attribute is not None:
+        elif pk_attribute is None:
+            pk_attribute = f"{self.name}PK"
+        sk_attribute = self.sk_attribute
+        if self.sort_key and sk_attribute is None:
+            sk_attribute = f"{self.name}SK"
+        if not self.sort_key and sk_attribute is not None:
             raise ModelValidationError(
-                f"index {self.name!r}: sk_attribute {self.sk_attribute!r} given but sort_key=False"
+                f"index {self.name!r}: sk_attribute {sk_attribute!r} given but sort_key=False"
             )
-        for attr in (self.pk_attribute, self.sk_attribute):
+        for attr in (pk_attribute, sk_attribute):
             if attr is not None and (not isinstance(attr, str) or not _ATTR_RE.match(attr)):
                 raise ModelValidationError(f"index {self.name!r}: key attribute name {attr!r} is invalid")
-        proj = self.projection
+        proj: object = self.projection
         if isinstance(proj, list):
             proj = tuple(proj)
-            object.__setattr__(self, "projection", proj)
         if isinstance(proj, tuple):
             if not proj or not all(isinstance(a, str) and a for a in proj) or len(set(proj)) != len(proj):
                 raise ModelValidationError(
                     f"index {self.name!r}: INCLUDE projection {proj!r} must be distinct non-empty attribute names"
                 )
-        elif proj not in ("ALL", "KEYS_ONLY"):
+            projection: Projection = proj
+        elif proj == "ALL" or proj == "KEYS_ONLY":
+            projection = proj
+        else:
             raise ModelValidationError(
                 f"index {self.name!r}: projection {proj!r} must be 'ALL', 'KEYS_ONLY' or a tuple of attribute names"
             )
-
-    @property
-    def key_attributes(self) -> tuple[str, ...]:
-        """The index's own key attributes (for an LSI only the sort key)."""
-        return tuple(a for a in (self.pk_attribute, self.sk_attribute) if a)
+        return IndexParts(pk_attribute, sk_attribute, projection)
 
     def to_dict(self) -> dict[str, Any]:
+        """The index as model JSON (normalized: default attribute names filled in)."""
+        parts = self.parts()
         return {
             "name": self.name,
             "kind": self.kind,
-            "pk_attribute": self.pk_attribute,
-            "sk_attribute": self.sk_attribute,
+            "pk_attribute": parts.pk_attribute,
+            "sk_attribute": parts.sk_attribute,
             "sort_key": self.sort_key,
-            "projection": list(self.projection) if isinstance(self.projection, tuple) else self.projection,
+            "projection": list(parts.projection) if isinstance(parts.projection, tuple) else parts.projection,
         }
 
     @classmethod

@@ -10,14 +10,16 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from . import overlap, tenancy
+from . import tenancy
 from .access import CONSUMER_PATTERNS, AccessPattern, consumer_names
 from .entity import SHARD, Entity
-from .exceptions import AccessPatternError, ModelFormatError, ModelValidationError, ModelWarning
-from .indexes import TABLE, Index
+from .exceptions import ModelFormatError, ModelValidationError
+from .exceptions import ModelWarning as ModelWarning  # re-exported: model.ModelWarning
+from .indexes import Index
+from .resolve import resolve_entity, resolve_index, resolve_pattern
+from .resolved import ResolvedEntity, ResolvedIndex, ResolvedPattern
 from .templates import KeyTemplate
 
 FORMAT = "constructs_lib.model"
@@ -28,31 +30,8 @@ MAX_GSIS = 20
 MAX_LSIS = 5
 MAX_PROJECTED_ATTRIBUTES = 100
 
+_N = TypeVar("_N", Entity, Index, AccessPattern)
 _MODEL_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
-
-
-@dataclass(frozen=True)
-class ResolvedPattern:
-    """An access pattern after validation: which index, which key templates, which fields."""
-
-    pattern: AccessPattern
-    index: Index | None  # None = the table
-    pk_fields: tuple[str, ...]
-    sk_fields: tuple[str, ...]
-    operation: str  # "GetItem" or "Query"
-    #: Partitions of a write-sharded index key the pattern reads (one Query each), or None.
-    shards: int | None = None
-    #: Other entities whose keys in the pattern's table or index may satisfy its key condition
-    #: (:mod:`~constructs_lib.model.overlap`; for an unbounded sort-key condition, those that may
-    #: share its partition).
-    intruders: tuple[str, ...] = ()
-    #: The Query filters on the entity attribute: another entity's keys may satisfy its key
-    #: condition, or the condition is not bounded to the entity's keys (none, ``<``, ``>``, ...).
-    entity_filter: bool = False
-
-    @property
-    def name(self) -> str:
-        return self.pattern.name
 
 
 class Model:
@@ -94,8 +73,8 @@ class Model:
         self,
         name: str,
         *,
-        entities: Sequence[Entity],
-        indexes: Sequence[Index] = (),
+        entities: Sequence[Entity | ResolvedEntity],
+        indexes: Sequence[Index | ResolvedIndex] = (),
         access_patterns: Sequence[AccessPattern] = (),
         ttl_attribute: str | None = None,
         pk_attribute: str = "PK",
@@ -108,18 +87,29 @@ class Model:
                 f"model name {name!r} must start with a letter and use letters, digits, '_' or '-' (max 64)"
             )
         self.name = name
-        self.entities: dict[str, Entity] = _unique(entities, Entity, "entity")
-        self.indexes: dict[str, Index] = _unique(indexes, Index, "index")
+        # Another model's resolved entities and indexes are accepted as the declarations they resolve.
+        declared: dict[str, Entity] = _unique(
+            [e.declared() if isinstance(e, ResolvedEntity) else e for e in entities], Entity, "entity"
+        )
+        #: The secondary indexes, resolved (default attribute names filled in; an LSI's partition
+        #: key is the table's).
+        self.indexes: dict[str, ResolvedIndex] = {
+            n: resolve_index(i, pk_attribute)
+            for n, i in _unique([i.declared() if isinstance(i, ResolvedIndex) else i for i in indexes], Index, "index").items()
+        }
+        #: The access patterns as declared (their JSON form); :attr:`resolved_patterns` resolves them.
         self.access_patterns: dict[str, AccessPattern] = _unique(access_patterns, AccessPattern, "access pattern")
         self.ttl_attribute = ttl_attribute
         self.pk_attribute = pk_attribute
         self.sk_attribute = sk_attribute
         self.entity_attribute = entity_attribute
-        if not self.entities:
+        if not declared:
             raise ModelValidationError(f"model {name!r} declares no entities; declare at least one")
-        self.has_sort_key = any(e.sk is not None for e in self.entities.values())
+        self.has_sort_key = any(e.sk is not None for e in declared.values())
         self._validate_limits()
         self._validate_attributes()
+        #: The entities, resolved (normalized fields, parsed templates, each index key resolved).
+        self.entities: dict[str, ResolvedEntity] = {n: resolve_entity(e, self.indexes) for n, e in declared.items()}
         for entity in self.entities.values():
             self._validate_entity(entity)
         self._validate_index_usage()
@@ -128,17 +118,21 @@ class Model:
         self.tenant_key_prefix: str | None = None
         self.tenant_safe_gsis: tuple[str, ...] = ()
         if tenant_field is not None:
-            entities = tuple(self.entities.values())
-            self.tenant_key_prefix = tenancy.tenant_prefix(entities, tenant_field)
-            self.tenant_safe_gsis = tenancy.tenant_safe_gsis(entities, self.gsis, tenant_field, self.tenant_key_prefix)
+            resolved = tuple(self.entities.values())
+            self.tenant_key_prefix = tenancy.tenant_prefix(resolved, tenant_field)
+            self.tenant_safe_gsis = tenancy.tenant_safe_gsis(resolved, self.gsis, tenant_field, self.tenant_key_prefix)
         self.resolved_patterns: dict[str, ResolvedPattern] = {
-            p.name: self._resolve_pattern(p) for p in self.access_patterns.values()
+            p.name: resolve_pattern(
+                p, self.entities, self.indexes, pk_attribute=pk_attribute,
+                sk_attribute=sk_attribute if self.has_sort_key else None,
+            )
+            for p in self.access_patterns.values()
         }
         #: Names of the access patterns a consumer view added (:meth:`view`); () in a producer's model.
         self.consumer_patterns: tuple[str, ...] = ()
 
     # Lookups --------------------------------------------------------------------------------
-    def entity(self, name: str) -> Entity:
+    def entity(self, name: str) -> ResolvedEntity:
         try:
             return self.entities[name]
         except KeyError:
@@ -146,7 +140,7 @@ class Model:
                 f"model {self.name!r} has no entity {name!r}; entities: {', '.join(self.entities)}"
             ) from None
 
-    def index(self, name: str) -> Index:
+    def index(self, name: str) -> ResolvedIndex:
         try:
             return self.indexes[name]
         except KeyError:
@@ -155,11 +149,11 @@ class Model:
             ) from None
 
     @property
-    def gsis(self) -> list[Index]:
+    def gsis(self) -> list[ResolvedIndex]:
         return [i for i in self.indexes.values() if i.kind == "GSI"]
 
     @property
-    def lsis(self) -> list[Index]:
+    def lsis(self) -> list[ResolvedIndex]:
         return [i for i in self.indexes.values() if i.kind == "LSI"]
 
     def key_attributes(self) -> list[str]:
@@ -227,7 +221,7 @@ class Model:
             seen[attr] = role
         self._reserved = seen
 
-    def _validate_entity(self, entity: Entity) -> None:
+    def _validate_entity(self, entity: ResolvedEntity) -> None:
         where = f"entity {entity.name!r}"
         if self.has_sort_key and entity.sk is None:
             raise ModelValidationError(
@@ -244,51 +238,23 @@ class Model:
             templates.append(("sk", entity.sk_template))
         sparse_inputs: list[str] = []
         sharded_parts: set[str] = set()  # the pk of a sharded index key fills {shard} itself
-        for index_name, key in entity.indexes.items():  # type: ignore[union-attr]
-            if index_name not in self.indexes:
-                raise ModelValidationError(
-                    f"{where} declares keys for index {index_name!r}, which the model does not declare; "
-                    f"indexes: {', '.join(self.indexes) or 'none'}"
-                )
-            index = self.indexes[index_name]
-            if index.kind == "GSI" and key.pk is None:
-                raise ModelValidationError(f"{where} index {index_name!r}: a GSI key needs a pk template")
-            if index.kind == "LSI" and key.pk is not None:
-                raise ModelValidationError(
-                    f"{where} index {index_name!r}: an LSI uses the table partition key; pk template "
-                    f"{key.pk!r} is not allowed"
-                )
-            if index.sort_key and key.sk is None:
-                raise ModelValidationError(
-                    f"{where} index {index_name!r}: the index has a sort key ({index.sk_attribute!r}); give an sk template"
-                )
-            if not index.sort_key and key.sk is not None:
-                raise ModelValidationError(
-                    f"{where} index {index_name!r}: sk template {key.sk!r} given, but the index has no sort key"
-                )
-            pk_t, sk_t = entity.index_templates(index_name)
-            templates += [(f"index {index_name!r} {part}", t) for part, t in (("pk", pk_t), ("sk", sk_t)) if t]
+        for index_name, key in entity.indexes.items():
+            # an LSI key's partition template is the table's, checked above
+            own: list[tuple[str, KeyTemplate]] = [("pk", key.pk_template)] if key.kind == "GSI" else []
+            own += [("sk", key.sk_template)] if key.sk_template is not None else []
+            templates += [(f"index {index_name!r} {part}", t) for part, t in own]
             if key.sharded:
-                if index.kind != "GSI":
-                    raise ModelValidationError(
-                        f"{where} index {index_name!r}: shards={key.shards} needs a GSI; an LSI shares the table's "
-                        "partition key"
-                    )
                 sharded_parts.add(f"index {index_name!r} pk")
-                sparse_inputs += list(key.shard_by)  # type: ignore[arg-type]
-            if key.when_present:
-                sparse_inputs.append(key.when_present)
-            if key.when_equals:
-                sparse_inputs += list(key.when_equals)
+            sparse_inputs += key.sparse_inputs
         declared = entity.fields
         for part, template in templates:
             for ph in template.placeholders:
                 if ph.field == SHARD and part in sharded_parts:
                     continue
-                if ph.field not in declared:  # type: ignore[operator]
+                if ph.field not in declared:
                     raise ModelValidationError(
                         f"{where} {part} template {template.source!r} uses unknown field {ph.field!r}; declare it "
-                        f"in fields (declared: {', '.join(declared) or 'none'})"  # type: ignore[arg-type]
+                        f"in fields (declared: {', '.join(declared) or 'none'})"
                     )
                 kind = entity.field(ph.field).kind
                 if ph.bucket and kind not in ("timestamp", "date"):
@@ -296,7 +262,7 @@ class Model:
                         f"{where} {part} template {template.source!r}: time bucket {ph.bucket!r} needs a timestamp or "
                         f"date field, but {ph.field!r} is a {kind} field"
                     )
-        for attr in list(declared) + sparse_inputs + list(entity.required) + (  # type: ignore[operator]
+        for attr in list(declared) + sparse_inputs + list(entity.required) + (
             [entity.version_attribute] if entity.version_attribute else []
         ):
             if attr == self.ttl_attribute and attr not in declared and attr not in sparse_inputs and (
@@ -322,8 +288,8 @@ class Model:
         for i, a in enumerate(entities):
             for b in entities[i + 1:]:
                 pairs = [(a.pk_template, b.pk_template)]
-                if self.has_sort_key:
-                    pairs.append((a.sk_template, b.sk_template))  # type: ignore[arg-type]
+                if a.sk_template is not None and b.sk_template is not None:  # both set iff the table has a sort key
+                    pairs.append((a.sk_template, b.sk_template))
                 if all(_may_meet(x, y) for x, y in pairs):
                     keys_a = " / ".join(t.source for t, _ in pairs)
                     keys_b = " / ".join(t.source for _, t in pairs)
@@ -353,117 +319,13 @@ class Model:
         return hits
 
     def _validate_index_usage(self) -> None:
-        used = {name for e in self.entities.values() for name in e.indexes}  # type: ignore[union-attr]
+        used = {name for e in self.entities.values() for name in e.indexes}
         for name in self.indexes:
             if name not in used:
                 raise ModelValidationError(
                     f"index {name!r} is declared but no entity has keys for it; an unused index only costs "
                     "storage and write capacity — remove it or add IndexKey entries"
                 )
-
-    def _resolve_pattern(self, pattern: AccessPattern) -> ResolvedPattern:
-        def fail(reason: str) -> AccessPatternError:
-            return AccessPatternError(
-                f"access pattern {pattern.name!r} cannot be served by a Query or GetItem: {reason}"
-            )
-
-        index: Index | None = None
-        if pattern.index != TABLE:
-            if pattern.index not in self.indexes:
-                raise fail(f"index {pattern.index!r} does not exist (indexes: {', '.join(self.indexes) or 'none'})")
-            index = self.indexes[pattern.index]
-        pk_templates: list[KeyTemplate] = []
-        sk_templates: list[KeyTemplate | None] = []
-        for entity_name in pattern.entities:
-            if entity_name not in self.entities:
-                raise fail(f"entity {entity_name!r} does not exist (entities: {', '.join(self.entities)})")
-            entity = self.entities[entity_name]
-            if index is None:
-                pk_t, sk_t = entity.pk_template, entity.sk_template
-            elif index.name not in entity.indexes:
-                raise fail(
-                    f"entity {entity_name!r} has no keys in index {index.name!r}, so its items are not in it; "
-                    "reading them there would need a Scan — add an IndexKey for that index"
-                )
-            else:
-                pk_t, sk_t = entity.index_templates(index.name)
-                if index.kind == "LSI":
-                    pk_t = entity.pk_template
-            assert pk_t is not None
-            pk_templates.append(pk_t)
-            sk_templates.append(sk_t)
-        first_pk = pk_templates[0]
-        for other, entity_name in zip(pk_templates[1:], pattern.entities[1:], strict=True):
-            if other.segments != first_pk.segments:
-                raise fail(
-                    f"entities share no partition: {pattern.entities[0]!r} uses {first_pk.source!r} but "
-                    f"{entity_name!r} uses {other.source!r}; one Query reads one partition"
-                )
-        shard_counts = [
-            self.entities[e].indexes[index.name].shards if index is not None else None  # type: ignore[union-attr]
-            for e in pattern.entities
-        ]
-        if len(set(shard_counts)) > 1:
-            by_entity = dict(zip(pattern.entities, shard_counts, strict=True))
-            raise fail(
-                f"its entities shard index {index.name!r} differently ({by_entity!r}); "  # type: ignore[union-attr]
-                "a merged read needs one shard count"
-            )
-        pk_fields = tuple(f for f in first_pk.fields if f != SHARD) if shard_counts[0] else first_pk.fields
-        has_sort = (index.sort_key if index is not None else self.has_sort_key)
-        sk_fields: tuple[str, ...] = ()
-        operation = "Query"
-        if pattern.sk is not None:
-            if not has_sort:
-                raise fail(f"sort-key condition {pattern.sk!r} needs a sort key, but the target has none")
-            first_sk = sk_templates[0]
-            assert first_sk is not None
-            n_fields = len(first_sk.placeholders)
-            if pattern.sk_fields is not None:
-                sk_fields = tuple(pattern.sk_fields)
-            elif pattern.sk == "=":
-                sk_fields = tuple(p.field for p in first_sk.placeholders)
-            elif pattern.sk == "begins_with":
-                sk_fields = ()
-            else:
-                if n_fields == 0:
-                    raise fail(f"range condition {pattern.sk!r} on constant sort key {first_sk.source!r}")
-                sk_fields = first_sk.leading_fields(1)
-            if sk_fields != first_sk.leading_fields(len(sk_fields)) or len(sk_fields) > n_fields:
-                raise fail(
-                    f"sk_fields {list(sk_fields)!r} must be a leading run of the sort-key template "
-                    f"{first_sk.source!r} fields {[p.field for p in first_sk.placeholders]!r}"
-                )
-            if pattern.sk == "=" and len(sk_fields) != n_fields:
-                raise fail(f"'=' needs every sort-key field of {first_sk.source!r}, got {list(sk_fields)!r}")
-            if pattern.sk not in ("=", "begins_with") and not sk_fields:
-                raise fail(f"condition {pattern.sk!r} needs at least one sort-key field to compare")
-            if pattern.sk == "begins_with" and not sk_fields and not isinstance(first_sk.segments[0], str):
-                raise fail(
-                    f"'begins_with' without sk_fields on {first_sk.source!r}, which starts with a field, has an empty "
-                    f"prefix (DynamoDB refuses one); give sk_fields=({first_sk.placeholders[0].field!r},) or no "
-                    "sort-key condition"
-                )
-            for other, entity_name in zip(sk_templates[1:], pattern.entities[1:], strict=True):
-                assert other is not None
-                if not first_sk.same_shape_until(other, len(sk_fields)):
-                    raise fail(
-                        f"sort keys of {pattern.entities[0]!r} ({first_sk.source!r}) and {entity_name!r} "
-                        f"({other.source!r}) do not share the prefix the condition needs"
-                    )
-            if pattern.sk == "=" and index is None and len(pattern.entities) == 1:
-                operation = "GetItem"
-        elif index is None and not self.has_sort_key and len(pattern.entities) == 1:
-            operation = "GetItem"  # the partition key alone is the whole primary key
-        condition = overlap.key_condition(
-            self.entities[pattern.entities[0]], pk_templates[0], sk_templates[0], pattern.sk, sk_fields,
-        )
-        intruders = overlap.intruders(self.entities, pattern.entities, condition, index)
-        return ResolvedPattern(
-            pattern=pattern, index=index, pk_fields=pk_fields, sk_fields=sk_fields, operation=operation,
-            shards=shard_counts[0], intruders=intruders,
-            entity_filter=operation == "Query" and (pattern.sk in overlap.UNBOUNDED or bool(intruders)),
-        )
 
     # Design warnings --------------------------------------------------------------------------
     def warnings(self) -> list[ModelWarning]:
@@ -573,8 +435,8 @@ def _may_meet(a: KeyTemplate, b: KeyTemplate) -> bool:
     )
 
 
-def _unique(items: Sequence[Any], cls: type, what: str) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _unique(items: Sequence[_N], cls: type[_N], what: str) -> dict[str, _N]:
+    out: dict[str, _N] = {}
     for item in items:
         if not isinstance(item, cls):
             raise ModelValidationError(f"{what} {item!r} must be a {cls.__name__}")

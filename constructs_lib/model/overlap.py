@@ -15,24 +15,23 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from .entity import Entity
-from .indexes import Index
+from .resolved import ResolvedEntity, ResolvedIndex
 from .templates import KeyTemplate, Placeholder
 
 _DIGITS = "0123456789"
-# Fixed-width encodings, "D" standing for a digit (runtime/codec.py, runtime/buckets.py).
+# Fixed-width encodings, "D" standing for a digit (runtime/key_segments.py, runtime/buckets.py).
 _SHAPES = {
     "timestamp": "DDDD-DD-DDTDD:DD:DD.DDDDDDZ", "date": "DDDD-DD-DD", "year": "DDDD", "month": "DDDD-DD",
     "day": "DDDD-DD-DD", "hour": "DDDD-DD-DDTDD", "minute": "DDDD-DD-DDTDD:DD", "week": "DDDD-WDD",
 }
-# What an escaped non-empty string can be (runtime/codec.py): characters above "%", or escapes.
+# What an escaped non-empty string can be (runtime/key_segments.py): characters above "%", or escapes.
 _ESCAPED = re.compile(r"(?:[^\x00-\x25]|%(?:[01][0-9A-F]|2[0-5]))+")
 #: Sort-key conditions not bounded to the entity's own key shape: always filtered.
 UNBOUNDED = (None, "<", "<=", ">", ">=")
 
 
 def escape(value: str) -> str:
-    """The key encoding of a string value (``runtime.codec.escape``: code points up to ``%`` as ``%XX``)."""
+    """The key encoding of a string value (``runtime.key_segments.escape``: code points up to ``%`` as ``%XX``)."""
     return "".join(f"%{ord(c):02X}" if ord(c) <= 0x25 else c for c in value)
 
 
@@ -72,7 +71,7 @@ def _shape(name: str) -> Domain:
     return Domain(shape=tuple(_DIGITS if c == "D" else c for c in _SHAPES[name]))
 
 
-def segment_domain(entity: Entity, segment: str | Placeholder, *, stored: bool) -> Domain:
+def segment_domain(entity: ResolvedEntity, segment: str | Placeholder, *, stored: bool) -> Domain:
     """The texts ``segment`` of one of ``entity``'s templates can take. ``stored``: in an item
     written through the runtime (which refuses values outside an enum's choices); otherwise in a
     query's key condition, which does not check choices."""
@@ -90,7 +89,7 @@ def segment_domain(entity: Entity, segment: str | Placeholder, *, stored: bool) 
     return ANY
 
 
-def domains(entity: Entity, template: KeyTemplate, *, stored: bool) -> tuple[Domain, ...]:
+def domains(entity: ResolvedEntity, template: KeyTemplate, *, stored: bool) -> tuple[Domain, ...]:
     return tuple(segment_domain(entity, s, stored=stored) for s in template.segments)
 
 
@@ -117,10 +116,10 @@ class KeyCondition:
 
 
 def key_condition(
-    entity: Entity, pk: KeyTemplate, sk: KeyTemplate | None, op: str | None, sk_fields: tuple[str, ...],
+    entity: ResolvedEntity, pk: KeyTemplate, sk: KeyTemplate | None, op: str | None, sk_fields: tuple[str, ...],
 ) -> KeyCondition:
     """What a pattern's key condition admits, for any values the caller may pass, as
-    ``runtime.requests`` builds it: ``=`` the whole key; ``begins_with`` the segments up to the
+    ``runtime.request_params`` builds it: ``=`` the whole key; ``begins_with`` the segments up to the
     first field not given (ending on a separator, so more segments follow) or, all given, the
     key and everything under it; ``between`` the segments before the range field (both bounds
     share them and the separator after them); the others any sort key of the partition."""
@@ -140,19 +139,17 @@ def key_condition(
     return KeyCondition(own_pk, own_sk[:cut], cut + 1)
 
 
-def index_templates(entity: Entity, index: Index | None) -> tuple[KeyTemplate, KeyTemplate | None] | None:
-    """``entity``'s (pk, sk) templates in the table (``index`` None) or an index (an LSI's pk is
-    the table's); None if the entity has no keys there."""
+def index_templates(entity: ResolvedEntity, index: ResolvedIndex | None) -> tuple[KeyTemplate, KeyTemplate | None] | None:
+    """``entity``'s (pk, sk) templates in the table (``index`` None) or an index; None if the
+    entity has no keys there."""
     if index is None:
         return entity.pk_template, entity.sk_template
-    if index.name not in entity.indexes:
-        return None
-    pk, sk = entity.index_templates(index.name)
-    return (entity.pk_template if index.kind == "LSI" else pk), sk  # type: ignore[return-value]
+    key = entity.indexes.get(index.name)
+    return None if key is None else (key.pk_template, key.sk_template)
 
 
 def intruders(
-    entities: Mapping[str, Entity], own: Iterable[str], condition: KeyCondition, index: Index | None,
+    entities: Mapping[str, ResolvedEntity], own: Iterable[str], condition: KeyCondition, index: ResolvedIndex | None,
 ) -> tuple[str, ...]:
     """Entities other than ``own`` with keys in the table/``index`` some of which may satisfy ``condition``."""
     mine = set(own)
@@ -167,11 +164,11 @@ def intruders(
     return tuple(out)
 
 
-def identical_keys(entities: Mapping[str, Entity], indexes: Mapping[str, Index]) -> list[tuple[str, str]]:
+def identical_keys(entities: Mapping[str, ResolvedEntity], indexes: Mapping[str, ResolvedIndex]) -> list[tuple[str, str]]:
     """(where, message) for each pair of entities whose keys in the table or one index may be
     identical: their items share one key there, so a read by that key cannot tell them apart."""
     out = []
-    places: list[Index | None] = [None, *indexes.values()]
+    places: list[ResolvedIndex | None] = [None, *indexes.values()]
     for index in places:
         members = [(e, t) for e in entities.values() if (t := index_templates(e, index)) is not None]
         for i, (a, (a_pk, a_sk)) in enumerate(members):
@@ -193,7 +190,8 @@ def identical_keys(entities: Mapping[str, Entity], indexes: Mapping[str, Index])
 
 
 def _may_be_identical(
-    a: Entity, a_pk: KeyTemplate, a_sk: KeyTemplate | None, b: Entity, b_pk: KeyTemplate, b_sk: KeyTemplate | None,
+    a: ResolvedEntity, a_pk: KeyTemplate, a_sk: KeyTemplate | None,
+    b: ResolvedEntity, b_pk: KeyTemplate, b_sk: KeyTemplate | None,
 ) -> bool:
     sk_a = None if a_sk is None else domains(a, a_sk, stored=True)
     sk_b = None if b_sk is None else domains(b, b_sk, stored=True)

@@ -143,7 +143,7 @@ def used_names(model: Model, scope: AccessScope | None = None) -> tuple[list[str
     indexes: dict[str, None] = {}
     for name in scope.patterns:
         resolved = model.resolved_patterns[name]
-        entities.update(dict.fromkeys(resolved.pattern.entities))
+        entities.update(dict.fromkeys(resolved.entities))
         if resolved.index is not None:
             indexes[resolved.index.name] = None
     for name in (*scope.writes, *scope.batch_gets):

@@ -5,7 +5,7 @@ literal (``USER``) or exactly one placeholder (``{user_id}``, or ``{at:month}`` 
 bucket of a timestamp/date field). Requiring every placeholder to stand alone between
 separators is what makes keys parseable: values are escaped so they never contain ``#``,
 hence splitting a built key on ``#`` gives back the segments one to one (see
-``constructs_lib.runtime.codec``). Templates that glue a value to a literal or to another
+``constructs_lib.runtime.key_segments``). Templates that glue a value to a literal or to another
 value (``USER{id}``, ``{a}{b}``) are rejected: concatenation without delimiters is ambiguous.
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 
 from .exceptions import TemplateError
 
@@ -49,13 +50,11 @@ class KeyTemplate:
 
     source: str
     segments: tuple[str | Placeholder, ...]
-
-    def __post_init__(self) -> None:
-        # Derived once (keys are built on every request); not dataclass fields, so they take no
-        # part in equality or repr.
-        placeholders = tuple(s for s in self.segments if isinstance(s, Placeholder))
-        object.__setattr__(self, "_placeholders", placeholders)
-        object.__setattr__(self, "_fields", tuple(dict.fromkeys(p.field for p in placeholders)))
+    #: The placeholders, in order (derived from ``segments`` by :meth:`parse`; keys are built on
+    #: every request, so it is computed once). Takes no part in equality or repr.
+    placeholders: tuple[Placeholder, ...] = dataclass_field(compare=False, repr=False)
+    #: Distinct input field names, in order of first use (derived like ``placeholders``).
+    fields: tuple[str, ...] = dataclass_field(compare=False, repr=False)
 
     @classmethod
     def parse(cls, text: object, *, where: str = "template") -> KeyTemplate:
@@ -106,17 +105,9 @@ class KeyTemplate:
                         "with them)"
                     )
                 segments.append(raw)
-        return cls(source=text, segments=tuple(segments))
-
-    @property
-    def placeholders(self) -> tuple[Placeholder, ...]:
-        """The placeholders, in order."""
-        return self._placeholders  # type: ignore[attr-defined,no-any-return]
-
-    @property
-    def fields(self) -> tuple[str, ...]:
-        """Distinct input field names, in order of first use."""
-        return self._fields  # type: ignore[attr-defined,no-any-return]
+        placeholders = tuple(s for s in segments if isinstance(s, Placeholder))
+        return cls(source=text, segments=tuple(segments), placeholders=placeholders,
+                   fields=tuple(dict.fromkeys(p.field for p in placeholders)))
 
     @property
     def is_constant(self) -> bool:

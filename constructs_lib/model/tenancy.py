@@ -21,8 +21,7 @@ from .exceptions import ModelValidationError
 from .templates import SEPARATOR, KeyTemplate, Placeholder
 
 if TYPE_CHECKING:
-    from .entity import Entity
-    from .indexes import Index
+    from .resolved import ResolvedEntity, ResolvedIndex
 
 #: Characters a tenant id may use: never escaped in keys (all above ``$``, no ``%``), allowed
 #: in IAM principal-tag values, and free of the IAM wildcards ``*`` and ``?``.
@@ -41,7 +40,7 @@ def leading_literals(template: KeyTemplate, field: str) -> tuple[str, ...] | Non
     return None
 
 
-def tenant_prefix(entities: Iterable[Entity], field: str) -> str:
+def tenant_prefix(entities: Iterable[ResolvedEntity], field: str) -> str:
     """Validate the tenancy rule and return the literal key prefix before the tenant value
     (``"TENANT#"``, or ``""`` when keys start with the tenant)."""
     seen: dict[tuple[str, ...], str] = {}
@@ -69,18 +68,19 @@ def tenant_prefix(entities: Iterable[Entity], field: str) -> str:
     return "".join(f"{lit}{SEPARATOR}" for lit in literals)
 
 
-def tenant_safe_gsis(entities: Sequence[Entity], gsis: Iterable[Index], field: str, prefix: str) -> tuple[str, ...]:
+def tenant_safe_gsis(
+    entities: Sequence[ResolvedEntity], gsis: Iterable[ResolvedIndex], field: str, prefix: str,
+) -> tuple[str, ...]:
     """Names of GSIs whose partition keys all start with ``prefix`` + the tenant (LSIs share
     the table's partition key and are always safe)."""
     safe = []
     for index in gsis:
-        users = [e for e in entities if index.name in e.indexes]
+        keys = [key for e in entities if (key := e.indexes.get(index.name)) is not None]
         ok = True
-        for entity in users:
-            pk_t, _ = entity.index_templates(index.name)
-            literals = leading_literals(pk_t, field) if pk_t is not None else None
+        for key in keys:
+            literals = leading_literals(key.pk_template, field)
             if literals is None or "".join(f"{lit}{SEPARATOR}" for lit in literals) != prefix:
                 ok = False
-        if ok and users:
+        if ok and keys:
             safe.append(index.name)
     return tuple(safe)

@@ -7,256 +7,81 @@ table was synthesized from::
     table = TableClient.from_environment()          # inside a generated Lambda
     page = table.query("user orders newest first", user_id="u1", limit=20)
 
-Importing the package is cheap: the exceptions are loaded with it, everything else on first
-attribute access, so a cold start runs only the modules its handler uses.
+Exports what a handler uses (clients, condition builders, the errors a caller branches on);
+the rest is imported from its module. Each name's module loads on first access (ADR 0047).
 """
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .exceptions import (
-    BatchIncompleteError,
-    ConditionFailedError,
-    ConditionNotMetError,
-    ContractBreakError,
-    ContractUnavailableError,
-    CursorError,
-    DynamoDBError,
-    ForeignItemError,
-    IdempotencyKeyReusedError,
-    IdempotencyTokenConflictError,
-    ImageOmittedError,
-    IndexNotReadyError,
-    InvalidConditionError,
-    ItemExistsError,
-    ItemNotFoundError,
-    ItemValidationError,
-    KeyValueError,
-    ModelMismatchError,
-    OutOfScopeError,
-    RedactionError,
-    RuntimeClientError,
-    SettingsError,
-    TenantAccessError,
-    TrafficInsightError,
-    TransactionCanceledError,
-    TransactionConditionNotMetError,
-    UnknownAccessPatternError,
-    UnknownAttributeError,
-    UnknownFieldError,
-    UpdateRejectedError,
-    VersionConflictError,
-)
+from ._exports import lazy_exports
 
-if TYPE_CHECKING:
-    from .buckets import (
-        bucket,
-        bucket_range,
-    )
-    from .client import (
-        ENV_MODEL_PATH,
-        ENV_TABLE_NAME,
-        MODEL_FILE,
-        Page,
-        TableClient,
-        Transaction,
-        load_bundled_model,
-    )
-    from .codec import (
-        escape,
-        unescape,
-    )
-    from .conditions import (
-        Condition,
-        Name,
-        attr,
-        size,
-    )
-    from .contract import (
-        ENV_MODEL_FINGERPRINT,
-        fingerprint,
-    )
-    from .keys import (
-        composite_key,
-        entity_key,
-        split_composite_key,
-    )
-    from .patterns.audit import (
-        AuditClient,
-        AuditPage,
-        AuditRecord,
-        AuditSpec,
-    )
-    from .patterns.counter import (
-        CounterClient,
-        CounterSpec,
-        CounterValue,
-        Increment,
-        ShardSizing,
-        derive_shards,
-    )
-    from .scope import ENV_ACCESS_SCOPE
-    from .stats import (
-        Finding,
-        RecordingClient,
-        TrafficRecord,
-        TrafficRecorder,
-        TrafficReport,
-    )
-    from .ttl import (
-        epoch_seconds,
-        expiry,
-    )
-    from .ulid import (
-        is_ulid,
-        new_ulid,
-        ulid_timestamp,
-    )
-    from .versions import (
-        AT,
-        HASH_V,
-        SortKeyVersions,
-    )
-
-#: Public name -> the submodule defining it (loaded on first access).
-_LAZY = {
-    "AuditClient": "patterns.audit",
-    "AuditPage": "patterns.audit",
-    "AuditRecord": "patterns.audit",
-    "AuditSpec": "patterns.audit",
-    "bucket": "buckets",
-    "bucket_range": "buckets",
-    "ENV_MODEL_PATH": "contract",
-    "ENV_TABLE_NAME": "client",
-    "MODEL_FILE": "contract",
-    "Page": "client",
+#: The public surface: name -> the submodule defining it (docs/adr/0047-runtime-modules-by-concern.md).
+EXPORTS = {
+    # Clients and what they return
     "TableClient": "client",
-    "Transaction": "client",
-    "load_bundled_model": "contract",
-    "ENV_MODEL_FINGERPRINT": "contract",
-    "ENV_CONTRACT_PARAMETER": "contract",
-    "fingerprint": "contract",
+    "Transaction": "transactions",
+    "Page": "pages",
+    "CounterClient": "patterns.counter.client",
+    "CounterValue": "patterns.counter.client",
+    "Increment": "patterns.counter.client",
+    "AuditClient": "patterns.audit.client",
+    "AuditPage": "patterns.audit.client",
+    "AuditRecord": "patterns.audit.client",
+    # Builders
     "Condition": "conditions",
     "Name": "conditions",
     "attr": "conditions",
     "size": "conditions",
-    "escape": "codec",
-    "unescape": "codec",
-    "CounterClient": "patterns.counter",
-    "CounterSpec": "patterns.counter",
-    "CounterValue": "patterns.counter",
-    "Increment": "patterns.counter",
-    "ShardSizing": "patterns.counter",
-    "derive_shards": "patterns.counter",
-    "ENV_ACCESS_SCOPE": "scope",
-    "composite_key": "keys",
-    "entity_key": "keys",
-    "split_composite_key": "keys",
-    "Finding": "stats",
-    "RecordingClient": "stats",
-    "TrafficRecord": "stats",
-    "TrafficRecorder": "stats",
-    "TrafficReport": "stats",
-    "epoch_seconds": "ttl",
-    "expiry": "ttl",
-    "is_ulid": "ulid",
     "new_ulid": "ulid",
-    "ulid_timestamp": "ulid",
-    "AT": "versions",
-    "HASH_V": "versions",
-    "SortKeyVersions": "versions",
+    # Errors a caller catches
+    "RuntimeClientError": "exceptions",
+    "DynamoDBError": "exceptions",
+    "ConditionFailedError": "exceptions",
+    "ConditionNotMetError": "exceptions",
+    "ItemExistsError": "exceptions",
+    "ItemNotFoundError": "exceptions",
+    "VersionConflictError": "exceptions",
+    "TransactionCanceledError": "exceptions",
+    "TransactionConditionNotMetError": "exceptions",
+    "BatchIncompleteError": "exceptions",
+    "IdempotencyKeyReusedError": "exceptions",
+    "CursorError": "exceptions",
+    "ItemValidationError": "exceptions",
+    "KeyValueError": "exceptions",
+    "TenantAccessError": "exceptions",
 }
 
-__all__ = [
-    "AT",
-    "ENV_ACCESS_SCOPE",
-    "ENV_MODEL_FINGERPRINT",
-    "ENV_MODEL_PATH",
-    "ENV_TABLE_NAME",
-    "HASH_V",
-    "MODEL_FILE",
-    "AuditClient",
-    "AuditPage",
-    "AuditRecord",
-    "AuditSpec",
-    "BatchIncompleteError",
-    "Condition",
-    "ConditionFailedError",
-    "ConditionNotMetError",
-    "CounterClient",
-    "CounterSpec",
-    "CounterValue",
-    "CursorError",
-    "DynamoDBError",
-    "Finding",
-    "IdempotencyKeyReusedError",
-    "IdempotencyTokenConflictError",
-    "ImageOmittedError",
-    "Increment",
-    "ItemExistsError",
-    "ItemNotFoundError",
-    "ItemValidationError",
-    "KeyValueError",
-    "IndexNotReadyError",
-    "ForeignItemError",
-    "InvalidConditionError",
-    "ModelMismatchError",
-    "ContractBreakError",
-    "ContractUnavailableError",
-    "ENV_CONTRACT_PARAMETER",
-    "Name",
-    "OutOfScopeError",
-    "Page",
-    "RecordingClient",
-    "RedactionError",
-    "RuntimeClientError",
-    "SettingsError",
-    "ShardSizing",
-    "SortKeyVersions",
-    "TableClient",
-    "TenantAccessError",
-    "TrafficInsightError",
-    "TrafficRecord",
-    "TrafficRecorder",
-    "TrafficReport",
-    "Transaction",
-    "TransactionCanceledError",
-    "TransactionConditionNotMetError",
-    "UnknownAccessPatternError",
-    "UnknownAttributeError",
-    "UnknownFieldError",
-    "UpdateRejectedError",
-    "VersionConflictError",
-    "attr",
-    "bucket",
-    "bucket_range",
-    "composite_key",
-    "derive_shards",
-    "entity_key",
-    "epoch_seconds",
-    "escape",
-    "expiry",
-    "fingerprint",
-    "is_ulid",
-    "load_bundled_model",
-    "new_ulid",
-    "size",
-    "split_composite_key",
-    "ulid_timestamp",
-    "unescape",
-]
+__all__, __getattr__, __dir__ = lazy_exports(__name__, EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'constructs_lib.runtime' has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+if TYPE_CHECKING:
+    from .client import TableClient as TableClient
+    from .conditions import Condition as Condition
+    from .conditions import Name as Name
+    from .conditions import attr as attr
+    from .conditions import size as size
+    from .exceptions import BatchIncompleteError as BatchIncompleteError
+    from .exceptions import ConditionFailedError as ConditionFailedError
+    from .exceptions import ConditionNotMetError as ConditionNotMetError
+    from .exceptions import CursorError as CursorError
+    from .exceptions import DynamoDBError as DynamoDBError
+    from .exceptions import IdempotencyKeyReusedError as IdempotencyKeyReusedError
+    from .exceptions import ItemExistsError as ItemExistsError
+    from .exceptions import ItemNotFoundError as ItemNotFoundError
+    from .exceptions import ItemValidationError as ItemValidationError
+    from .exceptions import KeyValueError as KeyValueError
+    from .exceptions import RuntimeClientError as RuntimeClientError
+    from .exceptions import TenantAccessError as TenantAccessError
+    from .exceptions import TransactionCanceledError as TransactionCanceledError
+    from .exceptions import TransactionConditionNotMetError as TransactionConditionNotMetError
+    from .exceptions import VersionConflictError as VersionConflictError
+    from .pages import Page as Page
+    from .patterns.audit.client import AuditClient as AuditClient
+    from .patterns.audit.client import AuditPage as AuditPage
+    from .patterns.audit.client import AuditRecord as AuditRecord
+    from .patterns.counter.client import CounterClient as CounterClient
+    from .patterns.counter.client import CounterValue as CounterValue
+    from .patterns.counter.client import Increment as Increment
+    from .transactions import Transaction as Transaction
+    from .ulid import new_ulid as new_ulid

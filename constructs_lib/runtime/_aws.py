@@ -12,7 +12,7 @@ import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack, cast
 
 from .exceptions import (
     BatchIncompleteError,
@@ -24,7 +24,9 @@ from .exceptions import (
 from .limits import BATCH_GET_LIMIT
 
 if TYPE_CHECKING:
+    from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
     from botocore.client import BaseClient
+    from botocore.config import Config
 
 #: The declared access pattern the current request serves (set by ``TableClient.query`` around its
 #: calls; read by whatever observes the calls at this seam, e.g. the traffic recorder).
@@ -36,12 +38,12 @@ ACCESS_PATTERN: contextvars.ContextVar[str | None] = contextvars.ContextVar("con
 #: hook sees the boto3 ``ClientError`` of a failed call and re-raises it.
 CallHook = Callable[[Callable[..., dict[str, Any]], str, dict[str, Any]], dict[str, Any]]
 
-_serializer = None
-_deserializer = None
+_serializer: TypeSerializer | None = None
+_deserializer: TypeDeserializer | None = None
 _number: Any = None  # DynamoDB's decimal context's create_decimal, set with _deserializer
 
 
-def client_config(*, retry_mode: str = "adaptive", max_attempts: int = 10, service: str = "dynamodb") -> Any:
+def client_config(*, retry_mode: str = "adaptive", max_attempts: int = 10, service: str = "dynamodb") -> Config:
     """The botocore ``Config`` of the clients :func:`make_client` builds (:class:`SettingsError`
     for a retry mode botocore does not have).
 
@@ -54,7 +56,8 @@ def client_config(*, retry_mode: str = "adaptive", max_attempts: int = 10, servi
 
     if retry_mode not in ("adaptive", "standard", "legacy"):
         raise SettingsError(f"retry_mode {retry_mode!r} must be 'adaptive', 'standard' or 'legacy'")
-    return Config(retries={"mode": retry_mode, "max_attempts": max_attempts}, parameter_validation=service != "dynamodb")
+    mode = cast(Literal["adaptive", "standard", "legacy"], retry_mode)  # the check above
+    return Config(retries={"mode": mode, "max_attempts": max_attempts}, parameter_validation=service != "dynamodb")
 
 
 def make_client(
@@ -69,7 +72,8 @@ def make_client(
     import boto3
 
     config = client_config(retry_mode=retry_mode, max_attempts=max_attempts, service=service)
-    return boto3.client(service, region_name=region_name, endpoint_url=endpoint_url, config=config)
+    client: BaseClient = boto3.client(service, region_name=region_name, endpoint_url=endpoint_url, config=config)
+    return client
 
 
 class ConnectionOptions(TypedDict, total=False):
@@ -132,7 +136,7 @@ def serialize(item: Mapping[str, Any]) -> dict[str, Any]:
         from boto3.dynamodb.types import TypeSerializer
 
         _serializer = TypeSerializer()
-    out = {}
+    out: dict[str, Any] = {}
     for name, value in item.items():
         kind = type(value)
         if kind is str:
@@ -151,7 +155,8 @@ _INLINE_INT = 10**18
 
 
 def serialize_value(value: Any) -> dict[str, Any]:
-    return serialize({"v": value})["v"]
+    wire: dict[str, Any] = serialize({"v": value})["v"]
+    return wire
 
 
 def deserialize(item: Mapping[str, Any]) -> dict[str, Any]:
@@ -165,7 +170,7 @@ def deserialize(item: Mapping[str, Any]) -> dict[str, Any]:
         from boto3.dynamodb.types import DYNAMODB_CONTEXT, TypeDeserializer
 
         _deserializer, _number = TypeDeserializer(), DYNAMODB_CONTEXT.create_decimal
-    out = {}
+    out: dict[str, Any] = {}
     for name, value in item.items():
         if "S" in value and len(value) == 1:
             out[name] = value["S"]
@@ -188,13 +193,19 @@ def call(client: BaseClient, operation: str, *, hooks: Sequence[CallHook] = (), 
     call), translating AWS errors into ours."""
     from botocore.exceptions import ClientError
 
-    method: Callable[..., dict[str, Any]] = getattr(client, operation)
+    method = _method(client, operation)
     try:
         if hooks:
             return _through(hooks, method, operation, params)
         return method(**params)
     except ClientError as exc:
         raise translate(exc, operation) from exc
+
+
+def _method(client: BaseClient, operation: str) -> Callable[..., dict[str, Any]]:
+    """``client.<operation>``: botocore makes a client's methods from the service's model at run time."""
+    method: Callable[..., dict[str, Any]] = getattr(client, operation)
+    return method
 
 
 def _through(
@@ -211,9 +222,9 @@ def translate(exc: Any, operation: str) -> DynamoDBError:
     message = error.get("Message", str(exc))
     text = f"{operation} failed with {code}: {message}"
     if code == "ConditionalCheckFailedException":
-        err: DynamoDBError = ConditionFailedError(text, code=code, operation=operation)
+        err = ConditionFailedError(text, code=code, operation=operation)
         item = exc.response.get("Item")
-        err.old_item = deserialize(item) if item else None  # type: ignore[attr-defined]
+        err.old_item = deserialize(item) if item else None
         return err
     if code == "TransactionCanceledException":
         reasons = exc.response.get("CancellationReasons") or []
@@ -234,7 +245,7 @@ def get_parameter(name: str, *, client: BaseClient | None = None) -> str:
     cause: Exception
     try:
         ssm = client if client is not None else make_client(service="ssm", max_attempts=3, retry_mode="standard")
-        response = ssm.get_parameter(Name=name)
+        response = _method(ssm, "get_parameter")(Name=name)
         return str(response["Parameter"]["Value"])
     except ClientError as exc:
         error = exc.response.get("Error", {})

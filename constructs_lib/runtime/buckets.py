@@ -10,8 +10,8 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 from typing import Any, Literal, get_args
 
-from .codec import _DATE_TEXT, _date, _fail, _show, _timestamp, _type_name, _where
 from .exceptions import KeyValueError
+from .key_segments import _DATE_TEXT, _date, _fail, _show, _timestamp, _type_name, _where
 
 __all__ = ["GRANULARITIES", "MAX_BUCKETS", "Granularity", "bucket", "bucket_range"]
 
@@ -145,7 +145,7 @@ def bucket_range(
         _require_time(lo, start, granularity, field)
         _require_time(hi, end, granularity, field)
     if type(lo) is type(hi) or (isinstance(lo, datetime) and isinstance(hi, datetime)):
-        after = lo > hi  # type: ignore[operator]
+        after = lo > hi
     else:  # one date, one timestamp: compare by UTC day
         lo_day = lo.date() if isinstance(lo, datetime) else lo
         hi_day = hi.date() if isinstance(hi, datetime) else hi

@@ -17,12 +17,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import codec
+from . import key_segments
 from .exceptions import InvalidConditionError, KeyValueError, UnknownAttributeError
-from .items import check_attribute_name, to_dynamo
+from .values import check_attribute_name, to_dynamo
 
 if TYPE_CHECKING:
-    from ..model import Entity, Field, Index, Model
+    from ..model import Field, Model
+    from ..model import ResolvedEntity as Entity
+    from ..model import ResolvedIndex as Index
 
 __all__ = ["Condition", "Name", "Path", "Size", "attr", "size"]
 
@@ -83,10 +85,10 @@ class _Operand:
     __slots__ = ()
     __hash__ = None  # type: ignore[assignment]  # == builds a condition, so no hashing
 
-    def __eq__(self, other: Any) -> Condition:  # type: ignore[override]
+    def __eq__(self, other: Any) -> Condition:  # type: ignore[override]  # == builds a condition, not a bool
         return Condition("=", self, other)
 
-    def __ne__(self, other: Any) -> Condition:  # type: ignore[override]
+    def __ne__(self, other: Any) -> Condition:  # type: ignore[override]  # != builds a condition, not a bool
         return Condition("<>", self, other)
 
     def __lt__(self, other: Any) -> Condition:
@@ -168,7 +170,9 @@ class Path(_Operand):
 
     @property
     def root(self) -> str:
-        return self.segments[0]  # type: ignore[return-value]
+        root = self.segments[0]
+        assert isinstance(root, str)  # a path starts with a name, indexes only follow one
+        return root
 
     def begins_with(self, prefix: str) -> Condition:
         """The attribute is text (or binary) starting with ``prefix``."""
@@ -269,7 +273,7 @@ class Attributes:
         self.managed = frozenset(model.key_attributes()) | {model.entity_attribute}
         self.fields: dict[str, tuple[Entity, Field]] = {}
         for entity in self.entities:
-            for name, spec in entity.fields.items():  # type: ignore[union-attr]
+            for name, spec in entity.fields.items():
                 self.fields.setdefault(name, (entity, spec))
         self.index = index
         #: Every attribute the entities' items may carry, when each declares its ``attributes``
@@ -278,7 +282,7 @@ class Attributes:
         if self.entities and all(e.attributes for e in self.entities):
             self.known = frozenset(
                 name for e in self.entities
-                for name in (*e.fields, *e.attributes, e.version_attribute, model.ttl_attribute) if name  # type: ignore[union-attr]
+                for name in (*e.fields, *e.attributes, e.version_attribute, model.ttl_attribute) if name
             )
         #: Attributes the index stores besides keys (None: every attribute, an ``ALL`` projection).
         self.projected: frozenset[str] | None = None
@@ -314,8 +318,9 @@ class Attributes:
         """A field the index items' keys carry (parsed back from them on read)."""
         for entity in self.entities:
             templates = [entity.pk_template, entity.sk_template]
-            if self.index is not None and self.index.name in entity.indexes:  # type: ignore[operator]
-                templates += list(entity.index_templates(self.index.name))
+            key = entity.indexes.get(self.index.name) if self.index is not None else None
+            if key is not None:
+                templates += [key.pk_template, key.sk_template]
             if any(t is not None and name in t.fields for t in templates):
                 return True
         return False
@@ -335,7 +340,7 @@ class Attributes:
                 raise InvalidConditionError(f"{where}: {entity.name}.{path.root} is a {spec.kind} field; {how} takes text")
             return value
         try:
-            value = codec.normalize(value, spec.kind, width=spec.width, field=f"{entity.name}.{path.root}")
+            value = key_segments.normalize(value, spec.kind, width=spec.width, field=f"{entity.name}.{path.root}")
         except KeyValueError as exc:
             raise InvalidConditionError(f"{where}: {exc}") from None
         if spec.choices is not None and value not in spec.choices:

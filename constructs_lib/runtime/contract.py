@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..model.fingerprints import FINGERPRINT_LENGTH, fingerprint, key_schema
+from .environment import ENV_CONTRACT_PARAMETER, ENV_MODEL_FINGERPRINT, ENV_MODEL_PATH, MODEL_FILE
 from .exceptions import ContractBreakError, ContractUnavailableError, ModelMismatchError
 
 if TYPE_CHECKING:
@@ -27,14 +28,6 @@ if TYPE_CHECKING:
 
     from ..model import AccessScope, Model
 
-#: Environment variable overriding where the bundled model JSON is read from.
-ENV_MODEL_PATH = "CONSTRUCTS_LIB_MODEL_PATH"
-#: File name of the model JSON at the root of a bundled asset.
-MODEL_FILE = "model.json"
-#: Environment variable holding the fingerprint of the deployed table's model.
-ENV_MODEL_FINGERPRINT = "CONSTRUCTS_LIB_MODEL_FINGERPRINT"
-#: Environment variable naming the SSM parameter holding the table's published contract.
-ENV_CONTRACT_PARAMETER = "CONSTRUCTS_LIB_CONTRACT_PARAMETER"
 #: Published contracts read by this process: parameter name -> the parsed document (one read per cold start).
 _PUBLISHED: dict[str, Any] = {}
 
@@ -142,6 +135,5 @@ def _verify_slice(model: Model, scope: AccessScope | None, parameter: str, clien
 
 
 __all__ = [
-    "ENV_CONTRACT_PARAMETER", "ENV_MODEL_FINGERPRINT", "ENV_MODEL_PATH", "FINGERPRINT_LENGTH", "MODEL_FILE",
-    "fingerprint", "key_schema", "load_bundled_model", "model_digest", "published_contract", "verify",
+    "FINGERPRINT_LENGTH", "fingerprint", "key_schema", "load_bundled_model", "model_digest", "published_contract", "verify",
 ]

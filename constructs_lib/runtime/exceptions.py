@@ -63,6 +63,10 @@ class DynamoDBError(RuntimeClientError):
 class ConditionFailedError(DynamoDBError):
     """A condition expression was not met (e.g. create-only put of an existing item)."""
 
+    #: The stored item (wire format) DynamoDB returned with the failure, or None; set by the AWS-call
+    #: seam (``_aws.translate``) only, so read it with ``getattr(exc, "old_item", None)``.
+    old_item: dict[str, Any] | None
+
     def __init__(self, message: str, *, key: dict[str, Any] | None = None, **kw: Any) -> None:
         super().__init__(message, **kw)
         self.key = key

@@ -18,18 +18,20 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from . import _aws, codec, keys, sharding, ttl
+from . import _aws, key_segments, keys, sharding, ttl
 from .exceptions import (
     ItemValidationError,
     KeyValueError,
     UnknownFieldError,
     UpdateRejectedError,
 )
-from .limits import MAX_ITEM_BYTES, MAX_NAME_BYTES, MAX_PK_BYTES, MAX_SK_BYTES
+from .limits import MAX_PK_BYTES, MAX_SK_BYTES
 from .sharding import SHARD
+from .values import check_attribute_name, check_key_size, check_size, from_dynamo, to_dynamo
 
 if TYPE_CHECKING:
-    from ..model import Entity, Index, KeyTemplate, Model
+    from ..model import KeyTemplate, Model
+    from ..model import ResolvedEntity as Entity
 
 
 
@@ -46,7 +48,7 @@ class UpdatePlan:
     create_missing: list[str] = field(default_factory=list)
 
 
-class ItemCodec:
+class ItemMapper:
     """Builds stored items and update plans for the entities of one model."""
 
     def __init__(self, model: Model) -> None:
@@ -84,7 +86,7 @@ class ItemCodec:
         cached = self._inputs.get((entity.name, index_name))
         if cached is not None and self.model.entities.get(entity.name) is entity:
             return cached
-        key = entity.indexes[index_name]  # type: ignore[index]
+        key = entity.indexes[index_name]
         inputs = self._value_inputs(entity, index_name)
         if key.when_present:
             inputs.add(key.when_present)
@@ -96,23 +98,21 @@ class ItemCodec:
         self, entity: Entity, index_name: str, values: Mapping[str, Any], *, memo: dict[Any, str] | None = None
     ) -> dict[str, str] | None:
         """The index key attributes, or None if the item does not belong in the index."""
-        key = entity.indexes[index_name]  # type: ignore[index]
-        index: Index = self.model.indexes[index_name]
+        key = entity.indexes[index_name]
         for name in self._index_inputs(entity, index_name):
             if values.get(name) is None:
                 return None
         if key.when_equals and any(values.get(a) not in allowed for a, allowed in key.when_equals.items()):
             return None
-        pk_t, sk_t = entity.index_templates(index_name)
         out: dict[str, str] = {}
-        if key.sharded:  # the shard goes into this pk only: not into the memo other templates share
-            shard = sharding.shard_of(entity, key, values)
-            out[index.pk_attribute] = keys.build(entity, pk_t, {**values, SHARD: shard}, where=f"{index_name} pk")  # type: ignore[arg-type,index]
-        elif pk_t is not None:
-            out[index.pk_attribute] = keys.build(entity, pk_t, values, where=f"{index_name} pk", memo=memo)  # type: ignore[index]
-        if sk_t is not None:
-            out[index.sk_attribute] = keys.build(entity, sk_t, values, where=f"{index_name} sk", memo=memo)  # type: ignore[index]
-        return _check_key_sizes(entity, out, index.pk_attribute)
+        for attr, template in key.written:
+            part = "pk" if attr == key.pk_attribute else "sk"
+            if key.sharded and part == "pk":  # the shard goes into this pk only: not into the memo others share
+                shard = sharding.shard_of(entity, key, values)
+                out[attr] = keys.build(entity, template, {**values, SHARD: shard}, where=f"{index_name} pk")
+            else:
+                out[attr] = keys.build(entity, template, values, where=f"{index_name} {part}", memo=memo)
+        return _check_key_sizes(entity, out, key.pk_attribute if key.kind == "GSI" else None)
 
     def index_attributes(self, index_name: str) -> list[str]:
         """The attributes a (possibly sparse) index key occupies on an item (not the LSI's PK)."""
@@ -138,9 +138,9 @@ class ItemCodec:
                 )
             if value is None:
                 continue
-            spec = entity.fields.get(name)  # type: ignore[union-attr]
+            spec = entity.fields.get(name)
             if spec is not None:
-                value = codec.normalize(value, spec.kind, width=spec.width, field=f"{entity.name}.{name}")
+                value = key_segments.normalize(value, spec.kind, width=spec.width, field=f"{entity.name}.{name}")
                 if spec.max_length is not None and len(value) > spec.max_length:
                     raise ItemValidationError(
                         f"{entity.name}.{name}: value of {len(value)} characters is longer than the field's "
@@ -152,7 +152,7 @@ class ItemCodec:
                         f"{list(spec.choices)!r}"
                     )
                 if memo is not None:
-                    memo[(name, None)] = codec.encode_normalized(value, spec.kind, spec.width)
+                    memo[(name, None)] = key_segments.encode_normalized(value, spec.kind, spec.width)
                 if type(value) is str:  # a declared field's text is checked (valid UTF-8) by now
                     out[name] = value
                     continue
@@ -174,7 +174,7 @@ class ItemCodec:
             )
         item[self.model.entity_attribute] = entity.name
         item.update(self.table_key(entity, item, memo=memo))
-        for index_name in entity.indexes:  # type: ignore[union-attr]
+        for index_name in entity.indexes:
             derived = self.index_key(entity, index_name, item, memo=memo)
             if derived:
                 item.update(derived)
@@ -256,7 +256,7 @@ class ItemCodec:
         present = {name: True for name in plan.add if name not in known}
         set_names, removed_names = set(plan.set) | set(present), set(plan.remove)
         memo: dict[Any, str] = {}  # encoded field values, shared by the index keys (``known`` does not change)
-        for index_name in entity.indexes:  # type: ignore[union-attr]
+        for index_name in entity.indexes:
             inputs = self._index_inputs(entity, index_name)
             touched_set = inputs & set_names
             touched_remove = inputs & removed_names
@@ -297,11 +297,11 @@ class ItemCodec:
         removes the attribute)."""
         out = {}
         for name, value in amounts.items():
-            inputs = [i for i in entity.indexes if name in self.index_inputs(entity, i)]  # type: ignore[union-attr]
+            inputs = [i for i in entity.indexes if name in self.index_inputs(entity, i)]
             value_inputs = [
                 i for i in inputs if name in self._value_inputs(entity, i)
             ] if clause == "ADD" else inputs
-            if name in entity.fields or value_inputs:  # type: ignore[operator]
+            if name in entity.fields or value_inputs:
                 why = (f"it is an input of index {value_inputs[0]!r}'s key" if value_inputs
                        else "it is a declared field, whose stored form the model controls")
                 raise UpdateRejectedError(
@@ -324,10 +324,9 @@ class ItemCodec:
     def _value_inputs(self, entity: Entity, index_name: str) -> set[str]:
         """Inputs of an index key whose *value* matters (templates, ``when_equals``) — all but a
         presence-only ``when_present`` attribute."""
-        key = entity.indexes[index_name]  # type: ignore[index]
-        pk_t, sk_t = entity.index_templates(index_name)
-        out = {f for t in (pk_t, sk_t) if t for f in t.fields}
-        out.update(key.when_equals or {})
+        key = entity.indexes[index_name]
+        out = {f for _, t in key.written for f in t.fields}
+        out.update(key.when_equals)
         if key.sharded:  # the shard is derived from shard_by, which is what the key depends on
             out.discard(SHARD)
             out.update(key.shard_by)
@@ -345,12 +344,10 @@ class ItemCodec:
             (self.model.sk_attribute, entity.sk_template),
         ]
         sharded: set[str] = set()
-        for index_name, key in entity.indexes.items():  # type: ignore[union-attr]
-            index = self.model.indexes[index_name]
-            pk_t, sk_t = entity.index_templates(index_name)
-            pairs += [(index.pk_attribute, pk_t), (index.sk_attribute, sk_t)]  # type: ignore[list-item]
+        for key in entity.indexes.values():
+            pairs += list(key.written)
             if key.sharded:
-                sharded.add(index.pk_attribute)  # type: ignore[arg-type]
+                sharded.add(key.pk_attribute)
         return [
             (attr, t, frozenset(
                 seg.field for seg in t.segments if not isinstance(seg, str) and not (attr in sharded and seg.field == SHARD)
@@ -416,22 +413,7 @@ class ItemCodec:
 
 def _stored_form(entity: Entity, name: str, value: Any) -> Any:
     spec = entity.field(name)
-    return codec.normalize(value, spec.kind, width=spec.width, field=f"{entity.name}.{name}")
-
-
-# Plain value conversion --------------------------------------------------------------------------
-
-
-def check_key_size(text: str, limit: int, where: str, advice: str) -> str:
-    """``text`` if it fits DynamoDB's key size ``limit`` (:data:`MAX_PK_BYTES` or
-    :data:`MAX_SK_BYTES`), else :class:`KeyValueError` naming ``where``, the size and ``advice``."""
-    size = len(text.encode("utf-8"))
-    if size > limit:
-        kind = "partition" if limit == MAX_PK_BYTES else "sort"
-        raise KeyValueError(
-            f"{where} {text[:40]!r}... is {size} bytes; DynamoDB {kind} key values are limited to {limit} bytes{advice}"
-        )
-    return text
+    return key_segments.normalize(value, spec.kind, width=spec.width, field=f"{entity.name}.{name}")
 
 
 def _check_key_sizes(entity: Entity, key: dict[str, str], pk_attribute: str | None) -> dict[str, str]:
@@ -440,154 +422,6 @@ def _check_key_sizes(entity: Entity, key: dict[str, str], pk_attribute: str | No
         check_key_size(text, limit, f"{entity.name}: {attr}",
                        " — shorten the values in the key (keep large data out of keys)")
     return key
-
-
-#: DynamoDB nests maps and lists at most 32 levels deep, counting the attribute itself: a value
-#: may hold 31 containers inside one another (sets are leaves). Measured on DynamoDB Local.
-MAX_NESTED_CONTAINERS = 31
-
-
-def to_dynamo(value: Any, *, where: str, _depth: int = 0) -> Any:
-    """Make a Python value storable: floats → Decimal (exact repr), datetimes rejected unless
-    declared as fields, sets and nested containers converted recursively. Values DynamoDB cannot
-    hold — NaN/infinite or over-38-digit numbers, text with lone surrogates, mixed or empty sets,
-    map keys that are not non-empty strings, nesting deeper than 32 levels — are refused here,
-    naming where they are."""
-    if isinstance(value, bool) or value is None or isinstance(value, bytes):
-        return value
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise ItemValidationError(
-                f"{where}: text {value[:40]!r} has a lone surrogate at index {exc.start}; DynamoDB strings "
-                "must be valid UTF-8"
-            ) from None
-        return value
-    if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
-            raise ItemValidationError(f"{where}: {value!r} cannot be stored (DynamoDB numbers are finite)")
-        value = Decimal(repr(value))
-    if isinstance(value, (int, Decimal)):
-        return _number(value, where)
-    if isinstance(value, (Mapping, list, tuple)):
-        if _depth >= MAX_NESTED_CONTAINERS:
-            raise ItemValidationError(
-                f"{where}: maps and lists nested more than 32 levels deep (counting the attribute) cannot be "
-                f"stored; DynamoDB allows {MAX_NESTED_CONTAINERS} containers inside one another"
-            )
-        if isinstance(value, Mapping):
-            out = {}
-            for k, v in value.items():
-                check_attribute_name(k, where=f"{where}: map key")
-                out[k] = to_dynamo(v, where=f"{where}.{k}", _depth=_depth + 1)
-            return out
-        return [to_dynamo(v, where=f"{where}[{i}]", _depth=_depth + 1) for i, v in enumerate(value)]
-    if isinstance(value, (set, frozenset)):
-        if not value:
-            raise ItemValidationError(f"{where}: empty set cannot be stored (DynamoDB sets are non-empty)")
-        kinds = {"number" if isinstance(v, (int, float, Decimal)) and not isinstance(v, bool) else type(v).__name__
-                 for v in value}
-        if len(kinds) != 1 or not kinds <= {"number", "str", "bytes"}:
-            raise ItemValidationError(
-                f"{where}: set {sorted(map(repr, value))[:5]} mixes or holds unsupported types {sorted(kinds)}; "
-                "a DynamoDB set holds only numbers, only strings or only binary values"
-            )
-        return {to_dynamo(v, where=where, _depth=_depth) for v in value}
-    if type(value).__name__ == "Binary" and isinstance(getattr(value, "value", None), bytes):
-        return value.value  # boto3's Binary wrapper, e.g. from an item read with another client
-    raise ItemValidationError(
-        f"{where}: value {value!r} of type {type(value).__name__} cannot be stored; declare it as a "
-        "timestamp/date field or convert it (str, int, Decimal, bool, bytes, list, dict, set)"
-    )
-
-
-def check_attribute_name(name: Any, *, where: str) -> str:
-    """``name`` if DynamoDB accepts it as an attribute name (a non-empty str of valid UTF-8, at
-    most 65,535 bytes); else :class:`ItemValidationError` naming it."""
-    if not isinstance(name, str) or not name:
-        raise ItemValidationError(f"{where} {name!r:.60} must be a non-empty string")
-    try:
-        size = len(name.encode("utf-8"))
-    except UnicodeEncodeError:
-        raise ItemValidationError(f"{where} {name[:40]!r} is not valid UTF-8 (lone surrogate)") from None
-    if size > MAX_NAME_BYTES:
-        raise ItemValidationError(
-            f"{where} {name[:40]!r}... is {size} bytes; DynamoDB attribute names are limited to {MAX_NAME_BYTES} bytes"
-        )
-    return name
-
-
-def _number(value: int | Decimal, where: str) -> int | Decimal:
-    """A number DynamoDB can store: finite, at most 38 significant digits, magnitude 1e-130..1e126."""
-    dec = Decimal(value)
-    if not dec.is_finite():
-        raise ItemValidationError(f"{where}: {value!r} cannot be stored (DynamoDB numbers are finite)")
-    if dec != 0:
-        # Count without Decimal.normalize(), which rounds to the 28-digit default context.
-        digits = len("".join(map(str, dec.as_tuple().digits)).strip("0"))
-        exponent = dec.adjusted()
-        if digits > 38 or not -130 <= exponent <= 125:
-            raise ItemValidationError(
-                f"{where}: {str(value)[:50]} has {digits} significant digits and exponent {exponent}; DynamoDB "
-                "numbers hold at most 38 significant digits with magnitude 1E-130 to 9.9E+125 (store it as a string)"
-            )
-        sign, coefficient, exp = dec.as_tuple()
-        if len(coefficient) > 38:  # e.g. 10**40: same number, written with its trailing zeros in the exponent
-            kept = "".join(map(str, coefficient)).rstrip("0")
-            return Decimal((sign, tuple(int(c) for c in kept), int(exp) + len(coefficient) - len(kept)))
-    return value
-
-
-def from_dynamo(value: Any) -> Any:
-    """Integral Decimals become int, boto3's ``Binary`` becomes ``bytes``; containers are
-    converted recursively."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else value
-    if type(value).__name__ == "Binary":
-        return bytes(value.value)
-    if isinstance(value, dict):
-        return {k: from_dynamo(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [from_dynamo(v) for v in value]
-    if isinstance(value, set):
-        return {from_dynamo(v) for v in value}
-    return value
-
-
-def item_size(item: Mapping[str, Any]) -> int:
-    """DynamoDB's item size: attribute names plus values, per the documented rules."""
-    return sum(len(k.encode("utf-8")) + _value_size(v) for k, v in item.items())
-
-
-def _value_size(value: Any) -> int:
-    if isinstance(value, str):
-        return len(value.encode("utf-8", "surrogatepass"))
-    if isinstance(value, (bytes, bytearray)):
-        return len(value)
-    if isinstance(value, bool) or value is None:
-        return 1
-    if isinstance(value, (int, Decimal)):
-        digits = len(str(abs(value)).replace(".", "").lstrip("0")) or 1
-        return (digits + 1) // 2 + 1
-    if isinstance(value, Mapping):
-        return 3 + sum(len(str(k).encode("utf-8")) + _value_size(v) + 1 for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return 3 + sum(_value_size(v) + 1 for v in value)
-    if isinstance(value, (set, frozenset)):
-        return sum(_value_size(v) for v in value)
-    return len(repr(value))
-
-
-def check_size(item: Mapping[str, Any], *, where: str) -> None:
-    size = item_size(item)
-    if size > MAX_ITEM_BYTES:
-        raise ItemValidationError(
-            f"{where} item is {size} bytes; DynamoDB items are limited to {MAX_ITEM_BYTES} bytes (400 KB) — "
-            "store large payloads in S3 and keep a pointer"
-        )
 
 
 def require_fields(entity: Entity, values: Mapping[str, Any], fields: Iterable[str], *, what: str) -> None:

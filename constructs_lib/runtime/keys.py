@@ -1,6 +1,6 @@
 """Template-level keys: build, bound and parse keys of a model's key templates.
 
-Values are encoded by :mod:`constructs_lib.runtime.codec` (escaping, zero padding, ISO-8601
+Values are encoded by :mod:`constructs_lib.runtime.key_segments` (escaping, zero padding, ISO-8601
 UTC); this module joins them with the literals of a :class:`~constructs_lib.model.KeyTemplate`.
 
 Prefix rules (what makes tenant/collection reads safe):
@@ -18,14 +18,15 @@ from collections.abc import Mapping
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
-from . import buckets, codec
+from . import buckets, key_segments
 from .exceptions import KeyValueError
 
 if TYPE_CHECKING:
-    from ..model import Entity, KeyTemplate
+    from ..model import KeyTemplate
+    from ..model import ResolvedEntity as Entity
 
-SEPARATOR = codec.SEPARATOR
-UPPER = codec.UPPER_BOUND
+SEPARATOR = key_segments.SEPARATOR
+UPPER = key_segments.UPPER_BOUND
 
 _MISSING = object()
 
@@ -63,8 +64,8 @@ def segment_value(entity: Entity, placeholder: Any, value: Any) -> str:
     name = f"{entity.name}.{placeholder.field}"
     spec = entity.field(placeholder.field)
     if placeholder.bucket:
-        return codec.escape(buckets.bucket(value, placeholder.bucket, field=name), field=name)
-    return codec.encode(value, spec.kind, width=spec.width, field=name)
+        return key_segments.escape(buckets.bucket(value, placeholder.bucket, field=name), field=name)
+    return key_segments.encode(value, spec.kind, width=spec.width, field=name)
 
 
 def build(
@@ -168,7 +169,7 @@ def parse(entity: Entity, template: KeyTemplate, key: str) -> dict[str, Any]:
             out[f"{seg.field}:{seg.bucket}"] = _parse_bucket(text, seg.bucket, key=key, field=name)
             continue
         spec = entity.field(seg.field)
-        value = codec.decode(text, spec.kind, width=spec.width, field=name)
+        value = key_segments.decode(text, spec.kind, width=spec.width, field=name)
         if seg.field in out and out[seg.field] != value:
             raise KeyValueError(f"key {key!r}: field {seg.field!r} appears twice with different values")
         out[seg.field] = value
@@ -189,14 +190,14 @@ def composite_key(*values: str) -> str:
     """
     if not values:
         raise KeyValueError("composite_key needs at least one value")
-    return SEPARATOR.join(codec.encode(v, "string", field=f"part {i}") for i, v in enumerate(values))
+    return SEPARATOR.join(key_segments.encode(v, "string", field=f"part {i}") for i, v in enumerate(values))
 
 
 def split_composite_key(key: str) -> tuple[str, ...]:
     """The values a :func:`composite_key` was built from."""
     if not isinstance(key, str) or not key:
         raise KeyValueError(f"composite key {key!r} must be a non-empty string")
-    return tuple(codec.unescape(part, field=f"part {i}") for i, part in enumerate(key.split(SEPARATOR)))
+    return tuple(key_segments.unescape(part, field=f"part {i}") for i, part in enumerate(key.split(SEPARATOR)))
 
 
 def entity_key(entity_type: str, *ids: str) -> str:

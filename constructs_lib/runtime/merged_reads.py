@@ -16,10 +16,11 @@ import heapq
 import threading
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
-from . import _aws, requests
-from .cursor_context import query_parts
+from . import _aws, request_params
+from .cursors import query_parts
 from .exceptions import CursorError
 from .pages import Page
 from .sharding import SHARD
@@ -29,8 +30,8 @@ if TYPE_CHECKING:
 
     from ..model import Model, ResolvedPattern
     from .conditions import Condition, Name
-    from .items import ItemCodec
-    from .pages import CursorCodec
+    from .cursors import CursorSigner
+    from .items import ItemMapper
 
 
 class TableClient(Protocol):
@@ -39,11 +40,11 @@ class TableClient(Protocol):
     client: Any
     hooks: tuple[_aws.CallHook, ...]
     model: Model
-    codec: ItemCodec
+    mapper: ItemMapper
     table_name: str
 
     @property
-    def cursors(self) -> CursorCodec: ...
+    def cursors(self) -> CursorSigner: ...
 
 #: Most shard queries in flight at once, across the process (boto3 clients are thread-safe).
 MAX_PARALLEL = 8
@@ -115,7 +116,7 @@ class _Shard:
                 params["ExclusiveStartKey"] = self.next_start
             resp = _aws.call(table.client, "query", hooks=table.hooks, **params)
             self.calls += 1
-            self.buffer.extend(requests.own_items(table.model, self.resolved, resp.get("Items", [])))
+            self.buffer.extend(request_params.own_items(table.model, self.resolved, resp.get("Items", [])))
             self.next_start = resp.get("LastEvaluatedKey")
             self.more = self.next_start is not None
             if not self.buffer and self.more:
@@ -137,7 +138,7 @@ def query(
     table: TableClient, pattern: str, resolved: ResolvedPattern, vals: Mapping[str, Any], partition_value: Any, *,
     limit: int | None, cursor: str | None, forward: bool, raw: bool,
     filter: Condition | None = None, attributes: Sequence[str | Name] | None = None,  # noqa: A002 - the query option
-) -> Page:
+) -> Page[dict[str, Any]]:
     """One page of a pattern on a sharded index: at most ``limit`` items of all shards, merged.
     ``filter``/``attributes`` apply to every shard's Query (a projection keeps the index key
     the merge and the cursor need)."""
@@ -147,7 +148,7 @@ def query(
     model = table.model
     params = []
     for n in range(shards_n):
-        p = requests.query_params(table.codec, table.table_name, resolved, {**vals, SHARD: n}, partition_value,
+        p = request_params.query_params(table.mapper, table.table_name, resolved, {**vals, SHARD: n}, partition_value,
                                   filter=filter, attributes=attributes)
         p["ScanIndexForward"] = forward
         p["ConsistentRead"] = False
@@ -165,7 +166,7 @@ def query(
     pending = [s for s in shards if s.more]
     if pending:
         first = None if limit is None else first_read_limit(limit, len(pending))
-        run_parallel([lambda s=s: s.fetch(table, first) for s in pending])  # type: ignore[misc]
+        run_parallel([partial(s.fetch, table, first) for s in pending])
 
     def entry(shard: _Shard) -> tuple[Any, int]:
         """The heap entry of a shard's head: its sort key, then the shard (one entry per shard)."""
@@ -176,7 +177,7 @@ def query(
     heap = [entry(s) for s in shards if s.buffer]
     heapq.heapify(heap)
     out: list[dict[str, Any]] = []
-    decode = table.codec.decode_wire
+    decode = table.mapper.decode_wire
     while heap and (limit is None or len(out) < limit):
         _, number = heapq.heappop(heap)
         shard = shards[number]

@@ -13,13 +13,12 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..model.scope import AccessScope, AccessScopeError
+from .environment import ENV_ACCESS_SCOPE
 from .exceptions import OutOfScopeError
 
 if TYPE_CHECKING:
     from ..model import Model
 
-#: Environment variable holding the function's declared scope (JSON), set by ``TableFunction``.
-ENV_ACCESS_SCOPE = "CONSTRUCTS_LIB_ACCESS_SCOPE"
 
 
 def scope_from_environment(model: Model) -> AccessScope | None:
@@ -38,7 +37,7 @@ class ScopeGuard:
         self.model = model
         #: Entities a declared GetItem pattern reads: ``client.get(entity)`` is that same request.
         self.gets = frozenset(
-            model.resolved_patterns[p].pattern.entities[0] for p in scope.patterns
+            model.resolved_patterns[p].entities[0] for p in scope.patterns
             if model.resolved_patterns[p].operation == "GetItem"
         )
 

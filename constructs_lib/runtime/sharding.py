@@ -12,11 +12,12 @@ import hashlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from . import codec
+from . import key_segments
 from .exceptions import KeyValueError, SettingsError
 
 if TYPE_CHECKING:
-    from ..model import Entity, IndexKey
+    from ..model import ResolvedEntity as Entity
+    from ..model import ResolvedIndexKey as IndexKey
 
 #: The placeholder holding the shard (``constructs_lib.model.SHARD``; the model package is not
 #: imported here: functions load it only when they read their model).
@@ -28,12 +29,12 @@ MIN_INDEX_SHARDS, MAX_INDEX_SHARDS = 2, 100
 def shard_of(entity: Entity, key: IndexKey, values: Mapping[str, Any]) -> int:
     """The shard (0 .. ``key.shards - 1``) of the item holding ``values`` (normalized)."""
     parts = []
-    for name in key.shard_by:  # type: ignore[union-attr]
+    for name in key.shard_by:
         value = values.get(name)
         if value is None:
             raise KeyValueError(f"{entity.name}: the shard of its index key needs field {name!r}, which is missing")
         spec = entity.field(name)
-        parts.append(codec.encode(value, spec.kind, width=spec.width, field=f"{entity.name}.{name}"))
+        parts.append(key_segments.encode(value, spec.kind, width=spec.width, field=f"{entity.name}.{name}"))
     return stable_shard("#".join(parts), key.shards)  # type: ignore[arg-type]
 
 

@@ -13,12 +13,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .exceptions import TenantAccessError
-from .items import ItemCodec
+from .items import ItemMapper
 from .keys import check_tenant_id
 from .pages import QUERY_OPTIONS, Page, follow_cursors
 
 if TYPE_CHECKING:
-    from ..model import Entity, Model, ResolvedPattern
+    from ..model import Model, ResolvedPattern
+    from ..model import ResolvedEntity as Entity
 
 __all__ = ["TenantScopable", "TenantTableClient", "check_tenant_id"]
 
@@ -30,9 +31,9 @@ class TenantScopable(Protocol):
     model: Model
     table_name: str
 
-    def with_codec(self, codec: ItemCodec) -> TenantScopable: ...
+    def with_mapper(self, mapper: ItemMapper) -> TenantScopable: ...
     def pattern(self, name: str) -> ResolvedPattern: ...
-    def query(self, *args: Any, **kw: Any) -> Page: ...
+    def query(self, *args: Any, **kw: Any) -> Page[dict[str, Any]]: ...
     def range_partitions(self, *args: Any, **kw: Any) -> list[Any] | None: ...
     def put(self, *args: Any, **kw: Any) -> dict[str, Any]: ...
     def get(self, *args: Any, **kw: Any) -> dict[str, Any] | None: ...
@@ -44,8 +45,8 @@ class TenantScopable(Protocol):
     def transaction(self, *args: Any, **kw: Any) -> Any: ...
 
 
-class _TenantCodec(ItemCodec):
-    """An ItemCodec that refuses to build a table key of any other tenant."""
+class _TenantItemMapper(ItemMapper):
+    """An ItemMapper that refuses to build a table key of any other tenant."""
 
     def __init__(self, model: Model, tenant: str) -> None:
         super().__init__(model)
@@ -74,9 +75,9 @@ class TenantTableClient:
             raise TenantAccessError(f"model {model.name!r} declares no tenant_field; for_tenant() needs one")
         self.tenant = check_tenant_id(tenant, field=model.tenant_field)
         self.field = model.tenant_field
-        # The same table, boto3 client, retries, cursor key and recorder, with a codec that only
+        # The same table, boto3 client, retries, cursor key and recorder, with a mapper that only
         # builds keys of this tenant.
-        self._table = table.with_codec(_TenantCodec(model, self.tenant))
+        self._table = table.with_mapper(_TenantItemMapper(model, self.tenant))
         self.model, self.table_name = model, table.table_name
 
     def _scope(self, values: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -102,7 +103,7 @@ class TenantTableClient:
         return self._table.keys(entity, **self._scope(values))
 
     # Queries -----------------------------------------------------------------------------------
-    def query(self, pattern: str, values: Mapping[str, Any] | None = None, /, **kw: Any) -> Page:
+    def query(self, pattern: str, values: Mapping[str, Any] | None = None, /, **kw: Any) -> Page[dict[str, Any]]:
         resolved = self._table.pattern(pattern)
         index = resolved.index
         if index is not None and index.kind == "GSI" and index.name not in self.model.tenant_safe_gsis:
@@ -123,7 +124,7 @@ class TenantTableClient:
         return follow_cursors(self.query, pattern, values, partitions=self._table.range_partitions(pattern, values, **kw),
                               **kw)
 
-    # Batches and transactions: every key goes through the tenant codec -------------------------
+    # Batches and transactions: every key goes through the tenant mapper -------------------------
     def batch_get(self, requests: Any, **kw: Any) -> list[dict[str, Any] | None]:
         return self._table.batch_get(requests, **kw)
 

@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from .codec import _show, _type_name, require_aware
 from .exceptions import KeyValueError
+from .key_segments import _show, _type_name, require_aware
 
 __all__ = ["MAX_TTL_AGE", "epoch_seconds", "expiry", "now_utc", "validate_ttl_value"]
 

@@ -16,8 +16,8 @@ import re
 import threading
 from datetime import UTC, datetime, timedelta
 
-from .codec import require_aware
 from .exceptions import KeyValueError
+from .key_segments import require_aware
 
 __all__ = ["CROCKFORD_ALPHABET", "ULID_LENGTH", "is_ulid", "new_ulid", "ulid_timestamp"]
 

@@ -67,7 +67,7 @@ class SortKeyVersions:
     @property
     def style(self) -> VersionStyle:
         """The suffix style, ``"hash_v"`` or ``"at"``."""
-        return self._style  # type: ignore[return-value]
+        return self._style
 
     @property
     def width(self) -> int:

@@ -15,139 +15,98 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from constructs_lib.testing.exceptions import (
-    DynamoDBLocalError,
-    DynamoDBLocalNotFoundError,
-    DynamoDBLocalStartError,
-    EventFilterError,
-    HandlerError,
-    LocalDeployError,
-    StreamRunnerError,
-    SynthError,
-    TestingError,
-    UnresolvableIntrinsicError,
-)
-
-if TYPE_CHECKING:
-    from constructs_lib.testing._resolver import CrossStackValues
-    from constructs_lib.testing.assembly import AssemblyDeployment, deploy_assembly
-    from constructs_lib.testing.backfill import CapacityTrace, run_backfill
-    from constructs_lib.testing.contract_deploy import ContractDeployment, deploy_contract
-    from constructs_lib.testing.dynamodb_local import (
-        DynamoDBLocal,
-        find_dynamodb_local_dir,
-    )
-    from constructs_lib.testing.event_filters import (
-        matches,
-        matches_any,
-        parse_filter_criteria,
-    )
-    from constructs_lib.testing.handlers import (
-        Fault,
-        Invocation,
-        LocalFunction,
-        invoke_handler,
-    )
-    from constructs_lib.testing.local_deploy import (
-        LocalDeployment,
-        asset_dir,
-        deploy_assembly_stack,
-        deploy_template,
-        read_stack_template,
-    )
-    from constructs_lib.testing.local_update import update_template
-    from constructs_lib.testing.streams import (
-        MappingSettings,
-        RunReport,
-        StreamRunner,
-        to_lambda_record,
-    )
-    from constructs_lib.testing.synth import (
-        StreamConsumer,
-        SynthResult,
-        start_stream_consumer,
-        synthesize,
-    )
-
-__all__ = [
-    "AssemblyDeployment",
-    "CapacityTrace",
-    "ContractDeployment",
-    "CrossStackValues",
-    "DynamoDBLocal",
-    "DynamoDBLocalError",
-    "DynamoDBLocalNotFoundError",
-    "DynamoDBLocalStartError",
-    "EventFilterError",
-    "Fault",
-    "HandlerError",
-    "Invocation",
-    "LocalDeployError",
-    "LocalDeployment",
-    "LocalFunction",
-    "LocalSsm",
-    "MappingSettings",
-    "RunReport",
-    "StreamConsumer",
-    "StreamRunner",
-    "StreamRunnerError",
-    "SynthError",
-    "SynthResult",
-    "TestingError",
-    "UnresolvableIntrinsicError",
-    "asset_dir",
-    "deploy_assembly",
-    "deploy_assembly_stack",
-    "deploy_contract",
-    "deploy_template",
-    "find_dynamodb_local_dir",
-    "invoke_handler",
-    "matches",
-    "matches_any",
-    "parse_filter_criteria",
-    "read_stack_template",
-    "run_backfill",
-    "start_stream_consumer",
-    "synthesize",
-    "to_lambda_record",
-    "update_template",
-]
-
-# Lazy re-exports (PEP 562): `python -m constructs_lib.testing.dynamodb_local` must not find
-# its own module already imported by this package.
+#: The public names, each with the module defining it (loaded on first access, PEP 562: `python -m
+#: constructs_lib.testing.dynamodb_local` must not find its own module already imported by this
+#: package). ``__all__``, ``__getattr__`` and the ``TYPE_CHECKING`` imports below follow it
+#: (tests/unit/test_public_surface.py checks the last).
 _LAZY = {
-    "AssemblyDeployment": "constructs_lib.testing.assembly",
     "CrossStackValues": "constructs_lib.testing._resolver",
+    "AssemblyDeployment": "constructs_lib.testing.assembly",
     "deploy_assembly": "constructs_lib.testing.assembly",
+    "CapacityTrace": "constructs_lib.testing.backfill",
+    "run_backfill": "constructs_lib.testing.backfill",
+    "ContractDeployment": "constructs_lib.testing.contract_deploy",
+    "deploy_contract": "constructs_lib.testing.contract_deploy",
     "DynamoDBLocal": "constructs_lib.testing.dynamodb_local",
     "find_dynamodb_local_dir": "constructs_lib.testing.dynamodb_local",
-    "LocalDeployment": "constructs_lib.testing.local_deploy",
-    "deploy_template": "constructs_lib.testing.local_deploy",
-    "deploy_assembly_stack": "constructs_lib.testing.local_deploy",
-    "read_stack_template": "constructs_lib.testing.local_deploy",
-    "asset_dir": "constructs_lib.testing.local_deploy",
-    "StreamRunner": "constructs_lib.testing.streams",
-    "MappingSettings": "constructs_lib.testing.streams",
-    "RunReport": "constructs_lib.testing.streams",
-    "to_lambda_record": "constructs_lib.testing.streams",
     "matches": "constructs_lib.testing.event_filters",
     "matches_any": "constructs_lib.testing.event_filters",
     "parse_filter_criteria": "constructs_lib.testing.event_filters",
-    "LocalFunction": "constructs_lib.testing.handlers",
+    "DynamoDBLocalError": "constructs_lib.testing.exceptions",
+    "DynamoDBLocalNotFoundError": "constructs_lib.testing.exceptions",
+    "DynamoDBLocalStartError": "constructs_lib.testing.exceptions",
+    "EventFilterError": "constructs_lib.testing.exceptions",
+    "HandlerError": "constructs_lib.testing.exceptions",
+    "LocalDeployError": "constructs_lib.testing.exceptions",
+    "StreamRunnerError": "constructs_lib.testing.exceptions",
+    "SynthError": "constructs_lib.testing.exceptions",
+    "TestingError": "constructs_lib.testing.exceptions",
+    "UnresolvableIntrinsicError": "constructs_lib.testing.exceptions",
     "Fault": "constructs_lib.testing.handlers",
     "Invocation": "constructs_lib.testing.handlers",
     "invoke_handler": "constructs_lib.testing.handlers",
-    "SynthResult": "constructs_lib.testing.synth",
+    "LocalFunction": "constructs_lib.testing.handlers",
+    "asset_dir": "constructs_lib.testing.local_deploy",
+    "deploy_assembly_stack": "constructs_lib.testing.local_deploy",
+    "deploy_template": "constructs_lib.testing.local_deploy",
+    "LocalDeployment": "constructs_lib.testing.local_deploy",
+    "read_stack_template": "constructs_lib.testing.local_deploy",
+    "LocalSsm": "constructs_lib.testing.local_ssm",
+    "update_template": "constructs_lib.testing.local_update",
+    "MappingSettings": "constructs_lib.testing.streams",
+    "RunReport": "constructs_lib.testing.streams",
+    "StreamRunner": "constructs_lib.testing.streams",
+    "to_lambda_record": "constructs_lib.testing.streams",
+    "start_stream_consumer": "constructs_lib.testing.synth",
     "StreamConsumer": "constructs_lib.testing.synth",
     "synthesize": "constructs_lib.testing.synth",
-    "start_stream_consumer": "constructs_lib.testing.synth",
-    "CapacityTrace": "constructs_lib.testing.backfill",
-    "run_backfill": "constructs_lib.testing.backfill",
-    "update_template": "constructs_lib.testing.local_update",
-    "ContractDeployment": "constructs_lib.testing.contract_deploy",
-    "deploy_contract": "constructs_lib.testing.contract_deploy",
-    "LocalSsm": "constructs_lib.testing.local_ssm",
+    "SynthResult": "constructs_lib.testing.synth",
 }
+
+__all__ = list(_LAZY)
+
+if TYPE_CHECKING:
+    from ._resolver import CrossStackValues as CrossStackValues
+    from .assembly import AssemblyDeployment as AssemblyDeployment
+    from .assembly import deploy_assembly as deploy_assembly
+    from .backfill import CapacityTrace as CapacityTrace
+    from .backfill import run_backfill as run_backfill
+    from .contract_deploy import ContractDeployment as ContractDeployment
+    from .contract_deploy import deploy_contract as deploy_contract
+    from .dynamodb_local import DynamoDBLocal as DynamoDBLocal
+    from .dynamodb_local import find_dynamodb_local_dir as find_dynamodb_local_dir
+    from .event_filters import matches as matches
+    from .event_filters import matches_any as matches_any
+    from .event_filters import parse_filter_criteria as parse_filter_criteria
+    from .exceptions import DynamoDBLocalError as DynamoDBLocalError
+    from .exceptions import DynamoDBLocalNotFoundError as DynamoDBLocalNotFoundError
+    from .exceptions import DynamoDBLocalStartError as DynamoDBLocalStartError
+    from .exceptions import EventFilterError as EventFilterError
+    from .exceptions import HandlerError as HandlerError
+    from .exceptions import LocalDeployError as LocalDeployError
+    from .exceptions import StreamRunnerError as StreamRunnerError
+    from .exceptions import SynthError as SynthError
+    from .exceptions import TestingError as TestingError
+    from .exceptions import UnresolvableIntrinsicError as UnresolvableIntrinsicError
+    from .handlers import Fault as Fault
+    from .handlers import Invocation as Invocation
+    from .handlers import LocalFunction as LocalFunction
+    from .handlers import invoke_handler as invoke_handler
+    from .local_deploy import LocalDeployment as LocalDeployment
+    from .local_deploy import asset_dir as asset_dir
+    from .local_deploy import deploy_assembly_stack as deploy_assembly_stack
+    from .local_deploy import deploy_template as deploy_template
+    from .local_deploy import read_stack_template as read_stack_template
+    from .local_ssm import LocalSsm as LocalSsm
+    from .local_update import update_template as update_template
+    from .streams import MappingSettings as MappingSettings
+    from .streams import RunReport as RunReport
+    from .streams import StreamRunner as StreamRunner
+    from .streams import to_lambda_record as to_lambda_record
+    from .synth import StreamConsumer as StreamConsumer
+    from .synth import SynthResult as SynthResult
+    from .synth import start_stream_consumer as start_stream_consumer
+    from .synth import synthesize as synthesize
 
 
 def __getattr__(name: str) -> Any:

@@ -23,17 +23,27 @@ from constructs_lib.testing.exceptions import UnresolvableIntrinsicError
 
 
 class LocalDeployment(Protocol):
-    """What the resolver reads of a :class:`~constructs_lib.testing.local_deploy.LocalDeployment`."""
+    """What the resolver reads of a :class:`~constructs_lib.testing.local_deploy.LocalDeployment`
+    (read-only: the resolver changes none of it)."""
 
-    template: dict[str, Any]
-    stack_name: str | None
-    region: str
-    parameters: dict[str, Any]
-    tables: dict[str, Any]
-    skipped: dict[str, Any]
-    shared: CrossStackValues
+    @property
+    def template(self) -> Mapping[str, Any]: ...
+    @property
+    def stack_name(self) -> str | None: ...
+    @property
+    def region(self) -> str: ...
+    @property
+    def parameters(self) -> Mapping[str, str]: ...
+    @property
+    def tables(self) -> Mapping[str, str]: ...
+    @property
+    def skipped(self) -> Mapping[str, str]: ...
+    @property
+    def shared(self) -> CrossStackValues: ...
 
     def resolve(self, value: Any) -> Any: ...
+    def describe(self, logical_id_or_prefix: str) -> dict[str, Any]: ...
+    def table_arn(self, logical_id_or_prefix: str) -> str: ...
 
 __all__ = ["SSM_PARAMETER", "SSM_PARAMETER_VALUE_STRING", "CrossStackValues", "Resolver"]
 

@@ -16,9 +16,12 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from constructs_lib.runtime.patterns.backfill import BackfillSpec, run_job
+
+if TYPE_CHECKING:
+    from botocore.client import BaseClient
 
 WRITES = frozenset({"update_item", "put_item", "delete_item", "batch_write_item"})
 
@@ -107,7 +110,9 @@ def run_backfill(
     """Run (or resume) a backfill job in this process; returns its report (see
     :func:`constructs_lib.runtime.patterns.backfill.progress`)."""
     spec = spec or BackfillSpec()
-    return run_job(trace if trace is not None else client, table_name, model, spec, stop=stop)
+    # A CapacityTrace forwards every operation to the client it wraps: it is a client to run_job.
+    sender: BaseClient = client if trace is None else cast("BaseClient", trace)
+    return run_job(sender, table_name, model, spec, stop=stop)
 
 
 def _load(target: str) -> Any:

@@ -50,7 +50,8 @@ def contract_template(contract: Contract) -> dict[str, Any]:
     for key in (table["partition_key"], table["sort_key"]):
         if key is not None:
             definitions[key["name"]] = key["type"]
-    gsis, lsis = [], []
+    gsis: list[dict[str, Any]] = []
+    lsis: list[dict[str, Any]] = []
     for index in table["indexes"]:
         for key in (index["partition_key"], index["sort_key"]):
             if key is not None:
@@ -93,7 +94,8 @@ class ContractDeployment(LocalDeployment):
     def model(self) -> Model:
         """The producer's model, from the contract."""
         assert self.contract is not None
-        return self.contract.model  # type: ignore[no-any-return]
+        model: Model = self.contract.model
+        return model
 
     @property
     def name(self) -> str:

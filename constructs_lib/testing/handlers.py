@@ -31,94 +31,13 @@ if TYPE_CHECKING:
 __all__ = ["Fault", "HandlerError", "Invocation", "LocalFunction", "invoke_handler"]
 
 _MARK = "\x1eCONSTRUCTS_LIB_RESULT\x1e"
-_BOOTSTRAP = r"""
-import importlib, json, sys
-asset, handler, mark = sys.argv[1], sys.argv[2], sys.argv[3]
-sys.path.insert(0, asset)
-module_name, _, func_name = handler.rpartition(".")
-module = importlib.import_module(module_name)
-event = json.loads(sys.stdin.read())
-result = getattr(module, func_name)(event, None)
-body = json.dumps(result)
-cdk = sorted(m for m in sys.modules if m.split(".")[0] in ("aws_cdk", "jsii", "constructs"))
-pkg = sys.modules.get("constructs_lib")
-sys.stdout.write(mark + json.dumps({"result": json.loads(body), "cdk_modules": cdk,
-    "package_file": getattr(pkg, "__file__", None)}))
-"""
+#: The program the handler's process runs (``once`` or ``warm``).
+PROCESS = Path(__file__).with_name("handler_process.py")
 
-# The warm process talks JSON lines over a private duplicate of its original stdout; fd 1 is
-# pointed at stderr so the handler's prints (Python or C level) cannot corrupt the protocol.
-# After every reply it writes an end marker to stderr, which lets the parent cut the logs of
-# each invocation out of the stderr stream.
+# The warm process talks JSON lines over a private duplicate of its original stdout; after every
+# reply it writes an end marker to stderr, which lets the parent cut the logs of each invocation
+# out of the stderr stream (see handler_process.serve).
 _END = "\x1eCONSTRUCTS_LIB_END "
-_WARM_BOOTSTRAP = r"""
-import importlib, json, os, sys, time, traceback, uuid
-asset, handler, end_mark, function_name, timeout_s, faults_json = sys.argv[1:7]
-proto = os.fdopen(os.dup(1), "w", encoding="utf-8")
-faults = json.loads(faults_json)
-if faults:  # fault injection: fail matching AWS calls as the service would
-    import botocore.client, botocore.exceptions
-    _make_api_call = botocore.client.BaseClient._make_api_call
-    def _faulty(self, operation_name, api_params):
-        text = json.dumps(api_params, default=str)
-        for fault in faults:
-            if fault["operation"] == operation_name and fault["contains"] in text:
-                raise botocore.exceptions.ClientError(
-                    {"Error": {"Code": fault["code"], "Message": fault["message"]}}, operation_name)
-        return _make_api_call(self, operation_name, api_params)
-    botocore.client.BaseClient._make_api_call = _faulty
-os.dup2(2, 1)
-sys.stdout.reconfigure(line_buffering=True)
-sys.path.insert(0, asset)
-count = 0
-
-def reply(payload):
-    global count
-    sys.stdout.flush()
-    sys.stderr.flush()
-    sys.stderr.write(end_mark + str(count) + "\x1e\n")
-    sys.stderr.flush()
-    proto.write(json.dumps(payload) + "\n")
-    proto.flush()
-    count += 1
-
-class Context:
-    def __init__(self, request_id, deadline):
-        self.function_name = function_name
-        self.function_version = "$LATEST"
-        self.invoked_function_arn = "arn:aws:lambda:us-east-1:000000000000:function:" + function_name
-        self.memory_limit_in_mb = "128"
-        self.aws_request_id = request_id
-        self.log_group_name = "/aws/lambda/" + function_name
-        self.log_stream_name = "local"
-        self._deadline = deadline
-    def get_remaining_time_in_millis(self):
-        return max(0, int((self._deadline - time.monotonic()) * 1000))
-
-try:
-    module_name, _, func_name = handler.rpartition(".")
-    func = getattr(importlib.import_module(module_name), func_name)
-except Exception:
-    reply({"ok": False, "error": traceback.format_exc()})
-    sys.exit(1)
-reply({"ok": True})
-for line in sys.stdin:
-    request = json.loads(line)
-    context = Context(str(uuid.uuid4()), time.monotonic() + float(timeout_s))
-    try:
-        result = func(request["event"], context)
-    except Exception:
-        reply({"ok": False, "error": traceback.format_exc()})
-        continue
-    try:
-        body = json.loads(json.dumps(result))
-    except (TypeError, ValueError) as exc:
-        reply({"ok": False, "error": "Runtime.MarshalError: Unable to marshal response: %s" % exc})
-        continue
-    cdk = sorted(m for m in sys.modules if m.split(".")[0] in ("aws_cdk", "jsii", "constructs"))
-    pkg = sys.modules.get("constructs_lib")
-    reply({"ok": True, "result": body, "cdk_modules": cdk, "package_file": getattr(pkg, "__file__", None)})
-"""
 
 
 @dataclass(frozen=True)
@@ -176,10 +95,10 @@ def _handler_env(
     return env
 
 
-def _command(bootstrap: str, asset: Path, handler: str, *extra: str) -> list[str]:
-    """Isolated interpreter (``-I``: no user site, no PYTHON* variables, no cwd on sys.path;
-    ``-B``: no ``__pycache__`` written into the asset)."""
-    return [sys.executable, "-I", "-B", "-c", bootstrap, str(asset), handler, *extra]
+def _command(mode: str, asset: Path, handler: str, *extra: str) -> list[str]:
+    """Isolated interpreter running :data:`PROCESS` (``-I``: no user site, no PYTHON* variables,
+    neither the cwd nor the script's directory on sys.path; ``-B``: no ``__pycache__`` written)."""
+    return [sys.executable, "-I", "-B", str(PROCESS), mode, str(asset), handler, *extra]
 
 
 def invoke_handler(
@@ -220,7 +139,7 @@ def invoke_handler(
     started = time.perf_counter()
     try:
         proc = subprocess.run(
-            _command(_BOOTSTRAP, asset, handler, _MARK),
+            _command("once", asset, handler, _MARK),
             check=False, input=json.dumps(event), capture_output=True, text=True, env=env, cwd=str(asset), timeout=timeout,
         )
     except subprocess.TimeoutExpired as exc:
@@ -405,7 +324,7 @@ class LocalFunction:
     # -- lifecycle ----------------------------------------------------------------------------
     def _start(self) -> _Worker:
         faults = json.dumps([vars(f) for f in self.faults])
-        command = _command(_WARM_BOOTSTRAP, self.asset, self.handler, _END, self.handler, str(self.timeout), faults)
+        command = _command("warm", self.asset, self.handler, _END, self.handler, str(self.timeout), faults)
         worker = _Worker(command, self._env, str(self.asset))
         self.starts += 1
         reply, logs, status = worker.exchange(None, self.timeout)

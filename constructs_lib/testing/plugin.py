@@ -6,7 +6,7 @@ it fail, never skip, when it cannot start), ``dynamodb_client`` and ``dynamodb_s
 or of a whole assembly, deleted at teardown), ``local_deploy_contract`` (a producer's table from its
 contract file alone), ``stream_runner``, ``local_function`` (warm bundled-handler processes) and
 ``stream_consumer``. Option ``--dynamodb-local-dir DIR``. Each fixture's docstring gives its
-signature; the README's "Testing your own stacks" and docs/testing.md describe them.
+signature; docs/testing-your-stacks.md and docs/testing.md describe them.
 
 Import-light: loading this plugin imports neither aws_cdk/constructs/jsii nor boto3.
 """

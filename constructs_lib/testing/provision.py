@@ -19,7 +19,7 @@ import subprocess
 from functools import lru_cache
 from pathlib import Path
 
-from constructs_lib.constructs.cache import cache_root, locked
+from constructs_lib.assets.cache import cache_root, locked
 from constructs_lib.testing.exceptions import DynamoDBLocalNotFoundError
 
 __all__ = [

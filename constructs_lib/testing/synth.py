@@ -502,7 +502,7 @@ def start_stream_consumer(
         The event source mapping (id or unique prefix). Default None: the function's only one.
     overrides : Mapping, optional
         Environment values instead of the template's (None removes a variable), for what
-        DynamoDB Local cannot provide, e.g. ``{ENV_SALT_SECRET: None, ENV_SALT: "test-salt"}``
+        DynamoDB Local cannot provide, e.g. ``{ENV_AUDIT_SALT_SECRET: None, ENV_AUDIT_SALT: "test-salt"}``
         for a ``StreamAudit`` that redacts by hash. Default none.
     faults : sequence of Fault, optional
         AWS errors to inject into the handler's calls. Default none.

@@ -1,8 +1,8 @@
 """The evolution scenario: items written under v1, checked against v2 after a backfill.
 
 Shared by the integration test, the demo and the benchmark. :func:`seed_v1` writes customers
-and orders with the v1 codec (a few orders carry a SKU too long for any key: the backfill must
-report them); :func:`mismatches` compares every item's derived keys with what the v2 codec
+and orders with the v1 mapper (a few orders carry a SKU too long for any key: the backfill must
+report them); :func:`mismatches` compares every item's derived keys with what the v2 mapper
 builds, item by item.
 """
 
@@ -23,8 +23,9 @@ if str(ROOT) not in sys.path:  # run as a script: make `examples` and `construct
 
 from constructs_lib.model import Model
 from constructs_lib.runtime import _aws
-from constructs_lib.runtime.items import ItemCodec, from_dynamo
-from constructs_lib.runtime.patterns.backfill import CHECKPOINT_PREFIX, ENV_SPEC
+from constructs_lib.runtime.environment import ENV_BACKFILL_SPEC
+from constructs_lib.runtime.items import ItemMapper, from_dynamo
+from constructs_lib.runtime.patterns.backfill.worker import CHECKPOINT_PREFIX
 from examples.evolution.model import STATUS, model_v1
 
 if TYPE_CHECKING:
@@ -35,10 +36,10 @@ LONG_SKU_ORDERS = 3
 
 
 def seed_v1(client: Any, table_name: str, count: int, *, seed: int = 7) -> dict[str, int]:
-    """Write ``count`` items with the v1 codec (1 customer per 4 orders); returns counts."""
+    """Write ``count`` items with the v1 mapper (1 customer per 4 orders); returns counts."""
     rng = random.Random(seed)
     model = model_v1()
-    codec = ItemCodec(model)
+    mapper = ItemMapper(model)
     customer, order = model.entity("Customer"), model.entity("Order")
     n_customers = max(1, count // 5)
     start = datetime(2024, 1, 1, tzinfo=UTC)
@@ -47,7 +48,7 @@ def seed_v1(client: Any, table_name: str, count: int, *, seed: int = 7) -> dict[
         attrs = {"customer_id": f"c{n:06d}", "email": f"user{n}@example.com", "country": rng.choice(["FR", "DE", "US"])}
         if n % 10:  # 1 in 10 customers has no name: absent from v2's GSI3
             attrs["name"] = f"Customer {n % 977}"
-        items.append(codec.build_item(customer, attrs))
+        items.append(mapper.build_item(customer, attrs))
     for n in range(count - n_customers):
         attrs = {
             "customer_id": f"c{rng.randrange(n_customers):06d}", "order_id": f"o{n:07d}",
@@ -58,7 +59,7 @@ def seed_v1(client: Any, table_name: str, count: int, *, seed: int = 7) -> dict[
             attrs.update(status="PENDING", sku="S" * 2100)
         elif n % 20:
             attrs["sku"] = f"SKU-{rng.randrange(500):04d}"
-        item = codec.build_item(order, attrs)
+        item = mapper.build_item(order, attrs)
         item["version"] = 1
         items.append(item)
     write_raw(client, table_name, items)
@@ -89,21 +90,21 @@ def scan_all(client: Any, table_name: str) -> list[dict[str, Any]]:
         params["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
 
-def expected_index_keys(codec: ItemCodec, item: dict[str, Any]) -> dict[str, str | None] | None:
-    """Every index key attribute the codec gives ``item`` (None: absent); None if the item
+def expected_index_keys(mapper: ItemMapper, item: dict[str, Any]) -> dict[str, str | None] | None:
+    """Every index key attribute the mapper gives ``item`` (None: absent); None if the item
     cannot be indexed (a key over DynamoDB's limits) or is not an entity item."""
-    entity = codec.entity_of(item)
+    entity = mapper.entity_of(item)
     if entity is None:
         return None
     values = {k: from_dynamo(v) for k, v in item.items()}
     out: dict[str, str | None] = {}
-    for index in codec.model.indexes:
-        attrs = codec.index_attributes(index)
+    for index in mapper.model.indexes:
+        attrs = mapper.index_attributes(index)
         if index not in entity.indexes:  # type: ignore[operator]
             out.update(dict.fromkeys(attrs))
             continue
         try:
-            key = codec.index_key(entity, index, values) or {}
+            key = mapper.index_key(entity, index, values) or {}
         except ValueError:
             return None
         out.update({a: key.get(a) for a in attrs})
@@ -111,14 +112,14 @@ def expected_index_keys(codec: ItemCodec, item: dict[str, Any]) -> dict[str, str
 
 
 def mismatches(client: Any, table_name: str, model: Model) -> tuple[list[dict[str, Any]], int, int]:
-    """(items whose derived keys differ from ``model``'s codec, items checked, unindexable)."""
-    codec = ItemCodec(model)
+    """(items whose derived keys differ from ``model``'s mapper, items checked, unindexable)."""
+    mapper = ItemMapper(model)
     bad: list[dict[str, Any]] = []
     checked = unindexable = 0
     for item in scan_all(client, table_name):
         if str(item.get(model.pk_attribute, "")).startswith(CHECKPOINT_PREFIX):
             continue
-        want = expected_index_keys(codec, item)
+        want = expected_index_keys(mapper, item)
         if want is None:
             unindexable += 1
             continue
@@ -155,7 +156,7 @@ def run(cdk_out: Path, server: DynamoDBLocal, out: Callable[[str], None] = print
         client = server.client()
         counts = seed_v1(client, table_name, items)
         bad, checked, _ = mismatches(client, table_name, model_v2())
-        out(f"\n== 2. {items} items written with the v1 codec ({counts['customers']} customers, {counts['orders']} "
+        out(f"\n== 2. {items} items written with the v1 mapper ({counts['customers']} customers, {counts['orders']} "
             f"orders) into the table as the last rollout step leaves it: {len(bad)} of {checked} carry stale or "
             "missing v2 keys")
         store = TableClient(model_v2(), table_name, client=client)
@@ -167,7 +168,7 @@ def run(cdk_out: Path, server: DynamoDBLocal, out: Callable[[str], None] = print
         started = time.perf_counter()
         with LocalFunction(asset_dir(cdk_out, template, fid), BACKFILL_HANDLER, environment=env,
                            endpoint=server.endpoint, timeout=600) as backfill:
-            spec = json.loads(env[ENV_SPEC])
+            spec = json.loads(env[ENV_BACKFILL_SPEC])
             for segment in range(spec["segments"]):
                 reply = backfill({"action": "segment", "segment": segment})
                 out(f"   segment {segment}: {reply}")
@@ -180,7 +181,7 @@ def run(cdk_out: Path, server: DynamoDBLocal, out: Callable[[str], None] = print
             out(f"     {failure['entity']} {failure['key']} in {failure['index']}: {failure['reason'][:90]}...")
         bad, checked, unindexable = mismatches(client, table_name, model_v2())
         after = store.query("customers by name", name="Customer 1").items
-        out(f"\n== 4. checked item by item: {len(bad)} of {checked} differ from the v2 codec ({unindexable} "
+        out(f"\n== 4. checked item by item: {len(bad)} of {checked} differ from the v2 mapper ({unindexable} "
             f"unindexable); 'customers by name' now finds {len(after)} item(s)")
         if bad:
             raise AssertionError(f"backfill left {len(bad)} items with stale keys, e.g. {bad[:1]}")

@@ -39,7 +39,8 @@ if str(ROOT) not in sys.path:  # run as a script: make `examples` and `construct
 from constructs_lib.model import AccessPattern, Entity, Field, Index, IndexKey, Model
 from constructs_lib.model.slices import published_json
 from constructs_lib.runtime import TableClient
-from constructs_lib.runtime.contract import ENV_CONTRACT_PARAMETER, fingerprint, load_bundled_model
+from constructs_lib.runtime.contract import fingerprint, load_bundled_model
+from constructs_lib.runtime.environment import ENV_CONTRACT_PARAMETER
 from constructs_lib.testing import asset_dir, deploy_assembly_stack, read_stack_template
 from constructs_lib.testing.handlers import HandlerError, invoke_handler
 from constructs_lib.testing.local_ssm import LocalSsm

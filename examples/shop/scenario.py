@@ -39,17 +39,16 @@ if str(ROOT) not in sys.path:  # run as a script: make `examples` and `construct
 
 from constructs_lib.model import AccessScope, Model
 from constructs_lib.runtime import (
-    ENV_ACCESS_SCOPE,
     AuditClient,
     ConditionNotMetError,
     CounterClient,
     ItemExistsError,
-    OutOfScopeError,
     TableClient,
     VersionConflictError,
     attr,
 )
-from constructs_lib.runtime.patterns.audit import ENV_SALT, ENV_SALT_SECRET
+from constructs_lib.runtime.environment import ENV_ACCESS_SCOPE, ENV_AUDIT_SALT, ENV_AUDIT_SALT_SECRET
+from constructs_lib.runtime.exceptions import OutOfScopeError
 from constructs_lib.testing import (
     DynamoDBLocal,
     LocalDeployment,
@@ -376,7 +375,7 @@ def audit_demo(server: DynamoDBLocal, deployment: LocalDeployment, cdk_out: Path
     fn_id = function_id(template, AUDIT_HANDLER)
     # On AWS the redaction salt is read from the construct's Secrets Manager secret; DynamoDB
     # Local has no Secrets Manager, so the demo provides one.
-    env = deployment.function_environment(fn_id, overrides={ENV_SALT_SECRET: None, ENV_SALT: "demo-salt"})
+    env = deployment.function_environment(fn_id, overrides={ENV_AUDIT_SALT_SECRET: None, ENV_AUDIT_SALT: "demo-salt"})
     show("Audit trail: the stream fed to the bundled audit handler")
     with LocalFunction(asset_dir(cdk_out, template, fn_id), AUDIT_HANDLER, environment=env,
                        endpoint=server.endpoint) as audit_fn:

@@ -12,7 +12,7 @@ from constructs import Construct
 
 from constructs_lib import (
     ModelContract,
-    Operations,
+    OperationsSettings,
     ShardedCounter,
     SingleTable,
     StreamAudit,
@@ -37,7 +37,7 @@ class ShopStack(cdk.Stack):
             stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
             # A CloudWatch dashboard and alarms (throttles, errors, latency); the counter and the
             # audit below add their rows and alarms to it.
-            operations=Operations(),
+            operations=OperationsSettings(),
             # Consumers in other stacks or repositories import the table from these SSM parameters
             # (SingleTable.from_parameters; see examples/reporting).
             publish=ModelContract(parameter_prefix=CONTRACT_PREFIX),

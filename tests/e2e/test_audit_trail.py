@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from constructs_lib.runtime import AuditClient, TableClient
-from constructs_lib.runtime.patterns.audit import ENV_SALT, ENV_SALT_SECRET
+from constructs_lib.runtime.environment import ENV_AUDIT_SALT, ENV_AUDIT_SALT_SECRET
 from constructs_lib.testing import LocalDeployment, asset_dir
 from constructs_lib.testing.handlers import Fault, LocalFunction
 from constructs_lib.testing.streams import StreamRunner
@@ -40,7 +40,7 @@ def audit_fn_id(shop_template: dict[str, Any]) -> str:
 def audit_env(shop_deployment: LocalDeployment, audit_fn_id: str) -> dict[str, str]:
     """The audit function's environment, resolved to the local tables. The redaction salt comes
     from a Secrets Manager secret on AWS; DynamoDB Local has none, so the test sets the salt."""
-    return shop_deployment.function_environment(audit_fn_id, overrides={ENV_SALT_SECRET: None, ENV_SALT: "test-salt"})
+    return shop_deployment.function_environment(audit_fn_id, overrides={ENV_AUDIT_SALT_SECRET: None, ENV_AUDIT_SALT: "test-salt"})
 
 
 @pytest.fixture

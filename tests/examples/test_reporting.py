@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from constructs_lib.model import AccessScope, Model
-from constructs_lib.runtime.contract import ENV_CONTRACT_PARAMETER, fingerprint
-from constructs_lib.runtime.scope import ENV_ACCESS_SCOPE
+from constructs_lib.runtime.contract import fingerprint
+from constructs_lib.runtime.environment import ENV_ACCESS_SCOPE, ENV_CONTRACT_PARAMETER
 from examples.reporting import scenario
 from examples.reporting import stack as reporting_stack
 from examples.reporting.consumer_model import CONTRACT, REFRESH, SINCE, shop_view

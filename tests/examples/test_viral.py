@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from constructs_lib.model import Model
-from constructs_lib.runtime import CounterClient, CounterSpec, TableClient
+from constructs_lib.runtime import CounterClient, TableClient
+from constructs_lib.runtime.patterns.counter import CounterSpec
 from constructs_lib.testing import LocalDeployment, asset_dir
 from constructs_lib.testing.handlers import LocalFunction
 from constructs_lib.testing.streams import StreamRunner

@@ -1,13 +1,13 @@
 """In-memory reference of the model-based test (``test_model_based.py``).
 
 The reference predicts what ``TableClient`` must do on the test model — items stored, keys
-built, results of every access pattern (set and order), typed errors — from the semantics the
-README states, **without** the runtime's codec: escaping, zero padding, UTC
-normalization, key templates, sparse membership and derived-key recomputation are written here
-again, independently. Nothing from ``constructs_lib.runtime.codec/keys/items/requests`` is
+built, results of every access pattern (set and order), typed errors — from the semantics
+docs/runtime/client.md states ("Semantics"), **without** the runtime's key encoding: escaping, zero
+padding, UTC normalization, key templates, sparse membership and derived-key recomputation are
+written here again, independently. Nothing from ``constructs_lib.runtime.key_segments/keys/items/values/request_params`` is
 imported; only the error classes (the contract the caller catches).
 
-Semantics encoded here (README "Semantics" and the records in docs/adr/):
+Semantics encoded here (that page and the records in docs/adr/):
 
 * key components: strings percent-escaped (code point <= 0x24 and ``%`` -> ``%XX`` uppercase),
   numbers zero-padded to the field width, timestamps ``YYYY-MM-DDTHH:MM:SS.ffffffZ`` in UTC;
@@ -44,11 +44,9 @@ from constructs_lib.runtime import (
     ItemNotFoundError,
     ItemValidationError,
     KeyValueError,
-    SettingsError,
-    UnknownAccessPatternError,
-    UpdateRejectedError,
     VersionConflictError,
 )
+from constructs_lib.runtime.exceptions import SettingsError, UnknownAccessPatternError, UpdateRejectedError
 
 # --------------------------------------------------------------------------------- the model
 PK, SK, TYPE, TTL = "PK", "SK", "_type", "expires_at"

@@ -24,12 +24,7 @@ from aws_cdk.assertions import Template
 from constructs_lib import SingleTable
 from constructs_lib.evolution.lock import ModelLock, TableLock
 from constructs_lib.runtime import TableClient
-from constructs_lib.runtime.patterns.backfill import (
-    Backfill,
-    BackfillSpec,
-    WriteBudget,
-    progress,
-)
+from constructs_lib.runtime.patterns.backfill import BackfillSpec, BackfillWorker, WriteBudget, progress
 from constructs_lib.testing.backfill import (
     CapacityTrace,
     max_window_wcu,
@@ -189,7 +184,7 @@ def test_a_write_racing_the_backfill_is_kept_and_the_item_recomputed(store, dyna
                 k: item[k] for k in ("customer_id", "created_at", "order_id")})["SK"]}},
             UpdateExpression="SET GSI1SK = :v", ExpressionAttributeValues={":v": {"S": "ORDER"}})
     # WHEN the backfill runs through it
-    report = Backfill(Racing(), table, model_v2(), spec).run_segment(0)
+    report = BackfillWorker(Racing(), table, model_v2(), spec).run_segment(0)
     # THEN each raced item failed its condition once, was re-read and recomputed, and kept the write
     assert report.counts["conflicts"] >= len(raced) >= 1
     for order_id, note in raced.items():

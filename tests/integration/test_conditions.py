@@ -18,17 +18,16 @@ from request_count import Calls
 from constructs_lib.model import AccessPattern, Entity, Field, Index, IndexKey, Model
 from constructs_lib.runtime import (
     ConditionNotMetError,
-    InvalidConditionError,
     ItemExistsError,
     ItemNotFoundError,
     TableClient,
     TransactionCanceledError,
     TransactionConditionNotMetError,
-    UnknownAttributeError,
     VersionConflictError,
     attr,
     size,
 )
+from constructs_lib.runtime.exceptions import InvalidConditionError, UnknownAttributeError
 
 pytestmark = pytest.mark.integration
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from constructs_lib.runtime import CounterClient, IdempotencyKeyReusedError
-from constructs_lib.runtime.patterns.counter import COUNT
+from constructs_lib.runtime.patterns.counter.spec import COUNT
 from constructs_lib.testing import LocalDeployment
 
 pytestmark = pytest.mark.integration

@@ -20,7 +20,8 @@ from botocore.exceptions import ClientError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from constructs_lib.runtime import CounterClient, IdempotencyKeyReusedError, IdempotencyTokenConflictError
+from constructs_lib.runtime import CounterClient, IdempotencyKeyReusedError
+from constructs_lib.runtime.exceptions import IdempotencyTokenConflictError
 from constructs_lib.testing import LocalDeployment
 
 pytestmark = pytest.mark.integration

@@ -249,7 +249,7 @@ def test_every_client_input_is_classified(tables: dict[str, str], dynamodb_local
         ("batch_retries", {"batch_retries": 1}, None),
         ("traffic", {"traffic": TrafficRecorder(1.0)}, None),
         ("scope", {"scope": AccessScope(patterns=("things of an owner",))}, None),
-        ("codec", {"codec": TableClient(MODEL, tables["A"], client=boto()).codec}, None),
+        ("mapper", {"mapper": TableClient(MODEL, tables["A"], client=boto()).mapper}, None),
     ]
     for option in sorted(_aws.ConnectionOptions.__annotations__):  # used only to build a client when given none
         cases.append((option, {}, None))

@@ -13,7 +13,8 @@ import pytest
 
 from constructs_lib.codegen import generate
 from constructs_lib.model import AccessPattern, Entity, Model
-from constructs_lib.runtime import ConditionNotMetError, Name, TableClient, UnknownAttributeError, attr
+from constructs_lib.runtime import ConditionNotMetError, Name, TableClient, attr
+from constructs_lib.runtime.exceptions import UnknownAttributeError
 
 pytestmark = pytest.mark.integration
 

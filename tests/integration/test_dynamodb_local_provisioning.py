@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from constructs_lib.constructs.cache import ENV_CACHE_DIR
+from constructs_lib.assets.cache import ENV_CACHE_DIR
 from constructs_lib.testing import DynamoDBLocal, provision
 
 pytestmark = pytest.mark.integration

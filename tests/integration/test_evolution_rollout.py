@@ -8,7 +8,8 @@ from aws_cdk.assertions import Template
 
 from constructs_lib import SingleTable
 from constructs_lib.evolution.lock import ModelLock, TableLock
-from constructs_lib.runtime import IndexNotReadyError, TableClient
+from constructs_lib.runtime import TableClient
+from constructs_lib.runtime.exceptions import IndexNotReadyError
 from constructs_lib.testing import LocalDeployError
 from constructs_lib.testing.local_update import update_template
 from examples.evolution.model import model_v1, model_v2

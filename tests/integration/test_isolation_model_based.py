@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from constructs_lib.model import AccessPattern, Entity, Field, Index, IndexKey, KeyTemplate, Model
-from constructs_lib.runtime import TableClient, _aws, requests
+from constructs_lib.runtime import TableClient, _aws, request_params
 
 pytestmark = pytest.mark.integration
 
@@ -50,11 +50,11 @@ def reference(table: TableClient, pattern: str, vals: dict[str, Any]) -> list[st
     """The ids the key condition selects (the same Query without its entity filter, read to the
     end), kept when they are of the pattern's entity."""
     resolved = table.model.resolved_patterns[pattern]
-    params = requests.query_params(table.codec, table.table_name, replace(resolved, entity_filter=False), vals)
+    params = request_params.query_params(table.mapper, table.table_name, replace(resolved, entity_filter=False), vals)
     ids, start = [], None
     while True:
         resp = table.client.query(**params, **({"ExclusiveStartKey": start} if start else {}))
-        ids += [i["id"]["S"] for i in resp["Items"] if i["_type"]["S"] == resolved.pattern.entity]
+        ids += [i["id"]["S"] for i in resp["Items"] if i["_type"]["S"] == resolved.entities[0]]
         start = resp.get("LastEvaluatedKey")
         if not start:
             return sorted(ids)
@@ -81,7 +81,7 @@ def test_each_pattern_returns_its_key_conditions_items_of_its_entity_only(
             fields = list(dict.fromkeys(resolved.pk_fields + resolved.sk_fields))
             for combo in dict.fromkeys(tuple(c[f] for f in fields) for c in combos):
                 vals = dict(zip(fields, combo, strict=True))
-                if resolved.pattern.sk == "between":
+                if resolved.sk == "between":
                     last = resolved.sk_fields[-1]
                     vals[last] = (min(VALUES[last], key=str), max(VALUES[last], key=str))
                 # WHEN the pattern is read to the end, and in pages of 2
@@ -96,7 +96,7 @@ def test_each_pattern_returns_its_key_conditions_items_of_its_entity_only(
                 expected = reference(table, pattern, vals)
                 assert sorted(i["id"] for i in every) == expected, (pattern, vals, keys)
                 assert sorted(i["id"] for i in paged) == expected, (pattern, vals, keys)
-                assert {i["_type"] for i in every} <= {resolved.pattern.entity}
+                assert {i["_type"] for i in every} <= {resolved.entities[0]}
     finally:
         deployment.delete()
 
@@ -115,7 +115,7 @@ def test_the_reference_sees_other_entities_where_the_model_filters(
         table.batch_write(puts=[("E0", {"id": "x", "a": "EU", "n": 1}), ("E1", {"id": "y", "a": "EU", "n": 1})])
         resolved = model.resolved_patterns["E0 ="]
         assert resolved.entity_filter
-        params = requests.query_params(table.codec, name, replace(resolved, entity_filter=False), {"a": "EU", "n": 1})
+        params = request_params.query_params(table.mapper, name, replace(resolved, entity_filter=False), {"a": "EU", "n": 1})
         # WHEN the key condition is read without the entity filter
         raw = _aws.call(dynamodb_client, "query", **params)["Items"]
         # THEN it selects both entities' items (so the property above is not vacuous)

@@ -1013,8 +1013,8 @@ class TableMachine(RuleBasedStateMachine):
 
 # --------------------------------------------------------------------------------- the tests
 def test_reference_builds_the_documented_keys() -> None:
-    """The reference's own key rules, on the README's examples (so its predictions mean something)."""
-    # GIVEN the README's escaping rule THEN separators, '%', '$' and control characters are escaped
+    """The reference's own key rules, on the documented examples (so its predictions mean something)."""
+    # GIVEN the documented escaping rule THEN separators, '%', '$' and control characters are escaped
     assert escape("acme#x") == "acme%23x" and escape("50%") == "50%25" and escape("$ \x00") == "%24%20%00"
     assert escape("Zoë😀&") == "Zoë😀&"  # code points above '%' pass through
     # AND equal instants in different offsets give one canonical UTC text

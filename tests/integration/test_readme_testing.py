@@ -1,6 +1,6 @@
-"""The README's "Testing your own stacks" examples, run verbatim: every ``python`` block of that
-section becomes a test file of a fresh project next to a ``my_app/stacks.py`` holding what the
-README says it holds, and a separate pytest process runs them with the plugin (no conftest.py)."""
+"""The examples of docs/testing-your-stacks.md, run verbatim: every ``python`` block of that
+page becomes a test file of a fresh project next to a ``my_app/stacks.py`` holding what the
+page says it holds, and a separate pytest process runs them with the plugin (no conftest.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ from constructs_lib.testing import find_dynamodb_local_dir
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
-SECTION = "## Testing your own stacks"
+PAGE = REPO / "docs" / "testing-your-stacks.md"
+TITLE = "# Testing your own stacks"
 MY_APP = '''\
 from pathlib import Path
 
@@ -79,15 +80,14 @@ def handler(event, context):
 
 
 def readme_examples() -> list[str]:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    section = text[text.index(SECTION):]
-    section = section[: section.index("\n## ", len(SECTION))]
-    return re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
+    text = PAGE.read_text(encoding="utf-8")
+    assert text.startswith(TITLE), f"{PAGE} no longer starts with {TITLE!r}"
+    return re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
 
 
 def test_the_section_has_the_three_examples() -> None:
-    # GIVEN the README
-    # WHEN the python blocks of its testing section are collected
+    # GIVEN the page
+    # WHEN its python blocks are collected
     blocks = readme_examples()
     # THEN there are three, and none uses a fixture the plugin does not have
     assert len(blocks) == 3
@@ -97,7 +97,7 @@ def test_the_section_has_the_three_examples() -> None:
 
 
 def test_readme_testing_examples_pass_verbatim(tmp_path: Path) -> None:
-    # GIVEN a fresh project: my_app as the README describes it, and each README example as a test file
+    # GIVEN a fresh project: my_app as the page describes it, and each of its examples as a test file
     (tmp_path / "my_app" / "notes_api").mkdir(parents=True)
     (tmp_path / "my_app" / "__init__.py").write_text("", encoding="utf-8")
     (tmp_path / "my_app" / "stacks.py").write_text(MY_APP, encoding="utf-8")

@@ -12,13 +12,9 @@ import pytest
 from request_count import Calls
 
 from constructs_lib.model import AccessScope, Model
-from constructs_lib.runtime import (
-    ENV_ACCESS_SCOPE,
-    ENV_MODEL_PATH,
-    ENV_TABLE_NAME,
-    OutOfScopeError,
-    TableClient,
-)
+from constructs_lib.runtime import TableClient
+from constructs_lib.runtime.environment import ENV_ACCESS_SCOPE, ENV_MODEL_PATH, ENV_TABLE_NAME
+from constructs_lib.runtime.exceptions import OutOfScopeError
 from constructs_lib.testing import LocalDeployment
 from examples.saas.model import saas_model
 from examples.shop.model import shop_model

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from constructs_lib.model import AccessPattern, Entity, Index, IndexKey, Model
-from constructs_lib.runtime import ForeignItemError, TableClient, _aws
+from constructs_lib.runtime import TableClient, _aws
+from constructs_lib.runtime.exceptions import ForeignItemError
 
 pytestmark = pytest.mark.integration
 
@@ -197,7 +198,7 @@ def test_a_range_returns_only_its_entitys_items_however_the_page_is_cut(table: T
 
 
 def test_an_isolated_range_sends_no_filter(table: TableClient) -> None:
-    from constructs_lib.runtime import requests
+    from constructs_lib.runtime import request_params
 
     # GIVEN the table-key ranges: the notes' "ORDER#{day}#NOTE#" lies inside the orders' "ORDER#"
     flags = {name: (r.entity_filter, r.intruders) for name, r in RANGES.resolved_patterns.items()}
@@ -205,8 +206,9 @@ def test_an_isolated_range_sends_no_filter(table: TableClient) -> None:
     assert flags == {"orders in a range": (True, ("OrderNote",)), "order of a day": (True, ("OrderNote",)),
                      "all orders": (True, ("OrderNote",)), "notes of an order": (False, ()),
                      "profile": (False, ())}
-    params = requests.query_params(table.codec, table.table_name, RANGES.resolved_patterns["profile"], {"user_id": "u1"})
+    params = request_params.query_params(table.mapper, table.table_name, RANGES.resolved_patterns["profile"], {"user_id": "u1"})
     assert "FilterExpression" not in params
-    shared = requests.query_params(table.codec, table.table_name, RANGES.resolved_patterns["all orders"], {"user_id": "u1"})
+    shared = request_params.query_params(
+        table.mapper, table.table_name, RANGES.resolved_patterns["all orders"], {"user_id": "u1"})
     assert "FilterExpression" in shared
     assert table.query("profile", user_id="u1").items[0]["_type"] == "Profile"

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.runtime import CursorError, KeyValueError, TableClient, UnknownAccessPatternError
+from constructs_lib.runtime import CursorError, KeyValueError, TableClient
+from constructs_lib.runtime.exceptions import UnknownAccessPatternError
 
 pytestmark = pytest.mark.integration
 

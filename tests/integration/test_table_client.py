@@ -16,9 +16,9 @@ from constructs_lib.runtime import (
     ItemNotFoundError,
     TableClient,
     TransactionCanceledError,
-    UpdateRejectedError,
     VersionConflictError,
 )
+from constructs_lib.runtime.exceptions import UpdateRejectedError
 from constructs_lib.testing import LocalDeployment
 
 pytestmark = pytest.mark.integration

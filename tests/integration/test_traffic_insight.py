@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from constructs_lib.model import Model
-from constructs_lib.runtime import RecordingClient, TableClient, TrafficRecorder
+from constructs_lib.runtime import TableClient
 from constructs_lib.runtime import stats as stats_package
-from constructs_lib.runtime.stats import FILTER_HEAVY, HOT_PARTITION, SCAN, UNUSED_INDEX
+from constructs_lib.runtime.stats import FILTER_HEAVY, HOT_PARTITION, SCAN, UNUSED_INDEX, RecordingClient, TrafficRecorder
 from constructs_lib.testing import LocalDeployment
 
 pytestmark = pytest.mark.integration

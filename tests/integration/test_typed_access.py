@@ -12,11 +12,11 @@ import pytest
 from constructs_lib.model import AccessPattern, Model
 from constructs_lib.runtime import (
     ItemExistsError,
-    ModelMismatchError,
     TableClient,
     TransactionCanceledError,
     VersionConflictError,
 )
+from constructs_lib.runtime.exceptions import ModelMismatchError
 from constructs_lib.testing import LocalDeployment
 from examples.shop.model import shop_model
 from examples.shop.models_typed import ShopTable

@@ -19,11 +19,10 @@ from constructs_lib.runtime import (
     ItemValidationError,
     KeyValueError,
     TableClient,
-    TrafficRecorder,
-    UnknownFieldError,
-    UpdateRejectedError,
     VersionConflictError,
 )
+from constructs_lib.runtime.exceptions import UnknownFieldError, UpdateRejectedError
+from constructs_lib.runtime.stats import TrafficRecorder
 from constructs_lib.testing import LocalDeployment
 
 pytestmark = pytest.mark.integration

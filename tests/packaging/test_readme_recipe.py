@@ -1,4 +1,4 @@
-"""The README's "two-repository recipe, file first" run as written: its files in two directories
+"""The two-repository recipe (docs/patterns/two-repositories.md) run as written: its files in two directories
 side by side (``shop-data/``, the producer; ``shop-reports/``, the consumer), and its two command
 blocks run line by line — ``cd``, the contract export, the pinned CDK CLI installed with npm,
 ``cdk synth``, the copy of the contract file (the consumer's pin), the consumer's ``contract
@@ -26,17 +26,19 @@ from constructs_lib.testing import find_dynamodb_local_dir
 
 pytestmark = pytest.mark.e2e
 
-SECTION = ("### The two-repository recipe, file first", "## Use the runtime client")
+PAGE = REPO / "docs" / "patterns" / "two-repositories.md"
+TITLE = "# The two-repository recipe, file first"
 PIP_LINE = 'pip install "/path/to/constructs_lib/dist/constructs_lib-0.1.0-py3-none-any.whl[cdk,testing]"'
-CLOCK_TITLE = "README recipe check"
+CLOCK_TITLE = "docs recipe check"
 VERIFY = "python -m constructs_lib contract verify app.py --against contracts/shop.contract.json"
 SLICE = "python -m constructs_lib contract slice app.py -o shop-reports.json"
 DIFF = "python -m constructs_lib diff app.py"
 
 
 def section() -> str:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    return text[text.index(SECTION[0]):text.index(SECTION[1])]
+    text = PAGE.read_text(encoding="utf-8")
+    assert text.startswith(TITLE), f"{PAGE} no longer starts with {TITLE!r}"
+    return text
 
 
 def recipe_files() -> dict[str, str]:
@@ -52,7 +54,7 @@ def recipe_blocks() -> list[list[str]]:
 
 
 def test_the_section_shows_both_repositories_files_and_commands() -> None:
-    # GIVEN the README section
+    # GIVEN the recipe page
     files, blocks = recipe_files(), recipe_blocks()
     # THEN it shows the producer's two files and the consumer's four
     assert sorted(files) == ["shop-data/app.py", "shop-data/cdk.json", "shop-reports/app.py", "shop-reports/cdk.json",

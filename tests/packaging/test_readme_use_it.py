@@ -1,9 +1,9 @@
-"""The README's "Use it in your project" steps in a fresh directory: its four files written
+"""The "Use it in your project" steps of docs/getting-started.md in a fresh directory: its four files written
 verbatim, the pinned CDK CLI installed with its npm command, ``npx cdk synth`` and
 ``python -m pytest`` run as written — with DynamoDB Local and the handler's requirement installed
 into an empty per-user cache on first use.
 
-Two steps differ from the README, to stay offline and fast: the wheel is built without build
+Two steps differ from the page, to stay offline and fast: the wheel is built without build
 isolation (``--no-build-isolation --no-index``), and the virtualenv gets the wheel with
 ``--no-deps`` plus a ``.pth`` line naming this environment's site-packages for the third-party
 packages (aws-cdk-lib, pytest...), as tests/packaging/test_wheel_install.py does.
@@ -25,22 +25,23 @@ import pytest
 pytestmark = pytest.mark.e2e
 
 REPO = Path(__file__).resolve().parents[2]
+PAGE = REPO / "docs" / "getting-started.md"
 SECTION = ("## Use it in your project", "### How DynamoDB Local is provisioned")
 
 
 def readme_files() -> dict[str, str]:
     """File name -> content of every file the section shows, plus the requirements line."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+    text = PAGE.read_text(encoding="utf-8")
     section = text[text.index(SECTION[0]):text.index(SECTION[1])]
     files = dict(re.findall(r"`([\w./]+)`[^\n]*\n```(?:json|python)\n(.*?)```", section, flags=re.DOTALL))
     line = re.search(r"`notes_api/requirements\.txt` holding the line `([^`]+)`", section)
-    assert line is not None, "the README no longer names the handler's requirement"
+    assert line is not None, "the page no longer names the handler's requirement"
     files["notes_api/requirements.txt"] = line.group(1) + "\n"
     return files
 
 
 def readme_commands() -> list[str]:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+    text = PAGE.read_text(encoding="utf-8")
     section = text[text.index(SECTION[0]):text.index(SECTION[1])]
     blocks = re.findall(r"```bash\n(.*?)```", section, flags=re.DOTALL)
     return [line.split("#")[0].strip() for block in blocks for line in block.splitlines() if line.split("#")[0].strip()]
@@ -54,7 +55,7 @@ def run(command: list[str] | str, *, cwd: Path, env: dict[str, str], timeout: fl
 
 
 def test_the_section_shows_four_files_and_the_commands_it_runs() -> None:
-    # GIVEN the README section
+    # GIVEN the page's section
     # WHEN its files and commands are collected
     files, commands = readme_files(), readme_commands()
     # THEN it shows the four files and the requirement, and the commands this test runs
@@ -81,8 +82,8 @@ def test_the_steps_work_in_a_fresh_project(tmp_path: Path) -> None:
     run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q", "-w", "dist", "."],
         cwd=src, env=base)
     (wheel,) = (src / "dist").glob("constructs_lib-*.whl")
-    assert wheel.name == "constructs_lib-0.1.0-py3-none-any.whl"  # the name the README installs
-    # AND a project directory with the README's files, a virtualenv holding the wheel, and its npm command run
+    assert wheel.name == "constructs_lib-0.1.0-py3-none-any.whl"  # the name the page installs
+    # AND a project directory with the page's files, a virtualenv holding the wheel, and its npm command run
     project = tmp_path / "my-project"
     for name, content in readme_files().items():
         (project / name).parent.mkdir(parents=True, exist_ok=True)
@@ -98,7 +99,7 @@ def test_the_steps_work_in_a_fresh_project(tmp_path: Path) -> None:
     run(npm_install, cwd=project, env=env)
     package = json.loads((project / "package.json").read_text(encoding="utf-8"))
     assert package["devDependencies"] == {"aws-cdk": "2.1148.1"}, package  # exact, not "^2.1148.1"
-    # WHEN the README's two commands run there
+    # WHEN the page's two commands run there
     run("npx cdk synth --quiet", cwd=project, env=env)
     tests = run("python -m pytest -p no:cacheprovider", cwd=project, env=env, timeout=600)
     # THEN the app synthesized with the handler's requirement bundled, and its test passed

@@ -74,11 +74,11 @@ from _apps import (
     zipped_size,
 )
 
-from constructs_lib.constructs.cache import ENV_CACHE_DIR
+from constructs_lib.assets.cache import ENV_CACHE_DIR
 from constructs_lib.model import Model
 from constructs_lib.runtime import TableClient
-from constructs_lib.runtime.contract import ENV_CONTRACT_PARAMETER, fingerprint
-from constructs_lib.runtime.scope import ENV_ACCESS_SCOPE
+from constructs_lib.runtime.contract import fingerprint
+from constructs_lib.runtime.environment import ENV_ACCESS_SCOPE, ENV_CONTRACT_PARAMETER
 from constructs_lib.testing import HandlerError, LocalDeployError, SynthResult, find_dynamodb_local_dir, update_template
 
 pytestmark = pytest.mark.e2e

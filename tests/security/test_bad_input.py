@@ -45,24 +45,26 @@ from constructs_lib.model import (
 )
 from constructs_lib.runtime import (
     CounterClient,
-    CounterSpec,
     CursorError,
     DynamoDBError,
-    InvalidConditionError,
     ItemValidationError,
     KeyValueError,
     RuntimeClientError,
-    SettingsError,
     TableClient,
     TransactionCanceledError,
+    VersionConflictError,
+    attr,
+    key_segments,
+    keys,
+)
+from constructs_lib.runtime.exceptions import (
+    InvalidConditionError,
+    SettingsError,
     UnknownAccessPatternError,
     UnknownAttributeError,
     UpdateRejectedError,
-    VersionConflictError,
-    attr,
-    codec,
-    keys,
 )
+from constructs_lib.runtime.patterns.counter import CounterSpec
 
 T0 = datetime(2024, 6, 1, tzinfo=UTC)
 NOW_MS = int(time.time() * 1000)  # a TTL value in epoch *milliseconds*
@@ -490,8 +492,9 @@ RUNTIME_CASES = table(
     Bad("raw-key-with-forged-separator", lambda rt: rt.table.parse_keys(
         {"_type": "User", "PK": "TENANT#acme#evil#USER#u1", "SK": "PROFILE"}), KeyValueError,
         r"'TENANT#acme#evil#USER#u1' does not match template.*5 segments, expected 4"),
-    Bad("unescape-raw-separator", lambda rt: codec.unescape("a#b"), KeyValueError, r"'a#b'.*raw character '#'.*must be escaped"),
-    Bad("unescape-non-canonical", lambda rt: codec.unescape("%41"), KeyValueError, r"'%41'.*never escaped"),
+    Bad("unescape-raw-separator", lambda rt: key_segments.unescape("a#b"), KeyValueError,
+        r"'a#b'.*raw character '#'.*must be escaped"),
+    Bad("unescape-non-canonical", lambda rt: key_segments.unescape("%41"), KeyValueError, r"'%41'.*never escaped"),
     Bad("entity-key-literal-with-separator", lambda rt: keys.entity_key("USER#ADMIN", "1"), KeyValueError,
         r"entity type 'USER#ADMIN' must be a non-empty literal"),
     # Unicode

@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from constructs_lib.model import AccessPattern, Entity, Model
-from constructs_lib.runtime import KeyValueError, TableClient, codec, keys
+from constructs_lib.runtime import KeyValueError, TableClient, key_segments, keys
 
 EXAMPLES_PER_PROPERTY = 2500
 PROPS = settings(max_examples=EXAMPLES_PER_PROPERTY, deadline=None,
@@ -158,7 +158,7 @@ def link_value_pairs(draw: st.DrawFn) -> tuple[tuple[str, ...], tuple[str, ...]]
     second = list(first)
     at = draw(st.integers(0, 2))
     if how == "lookalike":  # "#" vs "%23": the escaped text of a value, given as a raw value
-        second[at] = codec.escape(first[at])
+        second[at] = key_segments.escape(first[at])
     elif how == "edit":
         second[at] = draw(st.one_of(TRICKY, STRINGS, st.builds(lambda s: first[at] + s, TRICKY)))
     else:
@@ -236,7 +236,7 @@ def tenant_pairs(draw: st.DrawFn) -> tuple[str, str]:
     """Tenant A and a different tenant B, often a near miss: a prefix/extension of A, A with a
     separator or bound marker appended, or A's escaped form."""
     a = draw(STRINGS)
-    escaped = codec.escape(a)
+    escaped = key_segments.escape(a)
     near = st.sampled_from(["#", "$", "%", "%23", "%24", " ", "!", "\x00", "\x7f", "0", "a", "é", "#USER#"])
     b = draw(st.one_of(
         STRINGS,  # unrelated

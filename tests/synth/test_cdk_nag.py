@@ -152,7 +152,7 @@ def operations_stack(app: cdk.App) -> cdk.Stack:
     from aws_cdk import aws_iam as iam
     from aws_cdk import aws_sns as sns
 
-    from constructs_lib import Operations
+    from constructs_lib import OperationsSettings
 
     stack = cdk.Stack(app, "OperationsStack")
     # CloudWatch can publish to an encrypted topic only with a customer-managed key it may use.
@@ -171,7 +171,7 @@ def operations_stack(app: cdk.App) -> cdk.Stack:
         ),
         index_write_capacity=dynamodb.Capacity.autoscaled(max_capacity=10),
         contributor_insights={"table": True, "GSI1": True},
-        operations=Operations(alarm_topic=topic, user_errors_threshold=10),
+        operations=OperationsSettings(alarm_topic=topic, user_errors_threshold=10),
     )
     ShardedCounter(stack, "Views", table=table, name="views", shards=8)
     StreamAudit(stack, "Audit", source=table, exclude_entities=ShardedCounter.ENTITIES)
@@ -188,7 +188,7 @@ def store_stack(app: cdk.App) -> cdk.Stack:
 def imported_consumer_stack(app: cdk.App) -> cdk.Stack:
     """Every construct on an imported table of another account: its stream and customer-managed
     key imported, a stream-mode counter, an audit, a function, and the operations view."""
-    from constructs_lib import Operations
+    from constructs_lib import OperationsSettings
     from examples.shop.model import shop_model
 
     stack = cdk.Stack(app, "ImportedConsumerStack", env=cdk.Environment(region=REGION))
@@ -199,7 +199,7 @@ def imported_consumer_stack(app: cdk.App) -> cdk.Stack:
         encryption_key=kms.Key.from_key_arn(stack, "ShopKey", f"arn:aws:kms:{REGION}:111122223333:key/"
                                                               "11111111-2222-3333-4444-555555555555"),
     )
-    table.add_operations(Operations())
+    table.add_operations(OperationsSettings())
     views = ShardedCounter(stack, "Views", table=table, name="views", shards=4)
     StreamAudit(stack, "Audit", source=table, redact=["email"], exclude_entities=ShardedCounter.ENTITIES)
     reader = TableFunction(stack, "Reader", table=table, entry=HANDLER, access=None, counters=[views])

@@ -19,14 +19,15 @@ from constructs_lib import (
     ConstructPropsError,
     ImportedSingleTable,
     ModelBoundTable,
-    Operations,
+    OperationsSettings,
     ShardedCounter,
     SingleTable,
     StreamAudit,
     TableFunction,
 )
 from constructs_lib.model import Model
-from constructs_lib.runtime.contract import ENV_MODEL_FINGERPRINT, fingerprint
+from constructs_lib.runtime.contract import fingerprint
+from constructs_lib.runtime.environment import ENV_MODEL_FINGERPRINT
 
 HANDLER = Path(__file__).resolve().parents[2] / "examples" / "shop" / "handlers" / "orders_api.py"
 NEW_AND_OLD = dynamodb.StreamViewType.NEW_AND_OLD_IMAGES
@@ -203,7 +204,7 @@ def saas_model() -> Model:
 def test_operations_on_an_imported_table(shop_model: Model) -> None:
     # GIVEN an imported table with an operations view and a scheduled counter registered with it
     stack = cdk.Stack(cdk.App(), "ImportedOps")
-    table = ImportedSingleTable(stack, "Shop", model=shop_model, table_name="shop-data", operations=Operations())
+    table = ImportedSingleTable(stack, "Shop", model=shop_model, table_name="shop-data", operations=OperationsSettings())
     ShardedCounter(stack, "Views", table=table, name="views", shards=2, schedule=cdk.Duration.minutes(5),
                    scheduled_counters=["home"])
     template = Template.from_stack(stack)

@@ -26,7 +26,8 @@ from constructs_lib.constructs.model_contract import ADVANCED_LIMIT, STANDARD_LI
 from constructs_lib.model import Entity, Model
 from constructs_lib.model.fingerprints import entity_fingerprints, index_fingerprints
 from constructs_lib.model.slices import published_json, read_published
-from constructs_lib.runtime.contract import ENV_CONTRACT_PARAMETER, ENV_MODEL_FINGERPRINT, fingerprint
+from constructs_lib.runtime.contract import fingerprint
+from constructs_lib.runtime.environment import ENV_CONTRACT_PARAMETER, ENV_MODEL_FINGERPRINT
 
 HANDLER = Path(__file__).resolve().parents[2] / "examples" / "shop" / "handlers" / "orders_api.py"
 NEW_AND_OLD = dynamodb.StreamViewType.NEW_AND_OLD_IMAGES

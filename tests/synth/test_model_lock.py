@@ -9,7 +9,7 @@ from aws_cdk.assertions import Annotations, Match, Template
 from constructs_lib import SingleTable
 from constructs_lib.evolution.lock import ModelLock, TableLock
 from constructs_lib.model import Index
-from constructs_lib.runtime.client import ENV_UNAVAILABLE_INDEXES
+from constructs_lib.runtime.environment import ENV_UNAVAILABLE_INDEXES
 from examples.evolution.model import model_v1, model_v2
 
 

@@ -24,7 +24,7 @@ from test_cdk_nag import operations_stack
 
 from constructs_lib import (
     ConstructPropsError,
-    Operations,
+    OperationsSettings,
     ShardedCounter,
     SingleTable,
     StreamAudit,
@@ -110,7 +110,7 @@ def dims(props: dict[str, Any]) -> dict[str, Any]:
 # Stacks ------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def provisioned() -> Synth:
-    """OperationsStack: provisioned shop table, Operations(alarm_topic=..., user_errors_threshold=10),
+    """OperationsStack: provisioned shop table, OperationsSettings(alarm_topic=..., user_errors_threshold=10),
     contributor_insights={"table": True, "GSI1": True}, counter and audit built after the table."""
     return Synth(operations_stack(cdk.App()))
 
@@ -122,7 +122,7 @@ def on_demand(shop_model: Model) -> Synth:
     stack = cdk.Stack(cdk.App(), "OnDemandOps")
     table = SingleTable(stack, "Data", model=shop_model, stream=NEW_AND_OLD, contributor_insights=["GSI2"])
     ShardedCounter(stack, "Views", table=table, name="views", shards=4)
-    table.add_operations(Operations(
+    table.add_operations(OperationsSettings(
         throttle_threshold=5, throttle_period=cdk.Duration.minutes(1), system_errors_threshold=2,
         latency_p99_ms=20, latency_operations=("GetItem", "Query", "PutItem"),
     ))
@@ -249,7 +249,7 @@ def test_pattern_constructs_alarms_join_the_view(provisioned: Synth, on_demand: 
 
 
 def test_every_alarm_notifies_the_topic(provisioned: Synth, on_demand: Synth) -> None:
-    # GIVEN Operations(alarm_topic=topic)
+    # GIVEN OperationsSettings(alarm_topic=topic)
     (topic_id,) = [lid for lid, r in provisioned.resources.items() if r["Type"] == "AWS::SNS::Topic"]
     assert provisioned.table.operations is not None
     keys = list(provisioned.table.operations.alarms)
@@ -344,10 +344,10 @@ def test_dashboard_marks_the_alarm_thresholds(on_demand: Synth) -> None:
 
 
 def test_operations_can_be_switched_off(shop_model: Model) -> None:
-    # GIVEN Operations(dashboard=False, alarms=False) and a counter on the table
+    # GIVEN OperationsSettings(dashboard=False, alarms=False) and a counter on the table
     stack = cdk.Stack(cdk.App(), "Quiet")
     table = SingleTable(stack, "Data", model=shop_model, stream=NEW_AND_OLD,
-                        operations=Operations(dashboard=False, alarms=False))
+                        operations=OperationsSettings(dashboard=False, alarms=False))
     ShardedCounter(stack, "Views", table=table, name="views", shards=2)
     template = Template.from_stack(stack)
     # THEN there is no dashboard and no table alarm; only the counter's own alarms exist
@@ -423,26 +423,25 @@ def test_bad_contributor_insights_are_refused(scratch_stack: cdk.Stack, mixed_in
     ({"alarm_topic": "arn:aws:sns:eu-west-1:1:t"}, r"alarm_topic 'arn:aws:sns:eu-west-1:1:t' must be an aws_sns.ITopic"),
 ])
 def test_bad_operations_are_refused(props: dict[str, Any], message: str) -> None:
-    # GIVEN an Operations value breaking a rule WHEN it is made THEN a typed error names value and rule
+    # GIVEN an OperationsSettings value breaking a rule WHEN it is made THEN a typed error names value and rule
     with pytest.raises(ConstructPropsError, match=message):
-        Operations(**props)
+        OperationsSettings(**props)
 
 
 def test_operations_are_added_once_and_must_be_operations(scratch_stack: cdk.Stack, shop_model: Model) -> None:
     # GIVEN a table with its operations view
-    table = SingleTable(scratch_stack, "Twice", model=shop_model, operations=Operations(alarms=False))
+    table = SingleTable(scratch_stack, "Twice", model=shop_model, operations=OperationsSettings(alarms=False))
     # WHEN a second view is added THEN it is refused
     with pytest.raises(ConstructPropsError, match=r"already has its operations view"):
         table.add_operations()
-    # AND operations= must be an Operations
-    with pytest.raises(ConstructPropsError, match=r"operations True must be a constructs_lib.Operations"):
+    # AND operations= must be an OperationsSettings
+    with pytest.raises(ConstructPropsError, match=r"operations True must be a constructs_lib.OperationsSettings"):
         SingleTable(scratch_stack, "Wrong", model=shop_model, operations=True)  # type: ignore[arg-type]
 
 
-def test_readme_documents_every_alarm_key(provisioned: Synth) -> None:
-    # GIVEN the alarm table of the README's "Operations: dashboards and alarms" section
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Operations: dashboards and alarms", 1)[1].split("\n## ", 1)[0]
+def test_docs_document_every_alarm_key(provisioned: Synth) -> None:
+    # GIVEN the alarm table of docs/operations.md
+    section = (Path(__file__).resolve().parents[2] / "docs" / "operations.md").read_text(encoding="utf-8")
     assert "| alarm key |" in section and provisioned.table.operations is not None
     # THEN each table alarm's key kind appears in it
     kinds = {re.sub(r"^(GSI\d|Views|Audit)/", "<x>/", k) for k in provisioned.table.operations.alarms}
@@ -460,7 +459,7 @@ def test_consumers_in_another_stack_synthesize_without_a_cycle(shop_model: Model
     producer = cdk.Stack(app, "Producer")
     topic = sns.Topic(producer, "Alarms")
     table = SingleTable(producer, "Data", model=shop_model, stream=NEW_AND_OLD,
-                        operations=Operations(dashboard_name="shop-ops", alarm_topic=topic))
+                        operations=OperationsSettings(dashboard_name="shop-ops", alarm_topic=topic))
     consumer = cdk.Stack(app, "Reporting")
     ShardedCounter(consumer, "Views", table=table, name="views", shards=2)
     StreamAudit(consumer, "Audit", source=table, exclude_entities=ShardedCounter.ENTITIES)

@@ -121,9 +121,7 @@ class Subject:
 
 def pk_template(model: Model, entity: str, index: str | None) -> Any:
     ent = model.entity(entity)
-    if index is None or model.index(index).kind == "LSI":
-        return ent.pk_template
-    return ent.index_templates(index)[0]
+    return ent.pk_template if index is None else ent.indexes[index].pk_template
 
 
 def sample_key(model: Model, entity: Entity, template: Any, tenant: str) -> str:
@@ -156,7 +154,7 @@ def declared(model: Model, scope: AccessScope) -> list[tuple[str, str | None, bo
     out = []
     for name in scope.patterns:
         r = model.resolved_patterns[name]
-        out += [(f"dynamodb:{r.operation}", r.index.name if r.index else None, False, e) for e in r.pattern.entities]
+        out += [(f"dynamodb:{r.operation}", r.index.name if r.index else None, False, e) for e in r.entities]
     out += [("dynamodb:BatchGetItem", None, False, e) for e in scope.batch_gets]
     for entity, kinds in scope.writes.items():
         out += [(WRITE_ACTIONS[k][0], None, WRITE_ACTIONS[k][1], entity) for k in kinds]

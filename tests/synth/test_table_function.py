@@ -18,8 +18,8 @@ import pytest
 
 import constructs_lib
 from constructs_lib import ConstructPropsError, SingleTable, TableFunction
-from constructs_lib.constructs import bundling, bytecode
-from constructs_lib.constructs.slim import slim_source
+from constructs_lib.assets import bundling, bytecode
+from constructs_lib.assets.slim import slim_source
 from constructs_lib.model import Model
 
 REPO = Path(__file__).resolve().parents[2]

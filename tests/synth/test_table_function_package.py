@@ -23,8 +23,8 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk.assertions import Annotations, Match
 
 from constructs_lib import ConstructPropsError, SingleTable, TableFunction
-from constructs_lib.constructs import bytecode
-from constructs_lib.constructs.cache import ENV_CACHE_DIR
+from constructs_lib.assets import bytecode
+from constructs_lib.assets.cache import ENV_CACHE_DIR
 from constructs_lib.model import AccessPattern, Entity, Model
 from constructs_lib.testing import SynthResult, invoke_handler, synthesize
 

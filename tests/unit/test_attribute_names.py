@@ -10,13 +10,14 @@ import pytest
 
 from constructs_lib.codegen import generate
 from constructs_lib.model import Entity, Model
-from constructs_lib.runtime import InvalidConditionError, ItemValidationError, Name, UnknownAttributeError, attr, size
+from constructs_lib.runtime import ItemValidationError, Name, attr, size
 from constructs_lib.runtime.conditions import Attributes, projection, render
+from constructs_lib.runtime.exceptions import InvalidConditionError, UnknownAttributeError
 
 DOC = Entity("Doc", pk="DOC#{doc}", fields=["doc"], attributes={"a.b": "string", "a": "map", "w[0]": "integer"})
 NOTE = Entity("Note", pk="NOTE#{note}", fields=["note"])  # free-form: no declared attributes
 MODEL = Model("dotted", entities=[DOC, NOTE])
-DECLARED, FREE = Attributes(MODEL, [DOC]), Attributes(MODEL, [NOTE])
+DECLARED, FREE = Attributes(MODEL, [MODEL.entity("Doc")]), Attributes(MODEL, [MODEL.entity("Note")])
 
 
 @pytest.mark.parametrize("scope", [DECLARED, FREE], ids=["declared", "free-form"])

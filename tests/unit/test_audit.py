@@ -17,33 +17,21 @@ import pytest
 from botocore.exceptions import ClientError
 
 from constructs_lib.model import Entity, Model
-from constructs_lib.runtime import (
-    AuditClient,
-    AuditRecord,
-    AuditSpec,
-    CursorError,
-    ImageOmittedError,
-    KeyValueError,
-    RedactionError,
-    SettingsError,
-    _aws,
-)
-from constructs_lib.runtime.handlers import audit as audit_handler
-from constructs_lib.runtime.handlers.audit import (
-    build_item,
-    canonical_json,
-    item_size,
-    write_records,
-)
-from constructs_lib.runtime.patterns.audit import (
+from constructs_lib.runtime import AuditClient, AuditRecord, CursorError, KeyValueError, _aws
+from constructs_lib.runtime.environment import (
+    ENV_AUDIT_SALT,
+    ENV_AUDIT_SALT_SECRET,
+    ENV_AUDIT_SPEC,
     ENV_AUDIT_TABLE,
-    ENV_SALT,
-    ENV_SALT_SECRET,
     ENV_SOURCE_TABLE,
-    ENV_SPEC,
-    HASHED_PREFIX,
-    MAX_ITEM_BYTES,
 )
+from constructs_lib.runtime.exceptions import ImageOmittedError, RedactionError, SettingsError
+from constructs_lib.runtime.handlers import audit as audit_handler
+from constructs_lib.runtime.handlers.audit import build_item, canonical_json, write_records
+from constructs_lib.runtime.limits import MAX_ITEM_BYTES
+from constructs_lib.runtime.patterns.audit import AuditSpec
+from constructs_lib.runtime.patterns.audit.spec import HASHED_PREFIX
+from constructs_lib.runtime.values import wire_item_size
 
 SALT = "unit-test-salt"
 T0 = 1717243200  # 2024-06-01T12:00:00Z
@@ -377,7 +365,7 @@ def test_unchanged_redacted_attribute_is_hashed_in_the_image() -> None:
 @pytest.mark.parametrize("salt", [None, "", "   "])
 def test_hashing_without_a_salt_is_refused(salt: str | None) -> None:
     # GIVEN hash redaction and no salt / WHEN built / THEN RedactionError names the env var
-    with pytest.raises(RedactionError, match=ENV_SALT):
+    with pytest.raises(RedactionError, match=ENV_AUDIT_SALT):
         build(record(event="INSERT", new={"email": S(SECRET_NEW)}), AuditSpec(redact=("email",)), salt=salt)
     # AND the writer client refuses the same configuration
     with pytest.raises(RedactionError):
@@ -419,7 +407,7 @@ def test_large_image_is_omitted_first() -> None:
     assert "image" not in item and item["image_omitted"] == {"BOOL": True}
     assert item["changes"]["M"]["data"]["M"]["after"] == S("x" * 300_000)
     assert "values_omitted" not in item
-    assert item_size(item) <= MAX_ITEM_BYTES
+    assert wire_item_size(item) <= MAX_ITEM_BYTES
 
 
 def test_large_change_values_are_replaced_by_digests() -> None:
@@ -432,7 +420,7 @@ def test_large_change_values_are_replaced_by_digests() -> None:
     assert change["before"] != change["after"]
     assert item["changes"]["M"]["small"]["M"]["after"]["S"].startswith("sha256:")
     assert (item["image_omitted"], item["values_omitted"]) == ({"BOOL": True}, {"BOOL": True})
-    assert item_size(item) <= MAX_ITEM_BYTES
+    assert wire_item_size(item) <= MAX_ITEM_BYTES
 
 
 def test_too_many_attributes_keep_the_names_without_the_changes() -> None:
@@ -442,7 +430,7 @@ def test_too_many_attributes_keep_the_names_without_the_changes() -> None:
     # THEN the record is still written: names kept, changes left out and flagged
     assert item["changes_omitted"] == {"BOOL": True} and item["changes"] == {"M": {}}
     assert len(item["changed"]["L"]) == 2_502  # + PK, SK
-    assert item_size(item) <= MAX_ITEM_BYTES
+    assert wire_item_size(item) <= MAX_ITEM_BYTES
 
 
 # The spec ---------------------------------------------------------------------------------------------------
@@ -789,10 +777,10 @@ def lambda_env(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 
     monkeypatch.setattr(_aws, "make_client", make_client)
     monkeypatch.setattr(audit_handler, "_client", None)
-    monkeypatch.setenv(ENV_SPEC, AuditSpec(redact=("email",)).to_json())
+    monkeypatch.setenv(ENV_AUDIT_SPEC, AuditSpec(redact=("email",)).to_json())
     monkeypatch.setenv(ENV_AUDIT_TABLE, "Audit")
     monkeypatch.setenv(ENV_SOURCE_TABLE, "Source")
-    monkeypatch.setenv(ENV_SALT, SALT)
+    monkeypatch.setenv(ENV_AUDIT_SALT, SALT)
     return made
 
 
@@ -809,7 +797,7 @@ def test_handler_reports_partial_batch_failures(lambda_env: dict[str, Any]) -> N
 
 def test_handler_refuses_to_start_without_a_salt(lambda_env: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     # GIVEN hash redaction and no salt in the environment
-    monkeypatch.delenv(ENV_SALT)
+    monkeypatch.delenv(ENV_AUDIT_SALT)
     # WHEN invoked / THEN it fails loudly before building a client or writing anything
     with pytest.raises(RedactionError, match="refusing to hash without a salt"):
         audit_handler.handler({"Records": batch(1)}, None)
@@ -819,8 +807,8 @@ def test_handler_refuses_to_start_without_a_salt(lambda_env: dict[str, Any], mon
 def test_salt_is_read_from_its_secret_once_by_the_writer_only(
         lambda_env: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     # GIVEN the salt given as a Secrets Manager secret (how the construct deploys it), not as text
-    monkeypatch.delenv(ENV_SALT)
-    monkeypatch.setenv(ENV_SALT_SECRET, "arn:aws:secretsmanager:us-east-1:1:secret:salt")
+    monkeypatch.delenv(ENV_AUDIT_SALT)
+    monkeypatch.setenv(ENV_AUDIT_SALT_SECRET, "arn:aws:secretsmanager:us-east-1:1:secret:salt")
     # WHEN the audit function handles two batches
     audit_handler.handler({"Records": [record(event="INSERT", new={"email": S(SECRET_NEW)})]}, None)
     audit_handler.handler({"Records": batch(1)}, None)
@@ -836,7 +824,7 @@ def test_salt_is_read_from_its_secret_once_by_the_writer_only(
 
 def test_salt_text_in_the_environment_wins_over_the_secret(lambda_env: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     # GIVEN both a salt and a secret ARN (a local run overriding the deployed secret)
-    monkeypatch.setenv(ENV_SALT_SECRET, "arn:aws:secretsmanager:us-east-1:1:secret:salt")
+    monkeypatch.setenv(ENV_AUDIT_SALT_SECRET, "arn:aws:secretsmanager:us-east-1:1:secret:salt")
     # WHEN the writer client is built / THEN the text salt is used and the secret is not read
     client = AuditClient.from_environment(writer=True)
     assert client.salt == SALT and lambda_env["secret_reads"] == []

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 import constructs_lib
-from constructs_lib.constructs import bytecode
-from constructs_lib.constructs.bundling import bundle
-from constructs_lib.constructs.exceptions import ConstructPropsError
+from constructs_lib.assets import bytecode
+from constructs_lib.assets.bundling import bundle
+from constructs_lib.assets.exceptions import AssetError
 from constructs_lib.model import Entity, Model
 
 HERE = f"{sys.version_info[0]}.{sys.version_info[1]}"
@@ -66,7 +66,7 @@ def test_a_shipped_pyc_is_what_python_imports(tmp_path: Path) -> None:
 
 def test_a_module_that_does_not_compile_for_the_runtime_is_refused() -> None:
     # GIVEN a module with a syntax error WHEN it is compiled THEN the error names the file and the version
-    with pytest.raises(ConstructPropsError, match=rf"broken.py does not compile for the function's Python {HERE}"):
+    with pytest.raises(AssetError, match=rf"broken.py does not compile for the function's Python {HERE}"):
         fresh_compiler().compile({"broken.py": b"def (:\n"}, what="test")
 
 

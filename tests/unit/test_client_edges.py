@@ -15,14 +15,14 @@ from botocore.exceptions import ClientError
 from constructs_lib.model import Entity, Model
 from constructs_lib.runtime import (
     AuditClient,
-    AuditSpec,
     BatchIncompleteError,
     CounterClient,
-    CounterSpec,
     TableClient,
     VersionConflictError,
     _aws,
 )
+from constructs_lib.runtime.patterns.audit import AuditSpec
+from constructs_lib.runtime.patterns.counter import CounterSpec
 
 MODEL = Model(
     "edges",

@@ -1,4 +1,4 @@
-"""Unit tests for constructs_lib.runtime.codec (value-level key codec)."""
+"""Unit tests for constructs_lib.runtime.key_segments (value-level key codec)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from constructs_lib.runtime import buckets
 from constructs_lib.runtime.buckets import bucket, bucket_range
-from constructs_lib.runtime.codec import (
+from constructs_lib.runtime.exceptions import KeyValueError
+from constructs_lib.runtime.key_segments import (
     SEPARATOR,
     UPPER_BOUND,
     decode,
@@ -21,7 +22,6 @@ from constructs_lib.runtime.codec import (
     normalize,
     unescape,
 )
-from constructs_lib.runtime.exceptions import KeyValueError
 from constructs_lib.runtime.ttl import (
     epoch_seconds,
     expiry,

@@ -16,7 +16,7 @@ from constructs_lib.codegen import CodegenError, generate
 from constructs_lib.codegen.names import snake
 from constructs_lib.codegen.options import OMITTED, OPTIONS, accepted
 from constructs_lib.model import AccessPattern, Entity, Field, Model, ModelValidationError
-from constructs_lib.runtime import TableClient, requests
+from constructs_lib.runtime import TableClient, request_params
 from examples.shop.model import shop_model
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -226,10 +226,11 @@ def test_entity_attributes_are_checked_and_round_trip() -> None:
         Entity("P", pk="P#{id}", fields=["id"], attributes={"id": "string"})
     with pytest.raises(ModelValidationError, match=r"attribute 'v' is the version attribute"):
         Entity("P", pk="P#{id}", fields=["id"], attributes={"v": "integer"}, version_attribute="v")
-    entity = Entity("P", pk="P#{id}", fields=["id"], attributes={"price": "decimal"})
-    assert Entity.from_dict(entity.to_dict()) == entity
+    entity = Model("m", entities=[Entity("P", pk="P#{id}", fields=["id"], attributes={"price": "decimal"})]).entity("P")
+    assert Entity.from_dict(entity.to_dict()) == entity.declared()
+    assert Entity.from_dict(entity.to_dict()).attributes == {"price": "decimal"}
     # an entity without attributes keeps the JSON it had (no new key)
-    assert "attributes" not in Entity("Q", pk="Q#{id}", fields=["id"]).to_dict()
+    assert "attributes" not in Model("q", entities=[Entity("Q", pk="Q#{id}", fields=["id"])]).entity("Q").to_dict()
 
 
 # The one list of options ----------------------------------------------------------------------------------
@@ -239,7 +240,7 @@ def test_options_list_every_keyword_of_table_client_with_its_default(method: str
     # either exposed (with the same default) or listed as omitted, and nothing else is listed
     # (query_all passes its keywords on to query, a transaction's actions to the request builders)
     if method.startswith("transaction."):
-        signature = inspect.signature(getattr(requests, method.removeprefix("transaction.")))
+        signature = inspect.signature(getattr(request_params, method.removeprefix("transaction.")))
     else:
         signature = inspect.signature(getattr(TableClient, "query" if method == "query_all" else method))
     keywords = {n: p for n, p in signature.parameters.items()

@@ -10,16 +10,11 @@ from typing import Any
 import pytest
 
 from constructs_lib.model import AccessPattern, Entity, Field, Index, IndexKey, Model
-from constructs_lib.runtime import (
-    InvalidConditionError,
-    ItemValidationError,
-    UnknownAttributeError,
-    attr,
-    size,
-)
-from constructs_lib.runtime import requests as rq
+from constructs_lib.runtime import ItemValidationError, attr, size
+from constructs_lib.runtime import request_params as rq
 from constructs_lib.runtime.conditions import Attributes, Path, Placeholders, projection, render
-from constructs_lib.runtime.items import ItemCodec
+from constructs_lib.runtime.exceptions import InvalidConditionError, UnknownAttributeError
+from constructs_lib.runtime.items import ItemMapper
 
 UTC = UTC
 
@@ -127,9 +122,9 @@ def test_unknown_attribute_error_names_attribute_and_entity() -> None:
 
 
 def test_write_condition_is_anded_and_never_meets_the_requests_placeholders() -> None:
-    codec = ItemCodec(MODEL)
+    mapper = ItemMapper(MODEL)
     # WHEN an update with a version check carries a caller's condition
-    req = rq.update(codec, "t", ORDER, {"user_id": "u", "order_id": "o", "created_at": datetime(2024, 1, 1, tzinfo=UTC)},
+    req = rq.update(mapper, "t", ORDER, {"user_id": "u", "order_id": "o", "created_at": datetime(2024, 1, 1, tzinfo=UTC)},
                     set={"total": 5}, expected_version=3, condition=attr("total") < 5)
     p = req.params
     # THEN the model's conditions stay, ANDed with the caller's, and every placeholder is defined once
@@ -138,16 +133,16 @@ def test_write_condition_is_anded_and_never_meets_the_requests_placeholders() ->
     assert used == set(p["ExpressionAttributeNames"]) | set(p["ExpressionAttributeValues"])
     assert p["ExpressionAttributeValues"][":c0"] == {"N": "5"} and req.own == ("version", "version", 3)
     # WHEN a plain delete carries a condition THEN it is the whole ConditionExpression
-    plain = rq.delete(codec, "t", ORDER, {"user_id": "u", "order_id": "o", "created_at": datetime(2024, 1, 1, tzinfo=UTC)},
+    plain = rq.delete(mapper, "t", ORDER, {"user_id": "u", "order_id": "o", "created_at": datetime(2024, 1, 1, tzinfo=UTC)},
                       condition=attr("status") == "PAID")
     assert plain.params["ConditionExpression"] == "#c0 = :c0" and plain.own is None
 
 
 def test_query_filter_and_projection_placeholders() -> None:
-    codec = ItemCodec(MODEL)
+    mapper = ItemMapper(MODEL)
     resolved = MODEL.resolved_patterns["orders before"]
     # WHEN a pattern that already filters on the entity gets a caller's filter and a projection
-    p = rq.query_params(codec, "t", resolved, {"user_id": "u", "created_at": datetime(2024, 1, 1, tzinfo=UTC)},
+    p = rq.query_params(mapper, "t", resolved, {"user_id": "u", "created_at": datetime(2024, 1, 1, tzinfo=UTC)},
                         filter=attr("total") > 1, attributes=["total", "address.city"])
     # THEN the filters are ANDed, and names/values of key condition, filter and projection never clash
     assert p["FilterExpression"] == "(#n2 IN (:v2)) AND (#f0 > :f0)"
@@ -156,21 +151,21 @@ def test_query_filter_and_projection_placeholders() -> None:
     used = placeholders(" ".join(p[k] for k in ("KeyConditionExpression", "FilterExpression", "ProjectionExpression")))
     assert used == set(p["ExpressionAttributeNames"]) | set(p["ExpressionAttributeValues"])
     # WHEN an index is read with a projection THEN its key attributes are kept for the cursor
-    idx = rq.query_params(codec, "t", MODEL.resolved_patterns["by status"], {"status": "PAID"}, attributes=["total"])
+    idx = rq.query_params(mapper, "t", MODEL.resolved_patterns["by status"], {"status": "PAID"}, attributes=["total"])
     kept = {idx["ExpressionAttributeNames"][n] for n in re.findall(r"#p[0-9]+", idx["ProjectionExpression"])}
     assert kept == {"total", "_type", "PK", "SK", "ByStatusPK", "ByStatusSK"}
     assert rq.cursor_attributes(MODEL, MODEL.resolved_patterns["by status"]) == ["PK", "SK", "ByStatusPK", "ByStatusSK"]
 
 
 def test_index_projection_limits_filters_and_projections() -> None:
-    codec = ItemCodec(MODEL)
+    mapper = ItemMapper(MODEL)
     slim = MODEL.resolved_patterns["slim"]
     # GIVEN an index projecting only "total" WHEN filtered on it THEN fine; on another attribute THEN refused
-    rq.query_params(codec, "t", slim, {"user_id": "u"}, filter=attr("total") > 1)
+    rq.query_params(mapper, "t", slim, {"user_id": "u"}, filter=attr("total") > 1)
     with pytest.raises(UnknownAttributeError, match="'note', which index 'Slim' does not project"):
-        rq.query_params(codec, "t", slim, {"user_id": "u"}, filter=attr("note") > 1)
+        rq.query_params(mapper, "t", slim, {"user_id": "u"}, filter=attr("note") > 1)
     # WHEN a projection names a key field THEN it comes back from the keys (not asked of the index)
-    p = rq.query_params(codec, "t", slim, {"user_id": "u"}, attributes=["order_id", "total"])
+    p = rq.query_params(mapper, "t", slim, {"user_id": "u"}, attributes=["order_id", "total"])
     assert "order_id" not in p["ExpressionAttributeNames"].values()
 
 

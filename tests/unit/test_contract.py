@@ -13,26 +13,17 @@ import pytest
 
 from constructs_lib.__main__ import main
 from constructs_lib.model import AccessPattern, Model
-from constructs_lib.runtime import (
-    AuditClient,
-    CounterClient,
-    ModelMismatchError,
-    RuntimeClientError,
-    TableClient,
-)
-from constructs_lib.runtime.contract import (
+from constructs_lib.runtime import AuditClient, CounterClient, RuntimeClientError, TableClient
+from constructs_lib.runtime.contract import fingerprint, key_schema, verify
+from constructs_lib.runtime.environment import (
+    ENV_AUDIT_SPEC,
+    ENV_AUDIT_TABLE,
     ENV_MODEL_FINGERPRINT,
     ENV_MODEL_PATH,
-    fingerprint,
-    key_schema,
-    verify,
-)
-from constructs_lib.runtime.patterns.audit import (
-    ENV_AUDIT_TABLE,
     ENV_SOURCE_TABLE,
-    ENV_SPEC,
-    AuditSpec,
 )
+from constructs_lib.runtime.exceptions import ModelMismatchError
+from constructs_lib.runtime.patterns.audit import AuditSpec
 from constructs_lib.runtime.patterns.counter import CounterSpec
 from examples.shop.model import shop_model
 
@@ -164,7 +155,7 @@ def test_counter_and_audit_clients_from_environment_refuse_a_mismatch(bundled_en
     # GIVEN the environments a counter-bound function and an audit reader get, plus a differing fingerprint
     spec = CounterSpec(family="views", shards=2, pk_attribute="PK", sk_attribute="SK", entity_attribute="_type")
     counter_env = {spec.env_var: spec.to_json(), spec.env_var + "_TABLE": "shop", **bundled_env}
-    audit_env = {ENV_SPEC: AuditSpec(source_pk_attribute="PK", source_sk_attribute="SK").to_json(),
+    audit_env = {ENV_AUDIT_SPEC: AuditSpec(source_pk_attribute="PK", source_sk_attribute="SK").to_json(),
                  ENV_AUDIT_TABLE: "audit", ENV_SOURCE_TABLE: "shop", **bundled_env}
     # WHEN the clients are built THEN both refuse with the typed error
     with pytest.raises(ModelMismatchError, match=bundled_env[ENV_MODEL_FINGERPRINT]):

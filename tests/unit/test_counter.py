@@ -7,14 +7,10 @@ from collections import Counter
 
 import pytest
 
-from constructs_lib.runtime import (
-    CounterClient,
-    CounterSpec,
-    KeyValueError,
-    SettingsError,
-    derive_shards,
-)
-from constructs_lib.runtime.patterns.counter import MAX_SHARDS
+from constructs_lib.runtime import CounterClient, KeyValueError
+from constructs_lib.runtime.exceptions import SettingsError
+from constructs_lib.runtime.patterns.counter import CounterSpec, derive_shards
+from constructs_lib.runtime.patterns.counter.sizing import MAX_SHARDS
 
 
 # Shard-count derivation (1 KB write = 1 WCU, 1,000 WCU per partition) ---------------------------

@@ -17,7 +17,7 @@ from constructs_lib.docgen.describe import (
     mermaid,
 )
 from constructs_lib.model import AccessPattern, Entity, Field, Index, IndexKey, Model
-from constructs_lib.runtime import TableClient, keys, requests
+from constructs_lib.runtime import TableClient, keys, request_params
 from examples.saas.model import saas_model
 from examples.shop.model import shop_model
 
@@ -55,7 +55,7 @@ def test_example_keys_are_the_keys_the_runtime_builds(shop_doc: str) -> None:
     order = shop_model.entity("Order")
     values = example_values(shop_model, order)
     # WHEN the runtime builds every key of that Order item
-    item = client.codec.build_item(order, values)
+    item = client.mapper.build_item(order, values)
     # THEN each key appears verbatim in the Order section, next to its template
     section = shop_doc[shop_doc.index("### Order\n"):shop_doc.index("### OrderItem\n")]
     assert item["SK"] == "ORDER#2026-01-01T00:00:00.000000Z#o-1"
@@ -117,7 +117,7 @@ def test_pattern_example_matches_the_runtime_query_request() -> None:
     resolved = shop_model.resolved_patterns["orders in a date range"]
     values = {**example_values(shop_model, shop_model.entity("Order")),
               "created_at": ("2026-01-01T00:00:00Z", "2026-01-31T00:00:00Z")}
-    params = requests.query_params(client.codec, "t", resolved, values)
+    params = request_params.query_params(client.mapper, "t", resolved, values)
     sent = {v["S"] for v in params["ExpressionAttributeValues"].values()}
     # WHEN the model is described
     row = next(r for r in _rows(_section(describe(shop_model), "Access patterns")) if r[0].strip() == resolved.name)

@@ -40,7 +40,7 @@ def brute_force(model: Model, scope: AccessScope) -> tuple[set[str], set[str], s
     for name, resolved in model.resolved_patterns.items():
         if _allowed(lambda: guard.pattern(name, values)):  # noqa: B023 - called at once
             patterns.add(name)
-            reads.update(resolved.pattern.entities)
+            reads.update(resolved.entities)
             indexes.add(resolved.index.name if resolved.index is not None else "table")
     for entity in model.entities:
         for read in (lambda: guard.get(entity, values), lambda: guard.batch_get([(entity, values)])):  # noqa: B023

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from constructs_lib.constructs.exceptions import ConstructPropsError
-from constructs_lib.constructs.handler_code import (
+from constructs_lib.assets.exceptions import AssetError
+from constructs_lib.assets.handler_code import (
     DEFAULT_INDEX,
     defined_names,
     resolve_handler_code,
@@ -111,7 +111,7 @@ def test_a_handler_name_the_module_does_not_define_is_rejected_with_the_names_it
     # GIVEN a module defining `main` and `helper`, not `handler`
     root = write(tmp_path / "api", {"index.py": "import json\ndef main(e, c):\n    pass\ndef _private():\n    pass\n"})
     # WHEN the function is resolved with the default handler name
-    with pytest.raises(ConstructPropsError) as info:
+    with pytest.raises(AssetError) as info:
         resolve(root)
     # THEN the error names the module, the missing name, the rule and what the module defines
     message = str(info.value)
@@ -123,7 +123,7 @@ def test_a_missing_index_module_is_rejected_listing_the_modules_found(tmp_path: 
     # GIVEN a directory without index.py
     root = write(tmp_path / "api", {"app.py": "def handler(e, c):\n    pass\n", "tests/test_app.py": ""})
     # WHEN it is resolved with the default index
-    with pytest.raises(ConstructPropsError) as info:
+    with pytest.raises(AssetError) as info:
         resolve(root)
     # THEN the error names the module, says it is not in the bundle and lists what is
     assert "handler module 'index' (index.py) is not in the bundle" in str(info.value)
@@ -135,7 +135,7 @@ def test_an_index_inside_an_excluded_directory_is_rejected(tmp_path: Path) -> No
     root = write(tmp_path / "api", {"tests/index.py": "def handler(e, c):\n    pass\n"})
     # WHEN it is named as the index
     # THEN the error says it is missing or excluded
-    with pytest.raises(ConstructPropsError,
+    with pytest.raises(AssetError,
                        match=r"'tests\.index' \(tests/index\.py\) is not in the bundle .*missing or excluded"):
         resolve(root, index="tests/index.py")
 
@@ -145,7 +145,7 @@ def test_a_handler_module_with_a_syntax_error_is_rejected(tmp_path: Path) -> Non
     root = write(tmp_path / "api", {"index.py": "def handler(:\n"})
     # WHEN it is resolved
     # THEN the error names the module and the line
-    with pytest.raises(ConstructPropsError, match=r"handler module 'index' .* is not valid Python: .* on line 1"):
+    with pytest.raises(AssetError, match=r"handler module 'index' .* is not valid Python: .* on line 1"):
         resolve(root)
 
 
@@ -155,7 +155,7 @@ def test_an_index_that_is_not_a_module_path_is_rejected(tmp_path: Path, index: s
     root = write(tmp_path / "api", {"index.py": "handler = print\n"})
     # WHEN it is resolved
     # THEN the error names the index and the rule
-    with pytest.raises(ConstructPropsError, match=rf"index {index!r} must be a relative path of a \.py module"):
+    with pytest.raises(AssetError, match=rf"index {index!r} must be a relative path of a \.py module"):
         resolve(root, index=index)
 
 
@@ -164,7 +164,7 @@ def test_index_with_a_file_entry_is_rejected(tmp_path: Path) -> None:
     entry = write(tmp_path, {"api.py": "handler = print\n"}) / "api.py"
     # WHEN index= is also given
     # THEN the error says index applies to a directory entry
-    with pytest.raises(ConstructPropsError, match=r"index 'index\.py' applies to a directory entry; entry .*api\.py.* is a file"):
+    with pytest.raises(AssetError, match=r"index 'index\.py' applies to a directory entry; entry .*api\.py.* is a file"):
         resolve(entry, index="index.py")
 
 
@@ -173,7 +173,7 @@ def test_a_missing_entry_is_rejected(tmp_path: Path, name: str) -> None:
     # GIVEN an entry path that does not exist
     # WHEN it is resolved
     # THEN the error names it and says what an entry must be
-    with pytest.raises(ConstructPropsError,
+    with pytest.raises(AssetError,
                        match=rf"entry '.*{name}' does not exist; it must be a handler \.py file or a directory"):
         resolve(tmp_path / name)
 
@@ -183,7 +183,7 @@ def test_a_non_python_entry_file_is_rejected(tmp_path: Path) -> None:
     entry = write(tmp_path, {"handler.js": "exports.handler = 1"}) / "handler.js"
     # WHEN it is resolved
     # THEN the error names it and the rule
-    with pytest.raises(ConstructPropsError, match=r"entry file '.*handler\.js' must be a \.py module"):
+    with pytest.raises(AssetError, match=r"entry file '.*handler\.js' must be a \.py module"):
         resolve(entry)
 
 
@@ -193,7 +193,7 @@ def test_a_file_that_would_shadow_the_bundled_runtime_is_refused(tmp_path: Path,
     root = write(tmp_path / "api", {"index.py": "handler = print\n", shadow: "{}"})
     # WHEN it is resolved
     # THEN the error names the file and the rule
-    with pytest.raises(ConstructPropsError,
+    with pytest.raises(AssetError,
                        match=rf"{shadow.replace('.', '[.]')} in entry .* would shadow what the construct bundles"):
         resolve(root)
 
@@ -203,7 +203,7 @@ def test_a_handler_name_that_is_not_an_identifier_is_rejected(tmp_path: Path) ->
     entry = write(tmp_path, {"api.py": "handler = print\n"}) / "api.py"
     # WHEN it is resolved
     # THEN the error names it and the rule
-    with pytest.raises(ConstructPropsError, match=r"handler 'api\.handler' must be a Python function name"):
+    with pytest.raises(AssetError, match=r"handler 'api\.handler' must be a Python function name"):
         resolve(entry, function="api.handler")
 
 
@@ -212,6 +212,6 @@ def test_explicit_requirements_must_exist(tmp_path: Path) -> None:
     entry = write(tmp_path, {"api.py": "handler = print\n"}) / "api.py"
     # WHEN it is resolved
     # THEN the error names it and what it must be
-    with pytest.raises(ConstructPropsError,
+    with pytest.raises(AssetError,
                        match=r"requirements '.*reqs\.txt' must be an existing requirements \.txt file or a pyproject\.toml"):
         resolve(entry, requirements=tmp_path / "reqs.txt")

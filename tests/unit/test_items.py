@@ -16,11 +16,13 @@ from constructs_lib.runtime.exceptions import (
     KeyValueError,
     UpdateRejectedError,
 )
-from constructs_lib.runtime.items import MAX_ITEM_BYTES, ItemCodec, item_size
+from constructs_lib.runtime.items import ItemMapper
+from constructs_lib.runtime.limits import MAX_ITEM_BYTES
 from constructs_lib.runtime.sharding import stable_shard
+from constructs_lib.runtime.values import item_size
 from examples.shop.model import shop_model
 
-CODEC = ItemCodec(shop_model)
+CODEC = ItemMapper(shop_model)
 USER = shop_model.entities["User"]
 ORDER = shop_model.entities["Order"]
 ORDER_ITEM = shop_model.entities["OrderItem"]
@@ -236,10 +238,10 @@ def test_removing_a_required_gsi_input_is_rejected(how: str) -> None:
 def test_removing_an_optional_gsi_input_removes_its_index_keys(how: str) -> None:
     # GIVEN a model where the user's email (GSI1 input) is optional
     user = dataclasses.replace(USER, required=())
-    codec_ = ItemCodec(Model("m", entities=[user], indexes=[Index("GSI1")]))
+    mapper = ItemMapper(Model("m", entities=[user], indexes=[Index("GSI1")]))
     set_values, remove = ({}, ["email"]) if how == "remove" else ({"email": None}, [])
     # WHEN an update removes it
-    plan = codec_.plan_update(user, {"user_id": "u1"}, set_values, remove)
+    plan = mapper.plan_update(user, {"user_id": "u1"}, set_values, remove)
     # THEN the email and both GSI1 key attributes are removed
     assert plan.set == {}
     assert sorted(plan.remove) == ["GSI1PK", "GSI1SK", "email"]
@@ -311,7 +313,7 @@ CITY_MODEL = Model(
     ],
     indexes=[Index("GSI1"), Index("GSI2")],
 )
-CITY_CODEC = ItemCodec(CITY_MODEL)
+CITY_CODEC = ItemMapper(CITY_MODEL)
 PERSON = CITY_MODEL.entities["Person"]
 
 
@@ -399,10 +401,10 @@ def test_decode_drops_bucket_components() -> None:
         "sensors",
         entities=[Entity("Reading", pk="S#{sensor_id}#{at:month}", sk="{at}", fields={"sensor_id": "string", "at": "timestamp"})],
     )
-    codec = ItemCodec(model)
+    mapper = ItemMapper(model)
     stored = {"PK": "S#s1#2024-06", "SK": "2024-06-30T22:00:00.000000Z", "_type": "Reading"}
     # WHEN decoded / THEN fields come back and the "at:month" bucket text is not exposed
-    assert codec.decode(stored) == {"_type": "Reading", "sensor_id": "s1", "at": "2024-06-30T22:00:00.000000Z"}
+    assert mapper.decode(stored) == {"_type": "Reading", "sensor_id": "s1", "at": "2024-06-30T22:00:00.000000Z"}
 
 
 def test_decode_unknown_entity_only_drops_keys() -> None:

@@ -10,10 +10,17 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from constructs_lib.model import Entity, KeyTemplate, Model
+from constructs_lib.model.resolve import resolve_entity
+from constructs_lib.model.resolved import ResolvedEntity
 from constructs_lib.runtime import keys
 from constructs_lib.runtime.exceptions import KeyValueError
 from constructs_lib.runtime.keys import composite_key, entity_key, split_composite_key
 from examples.shop.model import shop_model
+
+
+def resolved(entity: Entity) -> ResolvedEntity:
+    """A standalone entity (no index keys) resolved as a model resolves it."""
+    return resolve_entity(entity, {})
 
 UTC = UTC
 PROPS = settings(max_examples=150, deadline=None)
@@ -22,24 +29,24 @@ USER = shop_model.entities["User"]
 ORDER = shop_model.entities["Order"]
 ORDER_ITEM = shop_model.entities["OrderItem"]
 
-READING = Entity(
+READING = resolved(Entity(
     "Reading",
     pk="SENSOR#{sensor_id}#{at:month}",
     sk="AT#{at}",
     fields={"sensor_id": "string", "at": "timestamp"},
-)
+))
 sensor_model = Model("sensors", entities=[READING])
 READING = sensor_model.entities["Reading"]
 
-PAIR = Entity("Pair", pk="A#{x}#B#{y}", fields=["x", "y"])
-TENANT_USER = Entity("TenantUser", pk="TENANT#{t}#{u}", fields=["t", "u"])
+PAIR = resolved(Entity("Pair", pk="A#{x}#B#{y}", fields=["x", "y"]))
+TENANT_USER = resolved(Entity("TenantUser", pk="TENANT#{t}#{u}", fields=["t", "u"]))
 # One collection: the order header (complete key) and its lines (keys under it).
-HEADER = Entity("Header", pk="C#{c}", sk="ORDER#{order_id}", fields=["c", "order_id"])
-LINE = Entity("Line", pk="C#{c}", sk="ORDER#{order_id}#LINE#{line}",
-              fields={"c": "string", "order_id": "string", "line": "number:3"})
+HEADER = resolved(Entity("Header", pk="C#{c}", sk="ORDER#{order_id}", fields=["c", "order_id"]))
+LINE = resolved(Entity("Line", pk="C#{c}", sk="ORDER#{order_id}#LINE#{line}",
+              fields={"c": "string", "order_id": "string", "line": "number:3"}))
 # Two entities whose templates differ only in one literal.
-LEFT = Entity("Left", pk="X#{a}#P#{b}", fields=["a", "b"])
-RIGHT = Entity("Right", pk="X#{a}#Q#{b}", fields=["a", "b"])
+LEFT = resolved(Entity("Left", pk="X#{a}#P#{b}", fields=["a", "b"]))
+RIGHT = resolved(Entity("Right", pk="X#{a}#Q#{b}", fields=["a", "b"]))
 
 # Any valid Unicode text (no lone surrogates), biased towards separator-adjacent characters.
 values = st.text(
@@ -128,7 +135,7 @@ def test_bucketed_sensor_key() -> None:
 
 def test_repeated_field_must_agree_when_parsed() -> None:
     # GIVEN a template using one field twice
-    e = Entity("Twice", pk="{a}#{a}", fields=["a"])
+    e = resolved(Entity("Twice", pk="{a}#{a}", fields=["a"]))
     # WHEN a consistent key is parsed / THEN the value comes back once
     assert keys.parse(e, e.pk_template, "x#x") == {"a": "x"}
     # AND an inconsistent key is rejected naming the field
@@ -215,7 +222,7 @@ def test_prefix_and_partial(fields: tuple[str, ...], expected_prefix: str, expec
 
 def test_prefix_of_template_starting_with_placeholder() -> None:
     # GIVEN a template starting with a placeholder, and no fields
-    e = Entity("G", pk="{a}#{b}", fields=["a", "b"])
+    e = resolved(Entity("G", pk="{a}#{b}", fields=["a", "b"]))
     # WHEN prefixes are built / THEN the empty prefix stays empty, the next one ends on '#'
     assert keys.prefix(e, e.pk_template, {}, ()) == ("", False)
     assert keys.prefix(e, e.pk_template, {"a": "x"}, ("a",)) == ("x#", False)
@@ -223,7 +230,7 @@ def test_prefix_of_template_starting_with_placeholder() -> None:
 
 def test_prefix_including_trailing_literal_is_complete() -> None:
     # GIVEN a template ending in a literal after its only field
-    e = Entity("T", pk="A#{x}#META", fields=["x"])
+    e = resolved(Entity("T", pk="A#{x}#META", fields=["x"]))
     # WHEN the prefix of all its fields is built / THEN it is the complete key
     assert keys.prefix(e, e.pk_template, {"x": "1"}, ("x",)) == ("A#1#META", True)
 
@@ -334,14 +341,14 @@ def test_property_bucketed_key_round_trip(sensor: str, at: datetime) -> None:
 
 def test_date_field_key_round_trip() -> None:
     # GIVEN a date-keyed entity / WHEN built and parsed / THEN the date comes back as a date
-    e = Entity("Day", pk="DAY#{d}", fields={"d": "date"})
+    e = resolved(Entity("Day", pk="DAY#{d}", fields={"d": "date"}))
     key = keys.build(e, e.pk_template, {"d": date(2024, 2, 29)})
     assert key == "DAY#2024-02-29"
     assert keys.parse(e, e.pk_template, key) == {"d": date(2024, 2, 29)}
 
 
 GRANULARITY_ENTITIES = {
-    g: Entity(f"B{g}", pk=f"S#{{s}}#{{at:{g}}}", fields={"s": "string", "at": "timestamp"})
+    g: resolved(Entity(f"B{g}", pk=f"S#{{s}}#{{at:{g}}}", fields={"s": "string", "at": "timestamp"}))
     for g in ("year", "month", "day", "hour", "minute", "week")
 }
 

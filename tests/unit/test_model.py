@@ -298,9 +298,10 @@ def test_bad_index_key_spec() -> None:
 
 
 def test_index_key_tuple_form() -> None:
-    # GIVEN a (pk, sk) tuple for an index key / WHEN declared / THEN it becomes an IndexKey
+    # GIVEN a (pk, sk) tuple for an index key / WHEN declared / THEN it stays as written and resolves to an IndexKey
     e = user(indexes={"GSI1": ("X#{user_id}", "Y")})
-    assert e.indexes["GSI1"] == IndexKey(pk="X#{user_id}", sk="Y")
+    assert e.indexes["GSI1"] == ("X#{user_id}", "Y")
+    assert e.parts().indexes["GSI1"] == IndexKey(pk="X#{user_id}", sk="Y")
 
 
 @pytest.mark.parametrize("values", [(), ("",), 3])
@@ -318,8 +319,8 @@ def test_when_equals_normalizes_values() -> None:
     # GIVEN sparse conditions as a string, a list and a set
     key = IndexKey(pk="X", sk="Y", when_equals={"b": {"Z", "A", "M"}, "a": "ONE", "c": ["Q", "P"]})
     # WHEN normalized / THEN attributes are sorted, values become tuples (sets sorted, lists kept)
-    assert key.when_equals == {"a": ("ONE",), "b": ("A", "M", "Z"), "c": ("Q", "P")}
-    assert list(key.when_equals) == ["a", "b", "c"]
+    assert key.frozen_when_equals() == {"a": ("ONE",), "b": ("A", "M", "Z"), "c": ("Q", "P")}
+    assert list(key.frozen_when_equals()) == ["a", "b", "c"]
 
 
 # --------------------------------------------------------------------------- attributes

@@ -195,11 +195,11 @@ def test_max_length_is_validated_and_enforced_on_write():
     with pytest.raises(ModelValidationError, match="max_length"):
         Field("number", width=4, max_length=3)
     from constructs_lib.runtime.exceptions import ItemValidationError
-    from constructs_lib.runtime.items import ItemCodec
+    from constructs_lib.runtime.items import ItemMapper
 
     model = model_v2()
-    codec = ItemCodec(model)
+    mapper = ItemMapper(model)
     with pytest.raises(ItemValidationError, match="max_length 40"):
-        codec.build_item(model.entity("Order"), {"customer_id": "c", "order_id": "o", "status": "PAID",
+        mapper.build_item(model.entity("Order"), {"customer_id": "c", "order_id": "o", "status": "PAID",
                                                  "created_at": "2024-01-01T00:00:00Z", "sku": "x" * 41})
     assert Model.from_json(model.to_json()) == model

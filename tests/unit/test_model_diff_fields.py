@@ -10,7 +10,7 @@ from constructs_lib.evolution.lock import TableLock
 from constructs_lib.model import Entity, Field, Index, IndexKey, Model
 from constructs_lib.runtime.contract import fingerprint
 from constructs_lib.runtime.exceptions import ItemValidationError
-from constructs_lib.runtime.items import ItemCodec
+from constructs_lib.runtime.items import ItemMapper
 
 
 def levels(diff):
@@ -28,9 +28,9 @@ def test_narrowing_an_enum_that_builds_the_table_key_is_breaking():
     # GIVEN a locked model whose table key is TEAM#{kind}#{team_id}, kind RED/BLUE/GREEN
     old, new = team_model("RED", "BLUE", "GREEN"), team_model("RED", "BLUE")
     # AND the narrowing makes a stored GREEN team unwritable under the new model
-    ItemCodec(old).build_item(old.entity("Team"), {"kind": "GREEN", "team_id": "t1"})
+    ItemMapper(old).build_item(old.entity("Team"), {"kind": "GREEN", "team_id": "t1"})
     with pytest.raises(ItemValidationError, match="GREEN"):
-        ItemCodec(new).build_item(new.entity("Team"), {"kind": "GREEN", "team_id": "t1"})
+        ItemMapper(new).build_item(new.entity("Team"), {"kind": "GREEN", "team_id": "t1"})
     assert fingerprint(old) != fingerprint(new)
     # WHEN the models are diffed (as the lock does)
     diff = TableLock.of(old).diff(new)

@@ -28,11 +28,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from constructs_lib.evolution.diff import SAFE, diff_models
-from constructs_lib.model import Entity, Field, Index, Model, ModelError
-from constructs_lib.runtime import codec
+from constructs_lib.model import Entity, Field, Index, Model, ModelError, ResolvedEntity
+from constructs_lib.runtime import key_segments
 from constructs_lib.runtime.contract import fingerprint
 from constructs_lib.runtime.exceptions import RuntimeClientError
-from constructs_lib.runtime.items import ItemCodec
+from constructs_lib.runtime.items import ItemMapper
 from examples.evolution.model import model_v1, model_v2
 from examples.saas.model import saas_model
 from examples.shop.model import shop_model
@@ -355,21 +355,20 @@ _ATTRIBUTE_VALUES: dict[str, list[Any]] = {
 def _accepts(model: Model, entity: Entity, name: str, value: Any) -> bool:
     """Whether a write of ``value`` under field ``name`` passes the runtime's checks."""
     try:
-        ItemCodec(model).normalize(entity, {name: value})
+        ItemMapper(model).normalize(entity, {name: value})
     except RuntimeClientError:
         return False
     return True
 
 
 def _encoding(spec: Field, value: Any) -> str:
-    return codec.encode(value, spec.kind, width=spec.width)
+    return key_segments.encode(value, spec.kind, width=spec.width)
 
 
-def _index_inputs(entity: Entity, index: str) -> set[str]:
-    key = entity.indexes[index]  # type: ignore[index]
-    pk_t, sk_t = entity.index_templates(index)
-    out = {f for t in (pk_t, sk_t) if t for f in t.fields} - {"shard"}
-    return out | set(key.shard_by or ()) | set(key.when_equals or ()) | ({key.when_present} - {None})
+def _index_inputs(entity: ResolvedEntity, index: str) -> set[str]:
+    key = entity.indexes[index]
+    out = {f for _, t in key.written for f in t.fields} - {"shard"}
+    return out | set(key.shard_by) | set(key.when_equals) | ({key.when_present} - {None})
 
 
 def harms(old: Model, new: Model) -> list[str]:

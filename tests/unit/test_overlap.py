@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from constructs_lib.model import AccessPattern, Entity, Field, Index, IndexKey, KeyTemplate, Model, overlap
-from constructs_lib.runtime import KeyValueError, codec, requests
-from constructs_lib.runtime.items import ItemCodec, ItemValidationError
+from constructs_lib.runtime import KeyValueError, key_segments, request_params
+from constructs_lib.runtime.items import ItemMapper, ItemValidationError
 
 SOAK = os.environ.get("CONSTRUCTS_LIB_SOAK", "") not in ("", "0")
 EXAMPLES = 2000 if SOAK else 200
@@ -88,8 +88,8 @@ class Case:
     def __repr__(self) -> str:
         def keys(name: str) -> str:
             entity = self.model.entities[name]
-            pk, sk = entity.index_templates("GSI")
-            kinds = {f: (s.kind, s.width or s.choices) for f, s in entity.fields.items() if f != "id"}  # type: ignore[union-attr]
+            pk, sk = entity.indexes["GSI"].pk_template, entity.indexes["GSI"].sk_template
+            kinds = {f: (s.kind, s.width or s.choices) for f, s in entity.fields.items() if f != "id"}
             return f"{name} {pk} / {sk} {kinds}"
 
         pattern = self.model.resolved_patterns["p"]
@@ -131,8 +131,8 @@ def cases(draw: Any) -> Case:
 
 # Brute force ------------------------------------------------------------------------------------
 def literals_of(entity: Entity) -> list[str]:
-    pk, sk = entity.index_templates("GSI")
-    return [s for t in (pk, sk) for s in t.segments if isinstance(s, str)]  # type: ignore[union-attr]
+    key = entity.indexes["GSI"]
+    return [s for _, t in key.written for s in t.segments if isinstance(s, str)]
 
 
 def pool(spec: Field, other: Entity, *, stored: bool) -> list[Any]:
@@ -156,8 +156,8 @@ def assignments(entity: Entity, other: Entity, names: list[str], *, stored: bool
 
 def stored_keys(model: Model, entity: Entity, other: Entity) -> dict[str, list[str]]:
     """Every (pk -> sks) the entity's items built from adversarial values carry in the GSI."""
-    item_codec = ItemCodec(model)
-    names = list(dict.fromkeys(f for t in entity.index_templates("GSI") for f in t.fields))  # type: ignore[union-attr]
+    item_codec = ItemMapper(model)
+    names = list(dict.fromkeys(f for _, t in entity.indexes["GSI"].written for f in t.fields))
     out: dict[str, list[str]] = {}
     for n, values in enumerate(assignments(entity, other, names, stored=True)):
         try:
@@ -172,7 +172,7 @@ def conditions(model: Model, case: Case, *, first: bool = False) -> list[dict[st
     """Every Query the runtime sends for pattern "p" over adversarial values of A's fields."""
     resolved = model.resolved_patterns["p"]
     a, b = model.entities["A"], model.entities["B"]
-    item_codec = ItemCodec(model)
+    item_codec = ItemMapper(model)
     names = list(dict.fromkeys(resolved.pk_fields + resolved.sk_fields))
     out = []
     ranged = resolved.sk_fields[-1] if case.op == "between" else None
@@ -187,7 +187,7 @@ def conditions(model: Model, case: Case, *, first: bool = False) -> list[dict[st
             partitions = sorted({*vals[ranged]}, key=str) if ranged is not None else [None]
             for shard, at in itertools.product((0, 1) if case.sharded else (None,), partitions):
                 try:
-                    out.append(requests.query_params(
+                    out.append(request_params.query_params(
                         item_codec, "t", resolved, vals if shard is None else {**vals, "shard": shard}, at))
                 except KeyValueError:
                     continue  # low above high, the range field in the partition key unbucketed, ...
@@ -281,7 +281,7 @@ def test_identical_keys_are_always_warned(data: Any) -> None:
 def test_the_models_escape_is_the_codecs(value: str) -> None:
     # GIVEN any text the codec can escape, THEN the model's copy of the escaping agrees
     try:
-        expected = codec.escape(value)
+        expected = key_segments.escape(value)
     except KeyValueError:
         return  # lone surrogates: refused before any key is built
     assert overlap.escape(value) == expected

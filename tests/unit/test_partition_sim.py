@@ -22,7 +22,8 @@ from benchmarks.partition_sim import (
     write_sharded,
     zipf_users,
 )
-from constructs_lib.runtime.patterns.counter import PARTITION_WCU, derive_shards
+from constructs_lib.runtime.limits import PARTITION_WCU
+from constructs_lib.runtime.patterns.counter import derive_shards
 
 
 @pytest.mark.parametrize("model", ["adaptive", "fixed"])

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from constructs_lib.constructs.cache import ENV_CACHE_DIR
+from constructs_lib.assets.cache import ENV_CACHE_DIR
 from constructs_lib.testing import DynamoDBLocalNotFoundError, provision
 from constructs_lib.testing.provision import (
     DYNAMODB_LOCAL_VERSION,

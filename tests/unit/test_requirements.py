@@ -14,14 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from constructs_lib.constructs import defaults as _defaults
-from constructs_lib.constructs.cache import ENV_CACHE_DIR, cache_root
-from constructs_lib.constructs.exceptions import ConstructPropsError
-from constructs_lib.constructs.requirements import (
+from constructs_lib.assets import lambda_platform
+from constructs_lib.assets.cache import ENV_CACHE_DIR, cache_root
+from constructs_lib.assets.exceptions import AssetError
+from constructs_lib.assets.requirements import (
     install,
     pip_platforms,
     read_requirements,
 )
+from constructs_lib.constructs import defaults as _defaults
 
 WHAT = "TableFunction 'Api'"
 
@@ -99,7 +100,7 @@ def test_synth_time_packages_are_refused(tmp_path: Path, line: str) -> None:
     path = requirements(tmp_path, f"tabulate\n{line}\n")
     # WHEN they are read
     # THEN the error names the requirement, the file and the rule
-    with pytest.raises(ConstructPropsError) as info:
+    with pytest.raises(AssetError) as info:
         read_requirements(path, what=WHAT)
     assert f"requirement {line!r}" in str(info.value) and "synth-time package" in str(info.value)
     assert str(path) in str(info.value)
@@ -119,7 +120,7 @@ def test_a_missing_include_is_rejected(tmp_path: Path) -> None:
     path = requirements(tmp_path, "-r nowhere.txt\n")
     # WHEN it is read
     # THEN the error names the missing file
-    with pytest.raises(ConstructPropsError, match=r"requirements file '.*nowhere\.txt' \(included with -r\) does not exist"):
+    with pytest.raises(AssetError, match=r"requirements file '.*nowhere\.txt' \(included with -r\) does not exist"):
         read_requirements(path, what=WHAT)
 
 
@@ -129,7 +130,7 @@ def test_an_include_cycle_is_rejected(tmp_path: Path) -> None:
     requirements(tmp_path, "-r a.txt\n", "b.txt")
     # WHEN one is read
     # THEN the error names the file that includes itself
-    with pytest.raises(ConstructPropsError, match=r"requirements file '.*a\.txt' includes itself"):
+    with pytest.raises(AssetError, match=r"requirements file '.*a\.txt' includes itself"):
         read_requirements(tmp_path / "a.txt", what=WHAT)
 
 
@@ -138,7 +139,7 @@ def test_invalid_pyproject_is_rejected(tmp_path: Path) -> None:
     path = requirements(tmp_path, "[project\n", "pyproject.toml")
     # WHEN it is read
     # THEN the error names the file and the rule
-    with pytest.raises(ConstructPropsError, match=r"pyproject\.toml' is not valid TOML"):
+    with pytest.raises(AssetError, match=r"pyproject\.toml' is not valid TOML"):
         read_requirements(path, what=WHAT)
 
 
@@ -148,18 +149,18 @@ def test_platform_tags_cover_manylinux2014_up_to_the_runtimes_glibc() -> None:
     # WHEN the pip platforms of each architecture are listed
     arm, x86 = pip_platforms("arm64"), pip_platforms("x86_64")
     # THEN they start at manylinux2014 and include every manylinux_2_X up to 2.34, for that machine
-    assert arm[0] == "manylinux2014_aarch64" and arm[-1] == f"manylinux_2_{_defaults.LAMBDA_GLIBC_MINOR}_aarch64"
+    assert arm[0] == "manylinux2014_aarch64" and arm[-1] == f"manylinux_2_{lambda_platform.LAMBDA_GLIBC_MINOR}_aarch64"
     assert "manylinux_2_28_aarch64" in arm and all(t.endswith("_aarch64") for t in arm)
     assert x86[0] == "manylinux2014_x86_64" and all(t.endswith("_x86_64") for t in x86)
     # AND the Python version is the one of the pinned runtime (PYTHON_3_13 -> 3.13)
-    assert _defaults.LAMBDA_RUNTIME == "PYTHON_" + _defaults.LAMBDA_PYTHON_VERSION.replace(".", "_")
+    assert _defaults.LAMBDA_RUNTIME == "PYTHON_" + lambda_platform.LAMBDA_PYTHON_VERSION.replace(".", "_")
 
 
 def test_an_unknown_architecture_is_rejected() -> None:
     # GIVEN an architecture name Lambda does not have
     # WHEN its platforms are asked for
     # THEN the error names it and the allowed ones
-    with pytest.raises(ConstructPropsError, match=r"architecture 'riscv64' must be 'arm64' or 'x86_64'"):
+    with pytest.raises(AssetError, match=r"architecture 'riscv64' must be 'arm64' or 'x86_64'"):
         pip_platforms("riscv64")
 
 
@@ -170,7 +171,7 @@ def test_a_package_without_a_wheel_for_the_platform_fails_naming_package_platfor
     # GIVEN a package that publishes an x86_64 wheel only
     wanted = read_requirements(requirements(tmp_path, "fastnative==1.0\n"), what=WHAT)
     # WHEN it is installed for an arm64 function
-    with pytest.raises(ConstructPropsError) as info:
+    with pytest.raises(AssetError) as info:
         install(wanted, architecture="arm64", what=WHAT)
     # THEN the error names the package, the platform, the Python version and the remedy
     message = str(info.value)
@@ -221,7 +222,7 @@ def test_a_version_that_does_not_exist_names_the_versions_that_do(tmp_path: Path
     wanted = read_requirements(requirements(tmp_path, "purehelper==9.9\n"), what=WHAT)
     # WHEN it is installed
     # THEN the error names the requirement, the platform and the versions there are
-    with pytest.raises(ConstructPropsError,
+    with pytest.raises(AssetError,
                        match=r"no release of 'purehelper==9\.9' .* linux aarch64 .* CPython 3\.13: 2\.0\. Remedy"):
         install(wanted, architecture="arm64", what=WHAT)
 
@@ -231,7 +232,7 @@ def test_pip_failures_other_than_a_missing_wheel_show_pips_output(tmp_path: Path
     wanted = read_requirements(requirements(tmp_path, "not a requirement!\n"), what=WHAT)
     # WHEN it is installed
     # THEN the error names the requirements file, the platform and carries pip's message
-    with pytest.raises(ConstructPropsError,
+    with pytest.raises(AssetError,
                        match=r"pip could not install the requirements of '.*requirements\.txt' for linux aarch64, CPython 3\.13"):
         install(wanted, architecture="arm64", what=WHAT)
 

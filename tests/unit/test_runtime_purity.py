@@ -67,7 +67,7 @@ def after_runtime_and_model_import() -> dict:
     return run(
         """
         import constructs_lib.runtime, constructs_lib.model
-        from constructs_lib.runtime import TableClient, codec, items, keys  # noqa: F401
+        from constructs_lib.runtime import TableClient, items, key_segments, keys  # noqa: F401
         report()
         """
     )
@@ -190,3 +190,27 @@ def test_a_generated_typed_module_loads_like_the_runtime() -> None:
     assert result["cdk"] == [] and result["aws"] == [] and result["attempts"] == []
     assert {m.split(".")[1] for m in result["ours"] if "." in m} <= {"runtime", "model"}
     assert "constructs_lib.runtime.contract" in result["ours"]
+
+
+def test_asset_building_never_imports_the_cdk() -> None:
+    # GIVEN a fresh interpreter in which the CDK packages cannot be imported
+    # WHEN every module of constructs_lib.assets is imported and a function's asset is staged with it
+    result = run(
+        """
+        import pkgutil, importlib
+        import constructs_lib.assets as assets
+        for info in pkgutil.iter_modules(assets.__path__):
+            importlib.import_module("constructs_lib.assets." + info.name)
+        from constructs_lib.assets.bundling import bundle
+        from constructs_lib.model import Entity, Model
+        model = Model("m", entities=[Entity("User", pk="USER#{id}", fields=["id"])])
+        staged = bundle(model, what="test")  # no handler: every runtime module, no bytecode
+        report(files=len(staged.runtime_files), model_json=(staged.directory / "model.json").is_file())
+        """
+    )
+    # THEN the asset was staged (the runtime modules and model.json) and no CDK module was even
+    # attempted: the asset layer sits below the constructs
+    assert result["model_json"] and result["files"] > 5
+    assert "constructs_lib.assets.requirements" in result["ours"] and "constructs_lib.assets.pyc_worker" in result["ours"]
+    assert result["cdk"] == []
+    assert [a for a in result["attempts"] if a.split(".")[0] in ("aws_cdk", "constructs", "jsii")] == []

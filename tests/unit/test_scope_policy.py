@@ -100,7 +100,8 @@ def test_json_round_trip_and_summary() -> None:
 
 
 def test_the_runtime_reads_the_scope_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    from constructs_lib.runtime.scope import ENV_ACCESS_SCOPE, scope_from_environment
+    from constructs_lib.runtime.environment import ENV_ACCESS_SCOPE
+    from constructs_lib.runtime.scope import scope_from_environment
 
     monkeypatch.delenv(ENV_ACCESS_SCOPE, raising=False)
     assert scope_from_environment(shop_model) is None

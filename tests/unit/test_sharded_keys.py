@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from constructs_lib.model import AccessPattern, AccessPatternError, Entity, Field, Index, IndexKey, Model, ModelValidationError
-from constructs_lib.runtime import SettingsError, UpdateRejectedError
-from constructs_lib.runtime.items import ItemCodec
+from constructs_lib.runtime.exceptions import SettingsError, UpdateRejectedError
+from constructs_lib.runtime.items import ItemMapper
 from constructs_lib.runtime.sharding import index_shards, stable_shard
 
 FIELDS = {"order_id": "string", "status": Field.enum("NEW", "PAID"), "created_at": "timestamp"}
@@ -107,8 +107,8 @@ def test_json_round_trip_and_unsharded_json_unchanged() -> None:
 
 def test_shard_is_the_documented_stable_hash() -> None:
     # GIVEN the documented rule: sha256 of the shard_by key encodings joined by '#', first 8 bytes, mod N
-    codec = ItemCodec(model())
-    item = codec.build_item(codec.model.entities["Order"], {"order_id": "o-42", "status": "PAID", "created_at": T0})
+    mapper = ItemMapper(model())
+    item = mapper.build_item(mapper.model.entities["Order"], {"order_id": "o-42", "status": "PAID", "created_at": T0})
     expected = int.from_bytes(hashlib.sha256(b"o-42").digest()[:8], "big") % 4
     # THEN the stored key carries it, zero-padded to two digits
     assert item["ByStatusPK"] == f"STATUS#PAID#{expected:02d}"
@@ -126,42 +126,42 @@ def test_shard_is_the_same_in_another_process() -> None:
 
 def test_shard_by_several_fields_uses_their_key_encodings() -> None:
     m = model(IndexKey(pk="STATUS#{status}#{shard}", sk="{created_at}", shards=8, shard_by=("order_id", "created_at")))
-    codec = ItemCodec(m)
-    item = codec.build_item(m.entities["Order"], {"order_id": "a#b", "status": "NEW", "created_at": T0})
+    mapper = ItemMapper(m)
+    item = mapper.build_item(m.entities["Order"], {"order_id": "a#b", "status": "NEW", "created_at": T0})
     expected = stable_shard("a%23b#2026-01-01T00:00:00.000000Z", 8)  # escaped id, ISO UTC timestamp
     assert item["ByStatusPK"] == f"STATUS#NEW#{expected:02d}"
 
 
 def test_update_recomputes_the_sharded_key_and_keeps_the_input_rule() -> None:
-    codec = ItemCodec(model())
-    entity = codec.model.entities["Order"]
+    mapper = ItemMapper(model())
+    entity = mapper.model.entities["Order"]
     # WHEN status and created_at are set (order_id, the shard input, is known from the table key)
-    plan = codec.plan_update(entity, {"order_id": "o-42"}, {"status": "NEW", "created_at": T0}, [])
+    plan = mapper.plan_update(entity, {"order_id": "o-42"}, {"status": "NEW", "created_at": T0}, [])
     # THEN the sharded pk is recomputed with the item's shard
     assert plan.set["ByStatusPK"] == f"STATUS#NEW#{stable_shard('o-42', 4):02d}"
     # AND setting one template input without the other is still refused
     with pytest.raises(UpdateRejectedError, match="but not \\['created_at'\\]"):
-        codec.plan_update(entity, {"order_id": "o-42"}, {"status": "NEW"}, [])
+        mapper.plan_update(entity, {"order_id": "o-42"}, {"status": "NEW"}, [])
 
 
 def test_update_of_a_non_key_shard_input_needs_the_other_inputs() -> None:
     m = model(IndexKey(pk="STATUS#{status}#{shard}", sk="{created_at}", shards=4, shard_by="customer"),
               fields={**FIELDS, "customer": "string"})
-    codec = ItemCodec(m)
+    mapper = ItemMapper(m)
     entity = m.entities["Order"]
     with pytest.raises(UpdateRejectedError, match="sets \\['customer'\\]"):
-        codec.plan_update(entity, {"order_id": "o1"}, {"customer": "c1"}, [])
-    plan = codec.plan_update(entity, {"order_id": "o1"}, {"customer": "c1", "status": "NEW", "created_at": T0}, [])
+        mapper.plan_update(entity, {"order_id": "o1"}, {"customer": "c1"}, [])
+    plan = mapper.plan_update(entity, {"order_id": "o1"}, {"customer": "c1", "status": "NEW", "created_at": T0}, [])
     assert plan.set["ByStatusPK"] == f"STATUS#NEW#{stable_shard('c1', 4):02d}"
     # AND removing the shard input removes the item from the index
-    assert "ByStatusPK" in codec.plan_update(entity, {"order_id": "o1"}, {}, ["customer"]).remove
+    assert "ByStatusPK" in mapper.plan_update(entity, {"order_id": "o1"}, {}, ["customer"]).remove
 
 
 def test_decoded_items_carry_no_shard() -> None:
-    codec = ItemCodec(model(index=Index("ByStatus", projection="KEYS_ONLY")))
-    item = codec.build_item(codec.model.entities["Order"], {"order_id": "o1", "status": "NEW", "created_at": T0})
+    mapper = ItemMapper(model(index=Index("ByStatus", projection="KEYS_ONLY")))
+    item = mapper.build_item(mapper.model.entities["Order"], {"order_id": "o1", "status": "NEW", "created_at": T0})
     keys_only = {k: item[k] for k in ("PK", "SK", "ByStatusPK", "ByStatusSK", "_type")}
-    assert codec.decode(keys_only) == {"order_id": "o1", "status": "NEW", "created_at": "2026-01-01T00:00:00.000000Z",
+    assert mapper.decode(keys_only) == {"order_id": "o1", "status": "NEW", "created_at": "2026-01-01T00:00:00.000000Z",
                                        "_type": "Order"}
 
 

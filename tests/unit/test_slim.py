@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from constructs_lib.constructs.slim import slim_source
+from constructs_lib.assets.slim import slim_source
 
 PACKAGE = Path(__file__).resolve().parents[2] / "constructs_lib"
 SHIPPED = sorted(

@@ -18,12 +18,8 @@ from typing import Any
 import pytest
 
 from constructs_lib.model import AccessPattern, Entity, Index, IndexKey, Model
-from constructs_lib.runtime import (
-    TableClient,
-    TrafficInsightError,
-    TrafficRecorder,
-    _aws,
-)
+from constructs_lib.runtime import TableClient, _aws
+from constructs_lib.runtime.exceptions import TrafficInsightError
 from constructs_lib.runtime.stats import (
     FILTER_HEAVY,
     HOT_PARTITION,
@@ -31,6 +27,7 @@ from constructs_lib.runtime.stats import (
     SCAN,
     UNUSED_INDEX,
     SpaceSaving,
+    TrafficRecorder,
 )
 
 MODEL = Model(

@@ -1,4 +1,4 @@
-"""``constructs_lib.testing`` exports what the README documents, and importing it stays light."""
+"""``constructs_lib.testing`` exports what docs/testing-your-stacks.md documents, and importing it stays light."""
 
 from __future__ import annotations
 

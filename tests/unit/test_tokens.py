@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.runtime import SettingsError
+from constructs_lib.runtime.exceptions import SettingsError
 from constructs_lib.runtime.tokens import request_token, table_identity, transaction_token
 
 

@@ -9,7 +9,7 @@ from boto3.dynamodb.types import Binary, TypeDeserializer, TypeSerializer
 
 from constructs_lib.model import Entity, Model
 from constructs_lib.runtime import _aws
-from constructs_lib.runtime.items import ItemCodec
+from constructs_lib.runtime.items import ItemMapper
 
 VALUES = [
     "", "text", "naïve ✓", True, False, None, 0, 7, -7, 10**17, -(10**17), 10**18, -(10**18), 10**37, 12345678901234567890,
@@ -43,23 +43,23 @@ def test_serialize_matches_type_serializer(value: object) -> None:
 def test_decode_wire_matches_decode_of_deserialized(value: dict[str, object]) -> None:
     # GIVEN a stored attribute next to an entity's keys
     model = Model("w", entities=[Entity("T", pk="T#{id}", fields=["id"])])
-    codec = ItemCodec(model)
+    mapper = ItemMapper(model)
     item = {"PK": {"S": "T#1"}, "_type": {"S": "T"}, "id": {"S": "1"}, "v": value}
     # WHEN decoded in one pass, raw or not
     # THEN the result is the decode of boto3's deserialization
     deserialized = {k: TypeDeserializer().deserialize(v) for k, v in item.items()}
-    assert codec.decode_wire(item) == codec.decode(deserialized)
-    assert codec.decode_wire(item, raw=True) == codec.decode(deserialized, raw=True)
+    assert mapper.decode_wire(item) == mapper.decode(deserialized)
+    assert mapper.decode_wire(item, raw=True) == mapper.decode(deserialized, raw=True)
     assert _aws.deserialize(item) == deserialized
 
 
 def test_decode_wire_recovers_fields_missing_from_a_keys_only_projection() -> None:
     # GIVEN an item projected KEYS_ONLY: its fields only in its key
     model = Model("w", entities=[Entity("T", pk="T#{id}", sk="AT#{n}", fields={"id": "string", "n": "number:4"})])
-    codec = ItemCodec(model)
+    mapper = ItemMapper(model)
     item = {"PK": {"S": "T#a%23b"}, "SK": {"S": "AT#0042"}, "_type": {"S": "T"}}
     # WHEN decoded THEN the fields are parsed back from the keys, and the keys are dropped
-    assert codec.decode_wire(item) == {"_type": "T", "id": "a#b", "n": 42}
+    assert mapper.decode_wire(item) == {"_type": "T", "id": "a#b", "n": 42}
 
 
 def test_default_dynamodb_clients_skip_client_side_parameter_validation() -> None:

@@ -26,7 +26,7 @@ from constructs_lib.model import (
     ModelValidationError,
 )
 from constructs_lib.runtime import keys
-from constructs_lib.runtime.items import ItemCodec
+from constructs_lib.runtime.items import ItemMapper
 from examples.saas.model import saas_model
 from examples.shop.model import shop_model
 
@@ -117,8 +117,8 @@ def test_one_facet_per_entity_with_key_aliases_data_and_attributes(shop_export: 
 
 @pytest.mark.parametrize("model", [shop_model, saas_model], ids=lambda m: m.name)
 def test_sample_item_keys_parse_back_into_the_items_own_attributes(model: Model) -> None:
-    # GIVEN the sample items and the runtime codec of the model
-    codec = ItemCodec(model)
+    # GIVEN the sample items and the runtime mapper of the model
+    mapper = ItemMapper(model)
     for entity_name, items in sample_items(model).items():
         entity = model.entity(entity_name)
         for stored in items:
@@ -127,11 +127,11 @@ def test_sample_item_keys_parse_back_into_the_items_own_attributes(model: Model)
             values = keys.parse(entity, entity.pk_template, item[model.pk_attribute])
             values.update(keys.parse(entity, entity.sk_template, item[model.sk_attribute]))
             # THEN they give back the item's own field values
-            assert values and codec.normalize(entity, values) == {k: item[k] for k in values}
+            assert values and mapper.normalize(entity, values) == {k: item[k] for k in values}
             # AND every index key is what the runtime derives from those attributes (or absent)
-            attrs = {k: v for k, v in item.items() if k not in codec.key_attributes and k != model.entity_attribute}
+            attrs = {k: v for k, v in item.items() if k not in mapper.key_attributes and k != model.entity_attribute}
             for index_name in entity.indexes:
-                expected = codec.index_key(entity, index_name, attrs) or {}
+                expected = mapper.index_key(entity, index_name, attrs) or {}
                 present = {a: item[a] for a in model.indexes[index_name].key_attributes if a in item}
                 assert present == expected, (entity_name, index_name)
 

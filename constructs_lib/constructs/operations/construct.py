@@ -1,4 +1,4 @@
-"""``TableOperations``: the dashboard and alarms of one table (every alarm: the README's "Operations: dashboards and alarms")."""
+"""``TableOperations``: the dashboard and alarms of one table (every alarm: docs/operations.md)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from ...model import Model
 from .. import defaults
 from ..exceptions import ConstructPropsError
 from .consumers import MonitoredConsumer
-from .props import FIVE_MINUTES, NAMESPACE, OPERATIONS, Operations
+from .props import FIVE_MINUTES, NAMESPACE, OPERATIONS, OperationsSettings
 
 
 class MonitoredTable(Protocol):
@@ -43,7 +43,7 @@ class TableOperations(Construct):
     Attributes
     ----------
     settings
-        The :class:`Operations` it was built with.
+        The :class:`OperationsSettings` it was built with.
     dashboard
         The ``aws_cloudwatch.Dashboard``, or None with ``dashboard=False``.
     stack_dashboards
@@ -54,11 +54,11 @@ class TableOperations(Construct):
         registered pattern constructs (keys in the module docstring).
     """
 
-    def __init__(self, scope: Construct, id: str, *, table: MonitoredTable, settings: Operations) -> None:
+    def __init__(self, scope: Construct, id: str, *, table: MonitoredTable, settings: OperationsSettings) -> None:
         super().__init__(scope, id)
-        if not isinstance(settings, Operations):
+        if not isinstance(settings, OperationsSettings):
             raise ConstructPropsError(
-                f"{table.what}: operations {settings!r} must be a constructs_lib.Operations"
+                f"{table.what}: operations {settings!r} must be a constructs_lib.OperationsSettings"
             )
         self.settings = settings
         self._table = table
@@ -111,7 +111,7 @@ class TableOperations(Construct):
         )
 
     # Alarms ------------------------------------------------------------------------------------------
-    def _alarm(self, key: str, metric: cloudwatch.IMetric, *, threshold: float, periods: int = 1,
+    def _alarm(self, key: str, metric: cloudwatch.Metric | cloudwatch.MathExpression, *, threshold: float, periods: int = 1,
                description: str) -> cloudwatch.Alarm:
         alarm = metric.create_alarm(
             self, key.replace("/", "-") + "Alarm", threshold=threshold, evaluation_periods=periods,
@@ -305,4 +305,6 @@ class TableOperations(Construct):
 def _threshold(alarm: cloudwatch.Alarm) -> float:
     resource = alarm.node.default_child
     assert isinstance(resource, cloudwatch.CfnAlarm)
-    return float(resource.threshold)  # type: ignore[arg-type]
+    threshold = resource.threshold
+    assert threshold is not None  # _alarm gives every alarm a threshold
+    return float(threshold)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from aws_cdk import aws_dynamodb as dynamodb
 
@@ -11,7 +11,14 @@ from ...model.indexes import TABLE
 from ..exceptions import ConstructPropsError
 
 if TYPE_CHECKING:
-    from ...model import Model
+    from ...model import Index, Model
+
+
+class _WithGsis(Protocol):
+    """What declares a table's GSIs in order: a ``Model``, or the ``Evolution`` of a synthesis."""
+
+    @property
+    def gsis(self) -> Sequence[Index]: ...
 
 
 # Contributor Insights ------------------------------------------------------------------------------
@@ -58,7 +65,7 @@ def contributor_insights_by_index(what: str, model: Model, value: ContributorIns
     return {name: name in wanted for name in names}
 
 
-def apply_index_contributor_insights(table: dynamodb.TableV2, model: Model, insights: Mapping[str, bool]) -> None:
+def apply_index_contributor_insights(table: dynamodb.TableV2, model: _WithGsis, insights: Mapping[str, bool]) -> None:
     """Set Contributor Insights per GSI on the table's own replica.
 
     ``TableV2`` takes per-index options only for replicas in *other* regions and gives every GSI

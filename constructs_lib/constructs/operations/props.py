@@ -1,4 +1,4 @@
-"""``Operations``: what the operations view of a table contains, and its alarm thresholds."""
+"""``OperationsSettings``: what the operations view of a table contains, and its alarm thresholds."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def _count(what: str, name: str, value: Any) -> None:
 
 
 @dataclass(frozen=True)
-class Operations:
+class OperationsSettings:
     """What the operations view of a table contains, and its alarm thresholds.
 
     Every value is checked on construction (``ConstructPropsError`` naming the value and rule).
@@ -111,17 +111,18 @@ class Operations:
     capacity_period: cdk.Duration = field(default_factory=lambda: cdk.Duration.minutes(15))
 
     def __post_init__(self) -> None:
-        what = "Operations"
+        what = "OperationsSettings"
         for name in ("dashboard", "alarms"):
             if not isinstance(getattr(self, name), bool):
                 raise ConstructPropsError(f"{what}: {name} {getattr(self, name)!r} must be True or False")
         if self.alarm_topic is not None and not hasattr(self.alarm_topic, "topic_arn"):
             raise ConstructPropsError(f"{what}: alarm_topic {self.alarm_topic!r} must be an aws_sns.ITopic")
-        name = self.dashboard_name
-        if name is not None and not (
-            isinstance(name, str) and (cdk.Token.is_unresolved(name) or _DASHBOARD_NAME.fullmatch(name))
+        dashboard_name = self.dashboard_name
+        if dashboard_name is not None and not (
+            isinstance(dashboard_name, str)
+            and (cdk.Token.is_unresolved(dashboard_name) or _DASHBOARD_NAME.fullmatch(dashboard_name))
         ):
-            raise ConstructPropsError(f"{what}: dashboard_name {name!r} must be 1-255 characters of A-Z a-z 0-9 _ -")
+            raise ConstructPropsError(f"{what}: dashboard_name {dashboard_name!r} must be 1-255 characters of A-Z a-z 0-9 _ -")
         _count(what, "throttle_threshold", self.throttle_threshold)
         _count(what, "system_errors_threshold", self.system_errors_threshold)
         if self.user_errors_threshold is not None:

@@ -22,10 +22,12 @@ from datetime import datetime, timedelta
 from decimal import ROUND_FLOOR, Decimal
 from typing import TYPE_CHECKING, Any
 
-from .. import _aws, codec
+from .. import _aws, key_segments
 from ..exceptions import DynamoDBError, KeyValueError, RuntimeClientError
 from ..limits import BATCH_WRITE_LIMIT, THROTTLING_CODES
-from ..patterns.audit import (
+from ..patterns.audit.client import AuditClient
+from ..patterns.audit.keys import audit_pk, day_shard, format_ms, sha256_hex
+from ..patterns.audit.spec import (
     AUDIT_TYPE,
     EPOCH,
     GSI1PK,
@@ -42,19 +44,11 @@ from ..patterns.audit import (
     TTL_EVENT_NAME,
     TTL_IDENTITY,
     UNKNOWN,
-    AuditClient,
     AuditSpec,
-    audit_pk,
-    b64,
-    binary,
     check_salt,
-    day_shard,
-    format_ms,
-    number_text,
-    sha256_hex,
-    typed_tag,
-    utf8_len,
 )
+from ..patterns.audit.values import b64, binary, number_text, typed_tag, utf8_len
+from ..values import wire_item_size
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
@@ -112,40 +106,9 @@ def _to_boto(value: Any) -> Any:
     return value
 
 
-def _blen(value: Any) -> int:
-    return len(value) if isinstance(value, (bytes, bytearray)) else len(value) * 3 // 4 + 3
-
-
-def _size(value: Mapping[str, Any]) -> int:
-    """Conservative stored size of a typed value (DynamoDB's rules, rounded up)."""
-    tag, inner = next(iter(value.items()))
-    if tag == "S":
-        return utf8_len(inner)
-    if tag == "N":
-        return len(inner) // 2 + 2
-    if tag == "B":
-        return _blen(inner)
-    if tag == "SS":
-        return sum(utf8_len(s) + 1 for s in inner)
-    if tag == "NS":
-        return sum(len(n) // 2 + 3 for n in inner)
-    if tag == "BS":
-        return sum(_blen(b) + 1 for b in inner)
-    if tag == "M":
-        return 3 + sum(utf8_len(k) + 1 + _size(v) for k, v in inner.items())
-    if tag == "L":
-        return 3 + sum(1 + _size(v) for v in inner)
-    return 1
-
-
-def item_size(item: Mapping[str, Any]) -> int:
-    """Conservative size estimate in bytes of a typed item (names + values)."""
-    return sum(utf8_len(name) + _size(value) for name, value in item.items())
-
-
 def _epoch_ms(value: Any, seq: str) -> int:
     if isinstance(value, datetime):
-        ms = (codec.require_aware(value, "ApproximateCreationDateTime") - EPOCH) // timedelta(milliseconds=1)
+        ms = (key_segments.require_aware(value, "ApproximateCreationDateTime") - EPOCH) // timedelta(milliseconds=1)
     elif isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
         seconds = Decimal(str(value)) if isinstance(value, float) else Decimal(value)
         ms = int((seconds * 1000).to_integral_value(ROUND_FLOOR)) if seconds.is_finite() else -1
@@ -318,10 +281,10 @@ def _fit(item: dict[str, Any], spec: AuditSpec) -> None:
         item["changed"] = {"L": []}
 
     for step in (omit_image, hash_values, omit_changes, omit_changed):
-        if item_size(item) <= MAX_ITEM_BYTES:
+        if wire_item_size(item) <= MAX_ITEM_BYTES:
             return
         step()
-    if item_size(item) > MAX_ITEM_BYTES:  # only keys and metadata remain: cannot happen for valid keys
+    if wire_item_size(item) > MAX_ITEM_BYTES:  # only keys and metadata remain: cannot happen for valid keys
         raise KeyValueError(f"audit record {item[SK]['S']} is over {MAX_ITEM_BYTES} bytes even without its changes")
 
 
@@ -439,4 +402,4 @@ def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
     return {"batchItemFailures": [{"itemIdentifier": seq} for seq in failed]}
 
 
-__all__ = ["BATCH_WRITE_LIMIT", "build_item", "canonical_json", "diff", "event_kind", "handler", "item_size", "write_records"]
+__all__ = ["BATCH_WRITE_LIMIT", "build_item", "canonical_json", "diff", "event_kind", "handler", "write_records"]

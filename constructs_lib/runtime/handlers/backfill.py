@@ -19,13 +19,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..exceptions import BackfillError
-from ..patterns.backfill import (
-    Backfill,
-    BackfillSpec,
-    WriteBudget,
-    metrics_line,
-    progress,
-)
+from ..patterns.backfill.budget import WriteBudget
+from ..patterns.backfill.jobs import metrics_line, progress
+from ..patterns.backfill.spec import BackfillSpec
+from ..patterns.backfill.worker import BackfillWorker
 
 #: Stop a segment when less than this many milliseconds of the invocation are left.
 RESERVE_MS = 60_000
@@ -34,10 +31,10 @@ RESERVE_MS = 60_000
 def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
     """Lambda entry point (``constructs_lib.runtime.handlers.backfill.handler``)."""
     from .. import _aws
-    from ..client import ENV_TABLE_NAME, load_bundled_model
-    from ..patterns.backfill import ENV_SPEC
+    from ..contract import load_bundled_model
+    from ..environment import ENV_BACKFILL_SPEC, ENV_TABLE_NAME
 
-    spec = BackfillSpec.from_json(os.environ[ENV_SPEC])
+    spec = BackfillSpec.from_json(os.environ[ENV_BACKFILL_SPEC])
     table = os.environ[ENV_TABLE_NAME]
     model = load_bundled_model()
     client = _aws.make_client(retry_mode="standard", max_attempts=3)
@@ -62,7 +59,7 @@ def dispatch(
             raise BackfillError(f"backfill event segment {raw!r} must be an int")
         segment: int = raw
         remaining = getattr(context, "get_remaining_time_in_millis", None)
-        job = Backfill(client, table, model, spec, budget=WriteBudget(spec.wcu_per_second / spec.segments))
+        job = BackfillWorker(client, table, model, spec, budget=WriteBudget(spec.wcu_per_second / spec.segments))
         state = job.run_segment(
             segment,
             should_stop=(lambda: remaining() < RESERVE_MS) if remaining else (lambda: False),

@@ -18,9 +18,10 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..environment import ENV_COUNTER_FAMILY
 from ..exceptions import KeyValueError, RuntimeClientError
 from ..patterns.counter.client import CounterClient
-from ..patterns.counter.spec import ENV_FAMILY, SCHEDULE_SOURCE
+from ..patterns.counter.spec import SCHEDULE_SOURCE
 
 logger = logging.getLogger("constructs_lib.counter")
 logger.setLevel(logging.INFO)
@@ -32,9 +33,9 @@ def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
     """Lambda entry point (``constructs_lib.runtime.handlers.counter.handler``)."""
     global _client
     if _client is None:  # once per execution environment
-        family = os.environ.get(ENV_FAMILY)
+        family = os.environ.get(ENV_COUNTER_FAMILY)
         if not family:
-            raise KeyValueError(f"environment variable {ENV_FAMILY!r} is not set; it names the counter family")
+            raise KeyValueError(f"environment variable {ENV_COUNTER_FAMILY!r} is not set; it names the counter family")
         _client = CounterClient.from_environment(family)
     return aggregate(_client, event)
 

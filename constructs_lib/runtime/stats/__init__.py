@@ -13,44 +13,58 @@ table's data. See docs/adr/0027-traffic-recording-off-by-default.md.
 
 from __future__ import annotations
 
-from ._parse import OPERATION_LABELS, READ, TABLE, WRITE
-from .recorder import PATTERN, RecordingClient, TrafficRecorder
-from .report import (
-    FILTER_HEAVY,
-    HOT_PARTITION,
-    KINDS,
-    LOW_CARDINALITY,
-    PARTITION_RCU,
-    SCAN,
-    UNUSED_INDEX,
-    Finding,
-    TrafficReport,
-    detect,
-)
-from .sketch import KeyCount, SpaceSaving
-from .snapshot import QueryShape, Snapshot, TrafficRecord
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "FILTER_HEAVY",
-    "HOT_PARTITION",
-    "KINDS",
-    "LOW_CARDINALITY",
-    "OPERATION_LABELS",
-    "PARTITION_RCU",
-    "PATTERN",
-    "READ",
-    "SCAN",
-    "TABLE",
-    "UNUSED_INDEX",
-    "WRITE",
-    "Finding",
-    "KeyCount",
-    "QueryShape",
-    "RecordingClient",
-    "Snapshot",
-    "SpaceSaving",
-    "TrafficRecord",
-    "TrafficRecorder",
-    "TrafficReport",
-    "detect",
-]
+from .._exports import lazy_exports
+
+#: The public surface: name -> the submodule defining it.
+EXPORTS = {
+    "OPERATION_LABELS": "_parse",
+    "READ": "_parse",
+    "TABLE": "_parse",
+    "WRITE": "_parse",
+    "PATTERN": "recorder",
+    "RecordingClient": "recorder",
+    "TrafficRecorder": "recorder",
+    "FILTER_HEAVY": "report",
+    "HOT_PARTITION": "report",
+    "KINDS": "report",
+    "LOW_CARDINALITY": "report",
+    "PARTITION_RCU": "report",
+    "SCAN": "report",
+    "UNUSED_INDEX": "report",
+    "Finding": "report",
+    "TrafficReport": "report",
+    "detect": "report",
+    "KeyCount": "sketch",
+    "SpaceSaving": "sketch",
+    "QueryShape": "snapshot",
+    "Snapshot": "snapshot",
+    "TrafficRecord": "snapshot",
+}
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, EXPORTS)
+
+if TYPE_CHECKING:
+    from ._parse import OPERATION_LABELS as OPERATION_LABELS
+    from ._parse import READ as READ
+    from ._parse import TABLE as TABLE
+    from ._parse import WRITE as WRITE
+    from .recorder import PATTERN as PATTERN
+    from .recorder import RecordingClient as RecordingClient
+    from .recorder import TrafficRecorder as TrafficRecorder
+    from .report import FILTER_HEAVY as FILTER_HEAVY
+    from .report import HOT_PARTITION as HOT_PARTITION
+    from .report import KINDS as KINDS
+    from .report import LOW_CARDINALITY as LOW_CARDINALITY
+    from .report import PARTITION_RCU as PARTITION_RCU
+    from .report import SCAN as SCAN
+    from .report import UNUSED_INDEX as UNUSED_INDEX
+    from .report import Finding as Finding
+    from .report import TrafficReport as TrafficReport
+    from .report import detect as detect
+    from .sketch import KeyCount as KeyCount
+    from .sketch import SpaceSaving as SpaceSaving
+    from .snapshot import QueryShape as QueryShape
+    from .snapshot import Snapshot as Snapshot
+    from .snapshot import TrafficRecord as TrafficRecord

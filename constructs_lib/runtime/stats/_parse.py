@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ class Layout:
 
     def __init__(self, model: Model) -> None:
         self.pk = model.pk_attribute
-        self.gsis: dict[str, str] = {i.name: i.pk_attribute for i in model.gsis}  # type: ignore[misc]
+        self.gsis: dict[str, str] = {i.name: i.pk_attribute for i in model.gsis}
 
 
 class Capacity(NamedTuple):
@@ -37,9 +38,11 @@ class Capacity(NamedTuple):
     gsis: dict[str, float]
 
 
-class Breakdown(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Breakdown:
     """One request: key hits ``(sketch, read/write, key, units)``, the index it ran on (table,
-    GSI or LSI name), the sketch of its own keys, Count/ScannedCount, and a Query/Scan shape."""
+    GSI or LSI name), the sketch of its own keys, Count/ScannedCount, and a Query/Scan shape.
+    (Not a NamedTuple: its ``index`` and ``count`` would shadow the tuple methods.)"""
 
     hits: list[tuple[str, str, str, float]]
     index: str
@@ -84,7 +87,8 @@ def capacity(response: Mapping[str, Any] | None, table: str) -> Capacity | None:
     raw = (response or {}).get("ConsumedCapacity")
     if not raw:
         return None
-    total, on_table, gsis, seen = 0.0, 0.0, {}, False
+    gsis: dict[str, float] = {}
+    total, on_table, seen = 0.0, 0.0, False
     for entry in raw if isinstance(raw, list) else [raw]:
         if entry.get("TableName") not in (None, table):
             continue
@@ -97,7 +101,7 @@ def capacity(response: Mapping[str, Any] | None, table: str) -> Capacity | None:
     return Capacity(total, on_table, gsis) if seen else None
 
 
-def is_for(table: str, params: Mapping[str, Any]) -> bool:
+def is_for(table: str | None, params: Mapping[str, Any]) -> bool:
     """Whether a request touches ``table``."""
     if "RequestItems" in params:
         return table in params["RequestItems"]

@@ -96,7 +96,8 @@ class TrafficRecorder:
         if model is not None or table_name is not None:
             check("table_name", table_name, "a non-empty str given with model", isinstance(table_name, str) and bool(table_name))
             check("model", model, "given with table_name", model is not None)
-            self.bind(model, table_name)  # type: ignore[arg-type]
+            assert model is not None and table_name is not None  # checked just above
+            self.bind(model, table_name)
         self.reset()
 
     # Binding ---------------------------------------------------------------------------------------------
@@ -104,7 +105,9 @@ class TrafficRecorder:
         """Attach to one table (``TableClient`` does this); another table raises :class:`TrafficInsightError`."""
         if self.table_name is None:
             self.model, self.table_name, self._layout = model, table_name, Layout(model)
-        elif self.table_name != table_name or (self.model is not model and self.model.to_json() != model.to_json()):  # type: ignore[union-attr]
+        elif self.table_name != table_name or (
+            self.model is not model and (self.model is None or self.model.to_json() != model.to_json())
+        ):
             raise TrafficInsightError(
                 f"this recorder records table {self.table_name!r}; it cannot also record table {table_name!r} "
                 "(or the same table under another model) — use one TrafficRecorder per table"
@@ -180,7 +183,7 @@ class TrafficRecorder:
               label in OPERATION_LABELS.values())
         if self._layout is None:
             raise TrafficInsightError("this recorder is not bound to a table: pass model= and table_name=")
-        if not is_for(self.table_name, params) or not self._draw():  # type: ignore[arg-type]
+        if not is_for(self.table_name, params) or not self._draw():
             return False
         self._record(label, params, response, pattern, error_code)
         return True
@@ -196,7 +199,7 @@ class TrafficRecorder:
     def call(self, method: Callable[..., dict[str, Any]], label: str, params: dict[str, Any]) -> dict[str, Any]:
         """Make one call, sampling it: a sampled call asks for ``ReturnConsumedCapacity="INDEXES"``
         unless the caller chose a value, and then gets the response it would have had without."""
-        if not is_for(self.table_name, params) or not self._draw():  # type: ignore[arg-type]
+        if not is_for(self.table_name, params) or not self._draw():
             return method(**params)
         added = "ReturnConsumedCapacity" not in params
         if added:
@@ -215,7 +218,9 @@ class TrafficRecorder:
 
     def _record(self, label: str, params: Mapping[str, Any], response: Mapping[str, Any] | None,
                 pattern: str | None, error: str | None) -> None:
-        b = breakdown(self._layout, self.table_name, label, params, response)  # type: ignore[arg-type]
+        layout, table_name = self._layout, self.table_name
+        assert layout is not None and table_name is not None  # bound: set together by bind()
+        b = breakdown(layout, table_name, label, params, response)
         units = b.capacity.total if b.capacity else None
         throttled = 1 if error in THROTTLING_CODES else 0
         own = tuple(key for sketch, _, key, _ in b.hits if sketch == b.sketch)

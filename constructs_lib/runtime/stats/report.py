@@ -203,8 +203,8 @@ def _shard_layouts(model: Model) -> dict[str, list[tuple[int, int, int]]]:
     out: dict[str, list[tuple[int, int, int]]] = {}
     for entity in model.entities.values():
         for index_name, key in entity.sharded_indexes().items():
-            pk, _ = entity.index_templates(index_name)
-            assert pk is not None and key.shards is not None
+            pk = key.pk_template
+            assert key.shards is not None
             position = next(n for n, seg in enumerate(pk.segments) if getattr(seg, "field", None) == SHARD)
             layout = (len(pk.segments), position, key.shards)
             if layout not in out.setdefault(index_name, []):

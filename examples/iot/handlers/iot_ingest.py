@@ -23,7 +23,8 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from constructs_lib.runtime import KeyValueError, TableClient, expiry
+from constructs_lib.runtime import KeyValueError, TableClient
+from constructs_lib.runtime.ttl import expiry
 
 #: Environment variable holding the retention in days (set by the stack from the model).
 ENV_RETENTION_DAYS = "RETENTION_DAYS"

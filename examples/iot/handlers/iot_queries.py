@@ -21,7 +21,8 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from constructs_lib.runtime import KeyValueError, TableClient, bucket
+from constructs_lib.runtime import KeyValueError, TableClient
+from constructs_lib.runtime.buckets import bucket
 
 #: Granularity of the readings' partition key (``{ts:month}`` in the model).
 BUCKET = "month"

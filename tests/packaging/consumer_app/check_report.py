@@ -13,7 +13,7 @@ import pytest
 
 from app import CONTRACT, DeskReportsStack
 from constructs_lib.runtime import TableClient
-from constructs_lib.runtime.contract import ENV_MODEL_FINGERPRINT
+from constructs_lib.runtime.environment import ENV_MODEL_FINGERPRINT
 
 DAY = datetime(2024, 6, 3, 8, 0, tzinfo=UTC)
 

@@ -1,101 +1,27 @@
-"""The audit trail: the spec the construct hands to the runtime, key layout, value helpers, the client."""
+"""The audit trail: the spec the construct hands to the runtime and the client that reads it.
+
+The key layout is in :mod:`.keys`, the attribute names and limits in :mod:`.spec`, the typed
+value helpers in :mod:`.values`.
+"""
 
 from __future__ import annotations
 
-from .client import (
-    AuditClient,
-    AuditPage,
-    AuditRecord,
-)
-from .keys import (
-    audit_pk,
-    day_shard,
-    format_ms,
-    sha256_hex,
-    typed_key,
-)
-from .spec import (
-    AUDIT_ATTRIBUTES,
-    AUDIT_TYPE,
-    DAY_INDEX,
-    ENV_AUDIT_TABLE,
-    ENV_SALT,
-    ENV_SALT_SECRET,
-    ENV_SOURCE_TABLE,
-    ENV_SPEC,
-    EPOCH,
-    EVENTS,
-    FORMAT,
-    GSI1PK,
-    GSI1SK,
-    HASHED_PREFIX,
-    ITEM_PREFIX,
-    MAX_EPOCH_MS,
-    MAX_GSI_SK_BYTES,
-    MAX_ITEM_BYTES,
-    MAX_PK_BYTES,
-    PK,
-    REDACTED_ACTOR,
-    SEQUENCE_DIGITS,
-    SK,
-    TTL_ACTOR,
-    TTL_EVENT_NAME,
-    TTL_IDENTITY,
-    UNKNOWN,
-    VERSION,
-    AuditSpec,
-    check_salt,
-)
-from .values import (
-    b64,
-    binary,
-    number_text,
-    typed_tag,
-    utf8_len,
-)
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "AUDIT_ATTRIBUTES",
-    "AUDIT_TYPE",
-    "DAY_INDEX",
-    "ENV_AUDIT_TABLE",
-    "ENV_SALT",
-    "ENV_SALT_SECRET",
-    "ENV_SOURCE_TABLE",
-    "ENV_SPEC",
-    "EPOCH",
-    "EVENTS",
-    "FORMAT",
-    "GSI1PK",
-    "GSI1SK",
-    "HASHED_PREFIX",
-    "ITEM_PREFIX",
-    "MAX_EPOCH_MS",
-    "MAX_GSI_SK_BYTES",
-    "MAX_ITEM_BYTES",
-    "MAX_PK_BYTES",
-    "PK",
-    "REDACTED_ACTOR",
-    "SEQUENCE_DIGITS",
-    "SK",
-    "TTL_ACTOR",
-    "TTL_EVENT_NAME",
-    "TTL_IDENTITY",
-    "UNKNOWN",
-    "VERSION",
-    "AuditClient",
-    "AuditPage",
-    "AuditRecord",
-    "AuditSpec",
-    "audit_pk",
-    "b64",
-    "binary",
-    "check_salt",
-    "day_shard",
-    "format_ms",
-    "number_text",
-    "sha256_hex",
-    "typed_key",
-    "typed_tag",
-    "utf8_len",
-]
+from ..._exports import lazy_exports
+
+#: The public surface: name -> the submodule defining it.
+EXPORTS = {
+    "AuditClient": "client",
+    "AuditPage": "client",
+    "AuditRecord": "client",
+    "AuditSpec": "spec",
+}
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, EXPORTS)
+
+if TYPE_CHECKING:
+    from .client import AuditClient as AuditClient
+    from .client import AuditPage as AuditPage
+    from .client import AuditRecord as AuditRecord
+    from .spec import AuditSpec as AuditSpec

@@ -14,17 +14,19 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Unpack
 
-from ... import _aws, codec, contract
+from ... import _aws, contract, key_segments
+from ...cursors import CursorSigner, derive_cursor_key
+from ...environment import (
+    ENV_AUDIT_SALT,
+    ENV_AUDIT_SALT_SECRET,
+    ENV_AUDIT_SPEC,
+    ENV_AUDIT_TABLE,
+    ENV_SOURCE_TABLE,
+)
 from ...exceptions import ImageOmittedError, KeyValueError, SettingsError
-from ...pages import CursorCodec, derive_cursor_key
 from .keys import audit_pk, format_ms, typed_key
 from .spec import (
     DAY_INDEX,
-    ENV_AUDIT_TABLE,
-    ENV_SALT,
-    ENV_SALT_SECRET,
-    ENV_SOURCE_TABLE,
-    ENV_SPEC,
     EPOCH,
     GSI1PK,
     GSI1SK,
@@ -140,22 +142,22 @@ class AuditClient:
 
     @classmethod
     def from_environment(cls, *, environ: Mapping[str, str] | None = None, **kwargs: Any) -> AuditClient:
-        """Spec and table names from :data:`ENV_SPEC`, :data:`ENV_AUDIT_TABLE` and
+        """Spec and table names from :data:`ENV_AUDIT_SPEC`, :data:`ENV_AUDIT_TABLE` and
         :data:`ENV_SOURCE_TABLE` (as the construct sets them).
 
-        The salt (writer only, when the spec hashes): :data:`ENV_SALT` if set, else the
-        Secrets Manager secret named by :data:`ENV_SALT_SECRET` (one GetSecretValue per cold
+        The salt (writer only, when the spec hashes): :data:`ENV_AUDIT_SALT` if set, else the
+        Secrets Manager secret named by :data:`ENV_AUDIT_SALT_SECRET` (one GetSecretValue per cold
         start). Readers never fetch it.
         """
         env = os.environ if environ is None else environ
         contract.verify(environ=env)  # on an imported table: the bundled model must be the deployed one
-        for var in (ENV_SPEC, ENV_AUDIT_TABLE, ENV_SOURCE_TABLE):
+        for var in (ENV_AUDIT_SPEC, ENV_AUDIT_TABLE, ENV_SOURCE_TABLE):
             _aws.environment(env, var, "StreamAudit sets it on the functions it binds")
-        spec = AuditSpec.from_json(env[ENV_SPEC])
-        salt = kwargs.pop("salt", None) or env.get(ENV_SALT) or None
-        if salt is None and kwargs.get("writer") and spec.needs_salt and env.get(ENV_SALT_SECRET):
+        spec = AuditSpec.from_json(env[ENV_AUDIT_SPEC])
+        salt = kwargs.pop("salt", None) or env.get(ENV_AUDIT_SALT) or None
+        if salt is None and kwargs.get("writer") and spec.needs_salt and env.get(ENV_AUDIT_SALT_SECRET):
             secrets = _aws.make_client(service="secretsmanager", region_name=kwargs.get("region_name"))
-            salt = _aws.call(secrets, "get_secret_value", SecretId=env[ENV_SALT_SECRET]).get("SecretString")
+            salt = _aws.call(secrets, "get_secret_value", SecretId=env[ENV_AUDIT_SALT_SECRET]).get("SecretString")
         return cls(spec, env[ENV_AUDIT_TABLE], env[ENV_SOURCE_TABLE], salt=salt, **kwargs)
 
     def audit_pk(self, key: Mapping[str, Any]) -> str:
@@ -169,9 +171,9 @@ class AuditClient:
             return self.audit_pk(key)
         if entity is None or model is None:
             raise KeyValueError("history needs key={...} (the source item's key) or entity=..., model=... and its key values")
-        from ...items import ItemCodec
+        from ...items import ItemMapper
 
-        return self.audit_pk(ItemCodec(model).table_key(model.entity(entity), ids))
+        return self.audit_pk(ItemMapper(model).table_key(model.entity(entity), ids))
 
     def history(
         self,
@@ -207,8 +209,8 @@ class AuditClient:
         return AuditPage([AuditRecord.from_item(i) for i in resp.get("Items", [])],
                          cursors.encode(last, query) if last else None)
 
-    def _cursors(self) -> CursorCodec:
-        return CursorCodec(derive_cursor_key("audit", self.audit_table_name))
+    def _cursors(self) -> CursorSigner:
+        return CursorSigner(derive_cursor_key("audit", self.audit_table_name))
 
     def changes(self, day: date | str, *, limit_per_shard: int | None = None, entity: str | None = None) -> list[AuditRecord]:
         """Every change of ``day`` (UTC), oldest first: the ``ByDay`` index, all ``day_shards``
@@ -224,7 +226,7 @@ class AuditClient:
         entity
             Only changes of this entity. Default None: all.
         """
-        text = codec.encode(day, "date", field="day")
+        text = key_segments.encode(day, "date", field="day")
         if limit_per_shard is not None:
             _check_limit("limit_per_shard", limit_per_shard, cap=None)
         shards = [self._day_shard(f"DAY#{text}#{n:03d}", limit_per_shard, entity) for n in range(self.spec.day_shards)]
@@ -266,7 +268,7 @@ class AuditClient:
         ImageOmittedError
             That change was stored without its image (it was too large).
         """
-        ms = (codec.require_aware(at, "at") - EPOCH) // timedelta(milliseconds=1)
+        ms = (key_segments.require_aware(at, "at") - EPOCH) // timedelta(milliseconds=1)
         if ms < 0:
             return None
         pk = self.audit_pk(key)

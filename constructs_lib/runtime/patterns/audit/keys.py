@@ -19,7 +19,7 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
-from ... import codec
+from ... import key_segments
 from ...exceptions import KeyValueError
 from .spec import EPOCH, HASHED_PREFIX, ITEM_PREFIX, MAX_PK_BYTES, AuditSpec
 from .values import b64, binary, number_text, typed_tag, utf8_len
@@ -43,7 +43,7 @@ def audit_pk(spec: AuditSpec, keys: Mapping[str, Any]) -> str:
         names = sorted(keys) if isinstance(keys, Mapping) else keys
         raise KeyValueError(
             f"source key {names!r} does not match the key attributes {list(spec.key_attributes)!r} of the audit spec")
-    text = ITEM_PREFIX + "#".join(codec.escape(_key_text(keys[a], a), field=a) for a in spec.key_attributes)
+    text = ITEM_PREFIX + "#".join(key_segments.escape(_key_text(keys[a], a), field=a) for a in spec.key_attributes)
     return text if utf8_len(text) <= MAX_PK_BYTES else HASHED_PREFIX + sha256_hex(text)
 
 

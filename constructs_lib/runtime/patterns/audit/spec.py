@@ -7,13 +7,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from ...environment import ENV_AUDIT_SALT, ENV_AUDIT_SALT_SECRET
 from ...exceptions import RedactionError, SettingsError
 
 # The contract with the construct ---------------------------------------------------------------
 FORMAT, VERSION = "constructs_lib.audit", 1
-ENV_SPEC, ENV_AUDIT_TABLE, ENV_SOURCE_TABLE = "CONSTRUCTS_LIB_AUDIT", "AUDIT_TABLE_NAME", "SOURCE_TABLE_NAME"
-#: The redaction salt: as text (local runs, tests), or the ARN of the Secrets Manager secret holding it.
-ENV_SALT, ENV_SALT_SECRET = "CONSTRUCTS_LIB_AUDIT_SALT", "CONSTRUCTS_LIB_AUDIT_SALT_SECRET_ARN"
 PK, SK, GSI1PK, GSI1SK = "PK", "SK", "GSI1PK", "GSI1SK"
 DAY_INDEX = "ByDay"
 AUDIT_TYPE = "AuditRecord"
@@ -42,7 +40,7 @@ MAX_EPOCH_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
 class AuditSpec:
     """How the audit function reads the source table and writes the audit table.
 
-    Serialized into the audit function's environment (:data:`ENV_SPEC`).
+    Serialized into the audit function's environment (:data:`ENV_AUDIT_SPEC`).
 
     Parameters
     ----------
@@ -152,6 +150,6 @@ def check_salt(spec: AuditSpec, salt: str | None) -> None:
     if spec.needs_salt and (not isinstance(salt, str) or not salt.strip()):
         raise RedactionError(
             f"redaction='hash' of {list(spec.redact)!r} needs a secret salt, but none is set "
-            f"(environment variable {ENV_SALT} or {ENV_SALT_SECRET}); refusing to hash without a salt "
+            f"(environment variable {ENV_AUDIT_SALT} or {ENV_AUDIT_SALT_SECRET}); refusing to hash without a salt "
             "or to store clear text"
         )

@@ -10,8 +10,6 @@ from typing import Any
 from ...exceptions import BackfillError
 
 _JOB_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-#: Environment variable holding the spec JSON of a generated backfill function.
-ENV_SPEC = "CONSTRUCTS_LIB_BACKFILL_SPEC"
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Backfill worker: rewrite the derived keys of existing items, one Scan segment at a time.
 
-Each item's index keys are rebuilt with the model's own codec and written only where they
+Each item's index keys are rebuilt with the model's own item mapper and written only where they
 differ, by an UpdateItem conditional on the item still holding the values they were computed
 from (key inputs, current key attributes, version): a concurrent write is never overwritten,
 the item is re-read and recomputed instead. After every Scan page a checkpoint item records the
@@ -24,8 +24,9 @@ from ...exceptions import (
     DynamoDBError,
     KeyValueError,
 )
-from ...items import ItemCodec, from_dynamo, item_size
-from ...requests import Expression
+from ...items import ItemMapper
+from ...request_params import Expression
+from ...values import from_dynamo, item_size
 from .budget import WriteBudget
 from .spec import BackfillSpec
 
@@ -52,7 +53,7 @@ class SegmentState:
     failures: list[dict[str, Any]] = field(default_factory=list)
 
 
-class Backfill:
+class BackfillWorker:
     """Backfill of one table with one model.
 
     Parameters
@@ -62,7 +63,7 @@ class Backfill:
     table_name
         The table.
     model
-        The model whose codec builds the keys (the new one).
+        The model whose item mapper builds the keys (the new one).
     spec
         The job (:class:`BackfillSpec`).
     budget
@@ -73,7 +74,7 @@ class Backfill:
         self, client: BaseClient, table_name: str, model: Model, spec: BackfillSpec, *, budget: WriteBudget | None = None
     ) -> None:
         self.client, self.table_name, self.model, self.spec = client, table_name, model, spec
-        self.codec = ItemCodec(model)
+        self.mapper = ItemMapper(model)
         unknown = [i for i in spec.indexes or () if i not in model.indexes]
         if unknown:
             raise BackfillError(f"backfill indexes {unknown!r} are not indexes of model {model.name!r}")
@@ -157,12 +158,12 @@ class Backfill:
         out: dict[str, str | None] = {}
         failures: list[dict[str, str]] = []
         for index in self.indexes:
-            attrs = self.codec.index_attributes(index)
-            if index not in entity.indexes:  # type: ignore[operator]
+            attrs = self.mapper.index_attributes(index)
+            if index not in entity.indexes:
                 out.update(dict.fromkeys(attrs))
                 continue
             try:
-                key = self.codec.index_key(entity, index, values)
+                key = self.mapper.index_key(entity, index, values)
             except KeyValueError as exc:
                 failures.append({"index": index, "reason": str(exc)})
                 continue
@@ -171,7 +172,7 @@ class Backfill:
 
     def _process(self, item: dict[str, Any], state: SegmentState) -> None:
         state.counts["scanned"] += 1
-        entity = self.codec.entity_of(item)
+        entity = self.mapper.entity_of(item)
         if entity is None:
             state.counts["skipped"] += 1
             return
@@ -213,8 +214,8 @@ class Backfill:
         update = (("SET " + ", ".join(sets)) if sets else "") + ((" REMOVE " + ", ".join(removes)) if removes else "")
         guarded = {*changes}
         for index in self.indexes:
-            if index in entity.indexes:  # type: ignore[operator]
-                guarded |= self.codec.index_inputs(entity, index)
+            if index in entity.indexes:
+                guarded |= self.mapper.index_inputs(entity, index)
         if entity.version_attribute:
             guarded.add(entity.version_attribute)
         conditions = [f"attribute_exists({expr.name(self.model.pk_attribute)})"]
@@ -233,7 +234,7 @@ class Backfill:
         # and a put of the (fully projected, at most) index entry.
         in_gsis = sum(
             1 for index in self.model.gsis
-            if any(a in current or a in after for a in self.codec.index_attributes(index.name))
+            if any(a in current or a in after for a in self.mapper.index_attributes(index.name))
         )
         units = _wcu(max(item_size(current), item_size(after))) * (1 + 2 * in_gsis)
         while True:

@@ -1,77 +1,31 @@
-"""Write-sharded counters: shard sizing, the item layout and spec, the client."""
+"""Write-sharded counters: shard sizing, the item layout and spec, the client.
+
+The item layout's names (``PREFIX``, ``SHARD_SK``, ...) are in :mod:`.spec`, the sizing
+constants in :mod:`.sizing`.
+"""
 
 from __future__ import annotations
 
-from .client import (
-    CounterClient,
-    CounterValue,
-    Increment,
-)
-from .sizing import (
-    DEFAULT_HEADROOM,
-    MAX_SHARDS,
-    PARTITION_WCU,
-    WCU_BYTES,
-    ShardSizing,
-    derive_shards,
-)
-from .spec import (
-    AGGREGATED_AT,
-    BY,
-    COUNT,
-    COUNTER_ID,
-    DEDUP_SK,
-    DEDUP_TYPE,
-    ENTITIES,
-    ENV_FAMILY,
-    ENV_PREFIX,
-    FAMILY,
-    FORMAT,
-    IDEMPOTENCY_KEY,
-    MAX_BY,
-    PREFIX,
-    SCHEDULE_SOURCE,
-    SHARD,
-    SHARD_SK,
-    SHARD_TYPE,
-    SHARDS,
-    TOTAL_SK,
-    TOTAL_TYPE,
-    VERSION,
-    CounterSpec,
-)
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "AGGREGATED_AT",
-    "BY",
-    "COUNT",
-    "COUNTER_ID",
-    "DEDUP_SK",
-    "DEDUP_TYPE",
-    "DEFAULT_HEADROOM",
-    "ENTITIES",
-    "ENV_FAMILY",
-    "ENV_PREFIX",
-    "FAMILY",
-    "FORMAT",
-    "IDEMPOTENCY_KEY",
-    "MAX_BY",
-    "MAX_SHARDS",
-    "PARTITION_WCU",
-    "PREFIX",
-    "SCHEDULE_SOURCE",
-    "SHARD",
-    "SHARDS",
-    "SHARD_SK",
-    "SHARD_TYPE",
-    "TOTAL_SK",
-    "TOTAL_TYPE",
-    "VERSION",
-    "WCU_BYTES",
-    "CounterClient",
-    "CounterSpec",
-    "CounterValue",
-    "Increment",
-    "ShardSizing",
-    "derive_shards",
-]
+from ..._exports import lazy_exports
+
+#: The public surface: name -> the submodule defining it.
+EXPORTS = {
+    "CounterClient": "client",
+    "CounterValue": "client",
+    "Increment": "client",
+    "CounterSpec": "spec",
+    "ShardSizing": "sizing",
+    "derive_shards": "sizing",
+}
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, EXPORTS)
+
+if TYPE_CHECKING:
+    from .client import CounterClient as CounterClient
+    from .client import CounterValue as CounterValue
+    from .client import Increment as Increment
+    from .sizing import ShardSizing as ShardSizing
+    from .sizing import derive_shards as derive_shards
+    from .spec import CounterSpec as CounterSpec

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Unpack
 
 from ... import _aws, contract, tokens
+from ...environment import ENV_COUNTER_PREFIX
 from ...exceptions import (
     ConditionFailedError,
     DynamoDBError,
@@ -29,7 +30,6 @@ from .spec import (
     COUNT,
     COUNTER_ID,
     DEDUP_TYPE,
-    ENV_PREFIX,
     FAMILY,
     IDEMPOTENCY_KEY,
     MAX_BY,
@@ -125,7 +125,7 @@ class CounterClient:
         ``CONSTRUCTS_LIB_COUNTER_<FAMILY>_TABLE``."""
         env = os.environ if environ is None else environ
         contract.verify(environ=env)  # on an imported table: the bundled model must be the deployed one
-        var = ENV_PREFIX + str(family).upper()
+        var = ENV_COUNTER_PREFIX + str(family).upper()
         spec = CounterSpec.from_json(_aws.environment(
             env, var, f"counter family {family!r} is not bound to this function "
             "(use ShardedCounter.bind(function) or TableFunction(counters=[...]))",
@@ -188,16 +188,17 @@ class CounterClient:
         self, counter_id: str, shard: int, by: int, idempotency_key: str, key: dict[str, str], update: dict[str, Any]
     ) -> Increment:
         s = self.spec
-        if not s.idempotent:
+        ttl_seconds, ttl_attribute = s.idempotency_ttl_seconds, s.ttl_attribute
+        if ttl_seconds is None or ttl_attribute is None:  # `not s.idempotent`: CounterSpec sets both or neither
             raise KeyValueError(
                 f"counter family {s.family!r} was synthesized without idempotent increments; "
                 "pass idempotency_window=... to ShardedCounter to use idempotency_key"
             )
         marker_key = s.dedup_key(counter_id, idempotency_key)
-        expires = int(self._clock().timestamp()) + s.idempotency_ttl_seconds  # type: ignore[operator]
+        expires = int(self._clock().timestamp()) + ttl_seconds
         marker = {
             **marker_key, s.entity_attribute: DEDUP_TYPE, FAMILY: s.family, COUNTER_ID: counter_id,
-            IDEMPOTENCY_KEY: idempotency_key, BY: by, SHARD: shard, s.ttl_attribute: expires,  # type: ignore[dict-item]
+            IDEMPOTENCY_KEY: idempotency_key, BY: by, SHARD: shard, ttl_attribute: expires,
         }
         items = [
             {"Put": {

@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ... import codec
+from ... import key_segments
+from ...environment import ENV_COUNTER_PREFIX
 from ...exceptions import KeyValueError, SettingsError
 from .sizing import MAX_SHARDS
 
@@ -28,10 +29,6 @@ ENTITIES = (SHARD_TYPE, TOTAL_TYPE, DEDUP_TYPE)
 COUNT, FAMILY, COUNTER_ID, SHARD, AGGREGATED_AT, SHARDS, BY, IDEMPOTENCY_KEY = (
     "count", "counter", "counter_id", "shard", "aggregated_at", "shards", "by", "idempotency_key",
 )
-#: Environment variable prefix holding a family's spec (``CONSTRUCTS_LIB_COUNTER_VIDEO_VIEWS``).
-ENV_PREFIX = "CONSTRUCTS_LIB_COUNTER_"
-#: Environment variable naming the family an aggregator serves.
-ENV_FAMILY = "CONSTRUCTS_LIB_COUNTER_FAMILY"
 #: ``source`` of the scheduled event that makes the aggregator recompute listed counters.
 SCHEDULE_SOURCE = "constructs_lib.counter.schedule"
 FORMAT, VERSION = "constructs_lib.counter", 1
@@ -95,7 +92,7 @@ class CounterSpec:
 
     @property
     def env_var(self) -> str:
-        return ENV_PREFIX + self.family.upper()
+        return ENV_COUNTER_PREFIX + self.family.upper()
 
     @property
     def key_prefix(self) -> str:
@@ -125,7 +122,7 @@ class CounterSpec:
     def _id(self, counter_id: Any) -> str:
         if not isinstance(counter_id, str) or not counter_id:
             raise KeyValueError(f"counter id {counter_id!r} must be a non-empty str")
-        escaped = codec.escape(counter_id, field="counter_id")
+        escaped = key_segments.escape(counter_id, field="counter_id")
         if len(escaped.encode()) > _MAX_ID_BYTES:
             raise KeyValueError(f"counter id {counter_id[:40]!r}... is over {_MAX_ID_BYTES} bytes once escaped")
         return escaped
@@ -146,7 +143,7 @@ class CounterSpec:
             raise KeyValueError(f"idempotency_key {idempotency_key!r} must be a non-empty str")
         if len(idempotency_key.encode("utf-8", "surrogatepass")) > _MAX_IDEMPOTENCY_KEY_BYTES:
             raise KeyValueError(f"idempotency_key {idempotency_key[:40]!r}... is over {_MAX_IDEMPOTENCY_KEY_BYTES} bytes")
-        key = codec.escape(idempotency_key, field="idempotency_key")
+        key = key_segments.escape(idempotency_key, field="idempotency_key")
         return self._key(f"{self.key_prefix}{self._id(counter_id)}#{DEDUP_SK}#{key}", DEDUP_SK)
 
     def parse_shard_key(self, pk: str) -> tuple[str, int]:
@@ -157,4 +154,4 @@ class CounterSpec:
         match = _SHARD_SEGMENT.fullmatch(parts[-1]) if len(parts) == 2 else None
         if match is None:
             raise KeyValueError(f"key {pk!r} is not a shard key of counter family {self.family!r} (…#{{id}}#S000)")
-        return codec.unescape(parts[0], field="counter_id"), int(match.group(1))
+        return key_segments.unescape(parts[0], field="counter_id"), int(match.group(1))

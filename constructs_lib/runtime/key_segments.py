@@ -383,10 +383,12 @@ def encode_normalized(value: Any, kind: FieldKind, width: int | None = None) -> 
     """:func:`encode` of a value :func:`normalize` returned for the same kind and width (so
     already checked): what ``encode`` gives, without checking again."""
     if kind == "string":
-        return value.translate(_ESCAPE_TABLE)  # type: ignore[no-any-return]
+        escaped: str = value.translate(_ESCAPE_TABLE)
+        return escaped
     if kind == "number":
         return f"{value:0{width}d}"
-    return value  # type: ignore[no-any-return]  # timestamps and dates: normalize() returns encode()'s text
+    text: str = value  # timestamps and dates: normalize() returns encode()'s text
+    return text
 
 
 def decode(text: str, kind: FieldKind, *, width: int | None = None, field: str = "?") -> Any:
@@ -436,7 +438,8 @@ def decode(text: str, kind: FieldKind, *, width: int | None = None, field: str =
         if match is not None:
             # Fixed-width fields + datetime's range checks make a match canonical.
             try:
-                return datetime(*(int(g) for g in match.groups()), tzinfo=UTC)
+                year, month, day, hour, minute, second, micro = (int(g) for g in match.groups())
+                return datetime(year, month, day, hour, minute, second, micro, tzinfo=UTC)
             except ValueError:
                 pass
         raise _fail(

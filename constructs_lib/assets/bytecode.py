@@ -22,7 +22,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-from .exceptions import ConstructPropsError
+from .exceptions import AssetError
 
 __all__ = ["Compiler", "compiler_for", "pyc_path"]
 
@@ -31,23 +31,8 @@ ENV_DISABLE = "CONSTRUCTS_LIB_BYTECODE"
 #: Compile without column positions (PEP 657): a quarter smaller pycs; tracebacks keep file and line.
 EXTRA_FLAGS: list[str] = ["-X", "no_debug_ranges"]
 
-# Run by the target interpreter: JSON {path: source} on stdin → JSON {path: base64 pyc} on stdout.
-_CHILD = r"""
-import base64, importlib.util, json, marshal, sys
-sources = json.load(sys.stdin)
-out, errors = {}, {}
-for path, text in sources.items():
-    data = text.encode("utf-8")
-    try:
-        code = compile(data, path, "exec", dont_inherit=True, optimize=0)
-    except SyntaxError as exc:
-        errors[path] = f"line {exc.lineno}: {exc.msg}"
-        continue
-    pyc = importlib.util.MAGIC_NUMBER + (1).to_bytes(4, "little") + importlib.util.source_hash(data) + marshal.dumps(code)
-    out[path] = base64.b64encode(pyc).decode()
-json.dump({"tag": sys.implementation.cache_tag, "version": sys.version.split()[0], "pycs": out, "errors": errors},
-          sys.stdout)
-"""
+#: The script the target interpreter runs: JSON {path: source} on stdin → JSON {path: base64 pyc} on stdout.
+WORKER = Path(__file__).with_name("pyc_worker.py")
 
 
 class Compiler:
@@ -72,18 +57,18 @@ class Compiler:
         todo = {p: s.decode("utf-8") for p, s in sources.items() if (p, s.decode("utf-8")) not in self._cache}
         if todo:
             proc = subprocess.run(
-                [self.executable, "-I", "-S", *EXTRA_FLAGS, "-c", _CHILD], input=json.dumps(todo), capture_output=True,
+                [self.executable, "-I", "-S", *EXTRA_FLAGS, str(WORKER)], input=json.dumps(todo), capture_output=True,
                 text=True, check=False,
             )
             if proc.returncode != 0:
-                raise ConstructPropsError(
+                raise AssetError(
                     f"{what}: compiling the asset's modules with {self.executable} (Python {self.version}) failed: "
                     f"{proc.stderr.strip()[-500:]}"
                 )
             answer = json.loads(proc.stdout)
             if answer["errors"]:
                 path, error = min(answer["errors"].items())
-                raise ConstructPropsError(
+                raise AssetError(
                     f"{what}: {path} does not compile for the function's Python {self.version} ({error}); the "
                     "function would fail to import it"
                 )
@@ -102,7 +87,7 @@ def _probe(executable: str) -> tuple[str, str] | None:
     """(``MAJOR.MINOR``, full version) the interpreter runs, or None if it does not run."""
     try:
         proc = subprocess.run(
-            [executable, "-I", "-S", "-c", "import sys; print('%d.%d' % sys.version_info[:2], sys.version.split()[0])"],
+            [executable, "-I", "-S", str(WORKER), "--version"],
             capture_output=True, text=True, timeout=30, check=False,
         )
     except (OSError, subprocess.SubprocessError):
@@ -204,8 +189,8 @@ def import_path(sources: dict[str, bytes], entry_modules: list[str], *, at_call:
         return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
             isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
-    def statements(body: list[ast.stmt], *, typing_only: bool) -> list[tuple[ast.stmt, bool]]:
-        out: list[tuple[ast.stmt, bool]] = []
+    def statements(body: list[ast.stmt], *, typing_only: bool) -> list[tuple[ast.Import | ast.ImportFrom, bool]]:
+        out: list[tuple[ast.Import | ast.ImportFrom, bool]] = []
         for node in body:
             if isinstance(node, ast.If):
                 out += statements(node.body, typing_only=typing_only or is_type_checking(node))
@@ -264,6 +249,8 @@ def import_path(sources: dict[str, bytes], entry_modules: list[str], *, at_call:
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     todo += [alias.name, *whole(alias.name)]
+                continue
+            if not isinstance(node, ast.ImportFrom):  # statements() yields imports only here
                 continue
             base = absolute(module, node)
             todo.append(base)

@@ -16,15 +16,20 @@ import hashlib
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import bytecode, defaults
-from .exceptions import ConstructPropsError
+from ..runtime.environment import MODEL_FILE
+from . import bytecode
+from .exceptions import AssetError
+from .lambda_platform import LAMBDA_PYTHON_VERSION
 from .slim import slim_source
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from ..model import Model
     from .handler_code import HandlerCode
 
@@ -43,7 +48,6 @@ SYNTH_ONLY = ("model/contract_file.py", "model/view.py", "model/design_warnings.
 #: The cold-start check of a published contract (ADR 0042): shipped with functions bound to a table
 #: imported from published parameters (``contract_check=True``) alone.
 CONTRACT_CHECK_ONLY = ("model/slices.py",)
-MODEL_FILE = "model.json"
 _STUB_INIT = '"""constructs_lib, as bundled into a Lambda function: model + runtime only."""\n'
 
 
@@ -110,13 +114,13 @@ def _import_name(rel: str) -> str | None:
     return top
 
 
-def _check_parts(parts: dict[str, dict[str, object]], what: str) -> None:
+def _check_parts(parts: Mapping[str, Mapping[str, object]], what: str) -> None:
     """No two parts may ship the same path or the same top-level import name."""
     owner: dict[str, str] = {}
     for part, files in parts.items():
         for name in sorted({n for n in map(_import_name, files) if n} | {f for f in files if "/" not in f}):
             if name in owner and owner[name] != part:
-                raise ConstructPropsError(
+                raise AssetError(
                     f"{what}: {name!r} is provided by both the {owner[name]} and the {part}; one would shadow the "
                     "other in the Lambda's import path (the runtime part owns constructs_lib/ and model.json): "
                     "rename the module or drop the dependency"
@@ -131,7 +135,7 @@ def bundle(
     dependencies: Path | None = None,
     extra_files: dict[str, str] | None = None,
     what: str = "function",
-    python_version: str = defaults.LAMBDA_PYTHON_VERSION,
+    python_version: str = LAMBDA_PYTHON_VERSION,
     handler: str | None = None,
     contract_check: bool = False,
 ) -> Bundle:
@@ -154,7 +158,7 @@ def bundle(
     python_version
         ``MAJOR.MINOR`` of the function's runtime: the runtime and user modules get
         ``__pycache__/*.cpython-3X.pyc`` compiled by an interpreter of that version, if one is
-        found. Default ``defaults.LAMBDA_PYTHON_VERSION``.
+        found. Default :data:`.lambda_platform.LAMBDA_PYTHON_VERSION`.
     handler
         The Lambda handler (``module.function``): bytecode ships for the modules importing it
         loads (:func:`.bytecode.import_path`) and for the model package, which its first call
@@ -166,7 +170,7 @@ def bundle(
 
     Raises
     ------
-    ConstructPropsError
+    AssetError
         A user file or a dependency takes a path or an import name of another part, or a module
         does not compile for ``python_version``.
     """

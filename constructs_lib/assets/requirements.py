@@ -3,7 +3,7 @@
 ``pip install --target DIR --implementation cp --python-version 3.13 --only-binary=:all:`` with
 every ``manylinux`` platform tag the Lambda runtime's OS accepts for the function's architecture:
 nothing is compiled, and a package without a matching wheel fails synth with a
-:class:`ConstructPropsError` naming the package, the platform and the Python version. Installs are
+:class:`AssetError` naming the package, the platform and the Python version. Installs are
 cached per user, keyed by the requirements, tags and Python versions. ``boto3``/``botocore`` are
 never installed (the Lambda runtime ships them); synth-time packages are refused.
 
@@ -24,9 +24,9 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import defaults
 from .cache import cache_root, locked
-from .exceptions import ConstructPropsError
+from .exceptions import AssetError
+from .lambda_platform import LAMBDA_GLIBC_MINOR, LAMBDA_PYTHON_VERSION
 
 __all__ = [
     "InstalledDependencies",
@@ -97,9 +97,9 @@ def _logical_lines(path: Path) -> list[str]:
 
 def _read_txt(path: Path, what: str, seen: tuple[Path, ...] = ()) -> list[str]:
     if path in seen:
-        raise ConstructPropsError(f"{what}: requirements file {str(path)!r} includes itself (through -r)")
+        raise AssetError(f"{what}: requirements file {str(path)!r} includes itself (through -r)")
     if not path.is_file():
-        raise ConstructPropsError(f"{what}: requirements file {str(path)!r} (included with -r) does not exist")
+        raise AssetError(f"{what}: requirements file {str(path)!r} (included with -r) does not exist")
     lines: list[str] = []
     for line in _logical_lines(path):
         if match := _INCLUDE_RE.match(line):
@@ -117,7 +117,7 @@ def read_requirements(path: Path, *, what: str) -> RequirementSet:
 
     Raises
     ------
-    ConstructPropsError
+    AssetError
         The file cannot be parsed, an include is missing, or a requirement names a synth-time
         package (``constructs_lib``, ``aws-cdk-lib``, ``constructs``, ``jsii``).
     """
@@ -125,10 +125,10 @@ def read_requirements(path: Path, *, what: str) -> RequirementSet:
         try:
             project = tomllib.loads(path.read_text(encoding="utf-8")).get("project") or {}
         except tomllib.TOMLDecodeError as exc:
-            raise ConstructPropsError(f"{what}: {str(path)!r} is not valid TOML: {exc}") from exc
+            raise AssetError(f"{what}: {str(path)!r} is not valid TOML: {exc}") from exc
         dependencies = project.get("dependencies") or []
         if not isinstance(dependencies, list) or not all(isinstance(d, str) for d in dependencies):
-            raise ConstructPropsError(f"{what}: [project].dependencies of {str(path)!r} must be a list of strings")
+            raise AssetError(f"{what}: [project].dependencies of {str(path)!r} must be a list of strings")
         lines = [d.strip() for d in dependencies if d.strip()]
     else:
         lines = _read_txt(path, what)
@@ -138,7 +138,7 @@ def read_requirements(path: Path, *, what: str) -> RequirementSet:
         match = None if line.startswith("-") else _NAME_RE.match(line)
         name = _normalize(match.group(1)) if match else ""
         if name in SYNTH_ONLY:
-            raise ConstructPropsError(
+            raise AssetError(
                 f"{what}: requirement {line!r} in {str(path)!r} is a synth-time package; a function's asset never "
                 "carries it (the construct bundles its own runtime and model): remove it from the function's "
                 "requirements"
@@ -152,13 +152,13 @@ def pip_platforms(architecture: str) -> tuple[str, ...]:
 
     Raises
     ------
-    ConstructPropsError
+    AssetError
         Another architecture name.
     """
     machine = {"arm64": "aarch64", "x86_64": "x86_64"}.get(architecture)
     if machine is None:
-        raise ConstructPropsError(f"architecture {architecture!r} must be 'arm64' or 'x86_64'")
-    glibc = range(17, defaults.LAMBDA_GLIBC_MINOR + 1)
+        raise AssetError(f"architecture {architecture!r} must be 'arm64' or 'x86_64'")
+    glibc = range(17, LAMBDA_GLIBC_MINOR + 1)
     return (f"manylinux2014_{machine}", *(f"manylinux_2_{minor}_{machine}" for minor in glibc))
 
 
@@ -209,27 +209,27 @@ def _prune(target: Path) -> tuple[str, ...]:
 
 
 def _pip_failure(stderr: str, requirements: RequirementSet, platforms: tuple[str, ...], python_version: str,
-                 what: str) -> ConstructPropsError:
+                 what: str) -> AssetError:
     machine = platforms[0].split("_", 1)[1]
     tail = "\n".join(stderr.strip().splitlines()[-12:])
     match = _NO_VERSION_RE.search(stderr)
     if match and match.group(2).strip() != "none":
-        return ConstructPropsError(
+        return AssetError(
             f"{what}: no release of {match.group(1)!r} (from {str(requirements.source)!r}) matches, among those with "
-            f"a wheel for linux {machine} (manylinux, glibc <= 2.{defaults.LAMBDA_GLIBC_MINOR}), CPython "
+            f"a wheel for linux {machine} (manylinux, glibc <= 2.{LAMBDA_GLIBC_MINOR}), CPython "
             f"{python_version}: {match.group(2).strip()}. Remedy: require one of these versions.\npip said:\n{tail}"
         )
     if match:
         package = match.group(1)
-        return ConstructPropsError(
+        return AssetError(
             f"{what}: no wheel of {package!r} (from {str(requirements.source)!r}) for the function's platform: "
-            f"linux {machine} (manylinux, glibc <= 2.{defaults.LAMBDA_GLIBC_MINOR}), CPython {python_version}. "
+            f"linux {machine} (manylinux, glibc <= 2.{LAMBDA_GLIBC_MINOR}), CPython {python_version}. "
             "Assets are built without Docker, so every dependency must be a wheel (--only-binary=:all:). "
             f"Remedy: require a version of {package} that publishes a manylinux {machine} wheel for cp"
             f"{python_version.replace('.', '')} or a pure-Python (py3-none-any) wheel, or build the function for "
             f"the other architecture if only that one has wheels.\npip said:\n{tail}"
         )
-    return ConstructPropsError(
+    return AssetError(
         f"{what}: pip could not install the requirements of {str(requirements.source)!r} for linux {machine}, "
         f"CPython {python_version}:\n{tail}"
     )
@@ -239,7 +239,7 @@ def install(
     requirements: RequirementSet,
     *,
     architecture: str,
-    python_version: str = defaults.LAMBDA_PYTHON_VERSION,
+    python_version: str = LAMBDA_PYTHON_VERSION,
     what: str,
 ) -> InstalledDependencies:
     """Install *requirements* for the Lambda runtime into the per-user cache (or reuse it).
@@ -251,13 +251,13 @@ def install(
     architecture
         ``"arm64"`` or ``"x86_64"`` (``aws_lambda.Architecture.name``).
     python_version
-        ``MAJOR.MINOR`` of the function's runtime. Default ``defaults.LAMBDA_PYTHON_VERSION``.
+        ``MAJOR.MINOR`` of the function's runtime. Default :data:`.lambda_platform.LAMBDA_PYTHON_VERSION`.
     what
         The construct, for error messages.
 
     Raises
     ------
-    ConstructPropsError
+    AssetError
         pip is not available, a package has no wheel for the platform (the message names the
         package, the platform, the Python version and the remedy), or pip failed otherwise.
     """
@@ -289,11 +289,11 @@ def install(
             try:
                 done = subprocess.run(command, capture_output=True, text=True, timeout=_PIP_TIMEOUT_S, check=False)
             except subprocess.TimeoutExpired as exc:
-                raise ConstructPropsError(
+                raise AssetError(
                     f"{what}: pip did not finish installing {str(requirements.source)!r} within {_PIP_TIMEOUT_S} s"
                 ) from exc
             if done.returncode != 0 and "No module named pip" in done.stderr:
-                raise ConstructPropsError(
+                raise AssetError(
                     f"{what}: installing {str(requirements.source)!r} needs pip in the synthesizing interpreter "
                     f"{sys.executable!r}: run `{sys.executable} -m ensurepip`"
                 )

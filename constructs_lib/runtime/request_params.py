@@ -24,18 +24,13 @@ from .exceptions import (
     UpdateRejectedError,
     VersionConflictError,
 )
-from .items import (
-    MAX_PK_BYTES,
-    MAX_SK_BYTES,
-    ItemCodec,
-    check_key_size,
-    check_size,
-    require_fields,
-)
-from .limits import MAX_EXPRESSION_BYTES
+from .items import ItemMapper, require_fields
+from .limits import MAX_EXPRESSION_BYTES, MAX_PK_BYTES, MAX_SK_BYTES
+from .values import check_key_size, check_size
 
 if TYPE_CHECKING:
-    from ..model import Entity, Model, ResolvedPattern
+    from ..model import Model, ResolvedPattern
+    from ..model import ResolvedEntity as Entity
     from .conditions import Condition, Name, Rendered
 
 
@@ -184,20 +179,20 @@ def item_projection(model: Model, entities: Sequence[Entity], attributes: Iterab
 
 
 def ttl_value(
-    codec_: ItemCodec, entity: Entity, expires_in: timedelta | None, expires_at: datetime | None
+    mapper: ItemMapper, entity: Entity, expires_in: timedelta | None, expires_at: datetime | None
 ) -> tuple[str, int] | None:
     if expires_in is None and expires_at is None:
         return None
-    attr = codec_.model.ttl_attribute
+    attr = mapper.model.ttl_attribute
     if attr is None:
         raise UpdateRejectedError(
-            f"{entity.name}: expires_in/expires_at given, but model {codec_.model.name!r} has no ttl_attribute"
+            f"{entity.name}: expires_in/expires_at given, but model {mapper.model.name!r} has no ttl_attribute"
         )
     return attr, ttl.expiry(expires_in=expires_in, expires_at=expires_at)
 
 
 def put(
-    codec_: ItemCodec,
+    mapper: ItemMapper,
     table: str,
     entity: Entity,
     attrs: Mapping[str, Any],
@@ -211,11 +206,11 @@ def put(
     attrs = dict(attrs)
     if expected_version is not None:
         _version(expected_version)
-    expiry = ttl_value(codec_, entity, expires_in, expires_at)
+    expiry = ttl_value(mapper, entity, expires_in, expires_at)
     if expiry:
         attrs[expiry[0]] = expiry[1]
-    elif codec_.model.ttl_attribute and attrs.get(codec_.model.ttl_attribute) is not None:
-        name = codec_.model.ttl_attribute
+    elif mapper.model.ttl_attribute and attrs.get(mapper.model.ttl_attribute) is not None:
+        name = mapper.model.ttl_attribute
         attrs[name] = ttl.validate_ttl_value(attrs[name], attribute=name)
     version_attr = entity.version_attribute
     if expected_version is not None and version_attr is None:
@@ -224,7 +219,7 @@ def put(
         raise UpdateRejectedError(f"{entity.name}: create_only and expected_version exclude each other")
     if version_attr:
         attrs.pop(version_attr, None)
-    item = codec_.build_item(entity, attrs, check=False)  # checked once, below, with its version
+    item = mapper.build_item(entity, attrs, check=False)  # checked once, below, with its version
     expr = Expression()
     params: dict[str, Any] = {"TableName": table}
     kind = "plain"
@@ -234,7 +229,7 @@ def put(
     if create_only or (version_attr and expected_version is None):
         # A plain put of a versioned entity starts as a create; TableClient.put continues the
         # stored sequence when the item exists (see continue_version), so versions never go back.
-        params["ConditionExpression"] = f"attribute_not_exists({expr.name(codec_.model.pk_attribute)})"
+        params["ConditionExpression"] = f"attribute_not_exists({expr.name(mapper.model.pk_attribute)})"
         kind = "create_only" if create_only else "continue_version"
         own = ("absent",)
     elif expected_version is not None:
@@ -243,14 +238,14 @@ def put(
         own = ("version", version_attr, expected_version)
     check_size(item, where=entity.name)
     params["Item"] = _aws.serialize(item)
-    key = {a: item[a] for a in (codec_.model.pk_attribute, codec_.model.sk_attribute) if a in item}
+    key = {a: item[a] for a in (mapper.model.pk_attribute, mapper.model.sk_attribute) if a in item}
     if condition is not None:
-        add_condition(params, expr, codec_.model, entity, condition)
+        add_condition(params, expr, mapper.model, entity, condition)
     return Request("Put", expr.apply(params), entity.name, key, kind, expected_version, item=item, condition=condition,
                    own=own)
 
 
-def continue_version(codec_: ItemCodec, entity: Entity, req: Request, stored: Mapping[str, Any] | None) -> Request:
+def continue_version(mapper: ItemMapper, entity: Entity, req: Request, stored: Mapping[str, Any] | None) -> Request:
     """The next attempt of a plain put of a versioned entity, after its condition failed.
 
     ``stored`` is the item found (``ALL_OLD``), or None if it vanished meanwhile. The put is
@@ -264,13 +259,13 @@ def continue_version(codec_: ItemCodec, entity: Entity, req: Request, stored: Ma
     item = dict(params["Item"])
     if stored is None:
         item[version_attr] = {"N": "1"}
-        params["ConditionExpression"] = f"attribute_not_exists({expr.name(codec_.model.pk_attribute)})"
+        params["ConditionExpression"] = f"attribute_not_exists({expr.name(mapper.model.pk_attribute)})"
         own: tuple[Any, ...] = ("absent",)
     else:
         current = stored.get(version_attr)
         if current is None:  # written before the entity declared its version attribute
             params["ConditionExpression"] = (
-                f"attribute_exists({expr.name(codec_.model.pk_attribute)}) AND attribute_not_exists({expr.name(version_attr)})"
+                f"attribute_exists({expr.name(mapper.model.pk_attribute)}) AND attribute_not_exists({expr.name(version_attr)})"
             )
             own = ("unversioned", version_attr)
             current = 0
@@ -287,13 +282,13 @@ def continue_version(codec_: ItemCodec, entity: Entity, req: Request, stored: Ma
         item[version_attr] = {"N": str(current + 1)}
     params["Item"] = item
     if req.condition is not None:
-        add_condition(params, expr, codec_.model, entity, req.condition)
+        add_condition(params, expr, mapper.model, entity, req.condition)
     return Request("Put", expr.apply(params), req.entity, req.key, req.kind, req.expected_version,
                    condition=req.condition, own=own)
 
 
 def update(
-    codec_: ItemCodec,
+    mapper: ItemMapper,
     table: str,
     entity: Entity,
     key_values: Mapping[str, Any],
@@ -319,11 +314,11 @@ def update(
     if expected_version is not None:
         _version(expected_version)
     set_values = dict(set or {})
-    expiry = ttl_value(codec_, entity, expires_in, expires_at)
+    expiry = ttl_value(mapper, entity, expires_in, expires_at)
     if expiry:
         set_values[expiry[0]] = expiry[1]
-    key = codec_.key_values(entity, key_values, what="update key")
-    plan = codec_.plan_update(entity, key_values, set_values, remove, add, delete, upsert=not must_exist)
+    key = mapper.key_values(entity, key_values, what="update key")
+    plan = mapper.plan_update(entity, key_values, set_values, remove, add, delete, upsert=not must_exist)
     check_size({**plan.set, **plan.add}, where=f"{entity.name} update of {key!r}")
     expr = Expression()
     sets = [f"{expr.name(k)} = {expr.value(v)}" for k, v in plan.set.items()]
@@ -344,7 +339,7 @@ def update(
             own = ("version", version_attr, expected_version)
     if must_exist or plan.create_missing:
         # An upsert that lacks required attributes may only update an existing item.
-        conditions.append(f"attribute_exists({expr.name(codec_.model.pk_attribute)})")
+        conditions.append(f"attribute_exists({expr.name(mapper.model.pk_attribute)})")
         if kind != "version":
             kind = "must_exist"
             own = ("present",)
@@ -361,13 +356,13 @@ def update(
     if conditions:
         params["ConditionExpression"] = " AND ".join(conditions)
     if condition is not None:
-        add_condition(params, expr, codec_.model, entity, condition)
+        add_condition(params, expr, mapper.model, entity, condition)
     return Request("Update", expr.apply(params), entity.name, key, kind, expected_version,
                    create_missing=tuple(plan.create_missing), condition=condition, own=own)
 
 
 def delete(
-    codec_: ItemCodec,
+    mapper: ItemMapper,
     table: str,
     entity: Entity,
     key_values: Mapping[str, Any],
@@ -376,7 +371,7 @@ def delete(
     must_exist: bool = False,
     condition: Condition | None = None,
 ) -> Request:
-    key = codec_.key_values(entity, key_values, what="delete key")
+    key = mapper.key_values(entity, key_values, what="delete key")
     expr = Expression()
     params: dict[str, Any] = {"TableName": table, "Key": _aws.serialize(key)}
     kind = "plain"
@@ -389,24 +384,24 @@ def delete(
         kind = "version"
         own = ("version", entity.version_attribute, expected_version)
     elif must_exist:
-        conditions.append(f"attribute_exists({expr.name(codec_.model.pk_attribute)})")
+        conditions.append(f"attribute_exists({expr.name(mapper.model.pk_attribute)})")
         kind = "must_exist"
         own = ("present",)
     if conditions:
         params["ConditionExpression"] = " AND ".join(conditions)
     if condition is not None:
-        add_condition(params, expr, codec_.model, entity, condition)
+        add_condition(params, expr, mapper.model, entity, condition)
     return Request("Delete", expr.apply(params), entity.name, key, kind, expected_version, condition=condition,
                    own=own)
 
 
 def condition_check(
-    codec_: ItemCodec, table: str, entity: Entity, key_values: Mapping[str, Any], *, exists: bool = True,
+    mapper: ItemMapper, table: str, entity: Entity, key_values: Mapping[str, Any], *, exists: bool = True,
     expected_version: int | None = None, condition: Condition | None = None,
 ) -> Request:
-    key = codec_.key_values(entity, key_values, what="condition check key")
+    key = mapper.key_values(entity, key_values, what="condition check key")
     expr = Expression()
-    pk = expr.name(codec_.model.pk_attribute)
+    pk = expr.name(mapper.model.pk_attribute)
     conditions = [f"attribute_exists({pk})" if exists else f"attribute_not_exists({pk})"]
     kind = "must_exist" if exists else "create_only"
     own: tuple[Any, ...] = ("present",) if exists else ("absent",)
@@ -418,7 +413,7 @@ def condition_check(
         own = ("version", entity.version_attribute, expected_version) if exists else ("never",)
     params = {"TableName": table, "Key": _aws.serialize(key), "ConditionExpression": " AND ".join(conditions)}
     if condition is not None:
-        add_condition(params, expr, codec_.model, entity, condition)
+        add_condition(params, expr, mapper.model, entity, condition)
     return Request("ConditionCheck", expr.apply(params), entity.name, key, kind, expected_version,
                    condition=condition, own=own)
 
@@ -431,7 +426,7 @@ def _version(value: Any) -> int:
 
 # Queries ---------------------------------------------------------------------------------------
 def query_params(
-    codec: ItemCodec, table_name: str, resolved: ResolvedPattern, vals: Mapping[str, Any], partition_value: Any = None,
+    mapper: ItemMapper, table_name: str, resolved: ResolvedPattern, vals: Mapping[str, Any], partition_value: Any = None,
     *, filter: Condition | None = None, attributes: Iterable[str | Name] | None = None,  # noqa: A002 - the query option's name
 ) -> dict[str, Any]:
     """Query parameters (key condition, index, entity filter) of a declared access pattern.
@@ -441,22 +436,16 @@ def query_params(
     partition key. ``filter`` and ``attributes`` add the caller's filter and projection (see
     :func:`read_options`). Pure: builds the request, sends nothing.
     """
-    p = resolved.pattern
-    model = codec.model
+    p = resolved
+    model = mapper.model
     entity = model.entities[p.entities[0]]
     index = resolved.index
-    if index is None or index.kind == "LSI":
-        pk_t, pk_attr = entity.pk_template, model.pk_attribute
-    else:
-        pk_t, pk_attr = entity.index_templates(index.name)[0], index.pk_attribute
-    if index is None:
-        sk_t, sk_attr = entity.sk_template, model.sk_attribute
-    else:
-        sk_t, sk_attr = entity.index_templates(index.name)[1], index.sk_attribute
+    pk_t, pk_attr = resolved.pk_template, resolved.pk_attribute
+    sk_t, sk_attr = resolved.sk_template, resolved.sk_attribute
     require_fields(entity, vals, resolved.pk_fields, what=f"pattern {p.name!r} partition key")
     pk_vals = vals if partition_value is None else {**vals, resolved.sk_fields[-1]: partition_value}
     expr = Expression()
-    pk_value = _key_bound(keys.build(entity, pk_t, pk_vals, where="partition key"), MAX_PK_BYTES, p.name)  # type: ignore[arg-type]
+    pk_value = _key_bound(keys.build(entity, pk_t, pk_vals, where="partition key"), MAX_PK_BYTES, p.name)
     condition = f"{expr.name(pk_attr)} = {expr.value(pk_value)}"  # (the value is :v0)
     if p.sk is not None:
         assert sk_t is not None and sk_attr is not None
@@ -469,7 +458,7 @@ def query_params(
         names = ", ".join(expr.value(e) for e in p.entities)
         params["FilterExpression"] = f"{expr.name(model.entity_attribute)} IN ({names})"
     if filter is not None or attributes is not None:
-        read_options(params, expr, codec.model, resolved, filter=filter, attributes=attributes)
+        read_options(params, expr, mapper.model, resolved, filter=filter, attributes=attributes)
     return expr.apply(params)
 
 
@@ -477,7 +466,7 @@ def own_items(model: Model, resolved: ResolvedPattern, items: list[dict[str, Any
     """The wire items of a Query response that belong to the pattern's entities: the last line of
     defence behind the entity filter (an item written outside the model, a model changed under
     stored items). Items of another entity, or of none, are dropped."""
-    own, attr = resolved.pattern.entities, model.entity_attribute
+    own, attr = resolved.entities, model.entity_attribute
     return [i for i in items if (i.get(attr) or {}).get("S") in own]
 
 
@@ -508,7 +497,7 @@ def read_options(
         return
     from .conditions import Attributes, projection, render
 
-    entities = [model.entities[e] for e in resolved.pattern.entities]
+    entities = [model.entities[e] for e in resolved.entities]
     index = resolved.index
     scope = Attributes(model, entities, index if index is not None and index.kind == "GSI" else None)
     if filter is not None:

@@ -17,10 +17,11 @@ import aws_cdk as cdk
 import jsii
 from constructs import Construct, IValidation
 
-from ..evolution.diff import BreakingChangeError, ModelDiff, synthesized_gsis
+from ..evolution.diff import ModelDiff, synthesized_gsis
+from ..evolution.exceptions import BreakingChangeError
 from ..evolution.lock import LOCK_FILE, ModelLock, TableLock
 from ..evolution.preflight import key_length_findings
-from ..model import Index, Model
+from ..model import Model, ResolvedIndex
 from . import defaults
 from .exceptions import ConstructPropsError
 
@@ -36,7 +37,7 @@ class Evolution:
     locked: TableLock | None
     diff: ModelDiff | None
     #: The GSIs this template declares (the deployed ones with at most one step applied).
-    gsis: tuple[Index, ...]
+    gsis: tuple[ResolvedIndex, ...]
     #: GSIs of the model the template does not declare yet (their patterns are refused).
     unavailable_indexes: tuple[str, ...] = ()
     acknowledged: tuple[str, ...] = field(default_factory=tuple)

@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from .exceptions import ConstructPropsError
+from .exceptions import AssetError
 
 __all__ = [
     "DEFAULT_INDEX",
@@ -133,12 +133,12 @@ def _check_defines(module_file: Path, module: str, function: str, what: str) -> 
     try:
         names = defined_names(module_file.read_text(encoding="utf-8"), filename=str(module_file))
     except SyntaxError as exc:
-        raise ConstructPropsError(
+        raise AssetError(
             f"{what}: handler module {module!r} ({module_file}) is not valid Python: {exc.msg} on line {exc.lineno}"
         ) from exc
     if function not in names:
         defined = ", ".join(sorted(n for n in names if not n.startswith("_"))) or "nothing public"
-        raise ConstructPropsError(
+        raise AssetError(
             f"{what}: handler module {module!r} ({module_file}) does not define {function!r} at its top level "
             f"(a handler must be a top-level def, async def or assignment); it defines: {defined}"
         )
@@ -148,7 +148,7 @@ def _module_of(index: str, what: str) -> str:
     path = PurePosixPath(index.replace(os.sep, "/"))
     parts = path.with_suffix("").parts
     if path.is_absolute() or path.suffix != ".py" or not parts or not all(p.isidentifier() for p in parts):
-        raise ConstructPropsError(
+        raise AssetError(
             f"{what}: index {index!r} must be a relative path of a .py module inside the entry directory, "
             "every part a Python identifier (e.g. 'index.py' or 'api/routes.py')"
         )
@@ -158,7 +158,7 @@ def _module_of(index: str, what: str) -> str:
 def _explicit_requirements(requirements: str | os.PathLike[str], what: str) -> Path:
     path = Path(requirements).expanduser().resolve()
     if not path.is_file() or not (path.name == "pyproject.toml" or path.suffix == ".txt"):
-        raise ConstructPropsError(
+        raise AssetError(
             f"{what}: requirements {str(path)!r} must be an existing requirements .txt file or a pyproject.toml"
         )
     return path
@@ -176,24 +176,24 @@ def resolve_handler_code(
 
     Raises
     ------
-    ConstructPropsError
+    AssetError
         The entry is missing or neither a ``.py`` file nor a directory; ``index`` is given for a
         file or is not a module path; the handler module is missing or does not define
         ``function``; a file would shadow the bundled runtime (``constructs_lib/``,
         ``model.json``); the requirements file is missing.
     """
     if not function.isidentifier():
-        raise ConstructPropsError(f"{what}: handler {function!r} must be a Python function name")
+        raise AssetError(f"{what}: handler {function!r} must be a Python function name")
     root = Path(entry).expanduser().resolve()
     reqs = _explicit_requirements(requirements, what) if requirements is not None else None
     if root.is_file():
         if index is not None:
-            raise ConstructPropsError(
+            raise AssetError(
                 f"{what}: index {index!r} applies to a directory entry; entry {str(root)!r} is a file (its module is "
                 "the handler module)"
             )
         if root.suffix != ".py" or not root.stem.isidentifier():
-            raise ConstructPropsError(
+            raise AssetError(
                 f"{what}: entry file {str(root)!r} must be a .py module whose name is a Python identifier"
             )
         files: list[tuple[str, Path]] = [(root.name, root)]
@@ -205,13 +205,13 @@ def resolve_handler_code(
         if reqs is None:
             reqs = next((p for p in (root / "requirements.txt", root / "pyproject.toml") if p.is_file()), None)
     else:
-        raise ConstructPropsError(
+        raise AssetError(
             f"{what}: entry {str(root)!r} does not exist; it must be a handler .py file or a directory holding "
             "the handler module"
         )
     shadowing = sorted(rel for rel, _ in files if rel.split("/")[0] in RESERVED_NAMES or rel == "constructs_lib.py")
     if shadowing:
-        raise ConstructPropsError(
+        raise AssetError(
             f"{what}: {', '.join(shadowing)} in entry {str(root)!r} would shadow what the construct bundles "
             "(constructs_lib/ runtime and model.json); rename or move it"
         )
@@ -219,7 +219,7 @@ def resolve_handler_code(
     shipped = dict(files)
     if module_rel not in shipped:
         modules = sorted(rel for rel in shipped if rel.endswith(".py"))[:20]
-        raise ConstructPropsError(
+        raise AssetError(
             f"{what}: handler module {module!r} ({module_rel}) is not in the bundle of entry {str(root)!r} "
             f"(missing or excluded; modules found: {', '.join(modules) or 'none'})"
         )
