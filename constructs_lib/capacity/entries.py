@@ -1,6 +1,6 @@
 """Sizes of what a call touches: the stored item and each index's projected entry.
 
-Item sizes come from the runtime's one size rule (``runtime.items.item_size``); an index
+Item sizes come from the runtime's one size rule (``runtime.values.item_size``); an index
 entry is the table key, the index key and the attributes the deployed index projects.
 See docs/adr/0051-capacity-per-call.md.
 """
@@ -11,11 +11,11 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..model.indexes import TABLE
-from ..runtime.items import item_size
+from ..runtime.values import item_size
 from .exceptions import CapacityInputError
 
 if TYPE_CHECKING:
-    from ..model import Index, Model
+    from ..model import Model, ResolvedIndex
 
 __all__ = [
     "LSI_ENTRY_OVERHEAD",
@@ -38,7 +38,7 @@ def item_bytes(item: Item) -> int:
     return item_size(item)
 
 
-def resolve_index(model: Model, name: str | None) -> Index | None:
+def resolve_index(model: Model, name: str | None) -> ResolvedIndex | None:
     """The model's index ``name`` (None or ``"table"``: the base table, returned as None)."""
     if name is None or name == TABLE:
         return None
@@ -50,7 +50,7 @@ def resolve_index(model: Model, name: str | None) -> Index | None:
         ) from None
 
 
-def projected_attributes(model: Model, index: Index) -> frozenset[str] | None:
+def projected_attributes(model: Model, index: ResolvedIndex) -> frozenset[str] | None:
     """The non-key attributes ``index`` holds as the table is deployed (None: ``ALL``).
 
     ``SingleTable`` always projects the entity attribute, so ``KEYS_ONLY`` is deployed as
@@ -61,7 +61,7 @@ def projected_attributes(model: Model, index: Index) -> frozenset[str] | None:
     return frozenset((model.entity_attribute, *extra))
 
 
-def index_entry(model: Model, index: Index, item: Item | None) -> dict[str, Any] | None:
+def index_entry(model: Model, index: ResolvedIndex, item: Item | None) -> dict[str, Any] | None:
     """The entry ``item`` has in ``index`` (None when the item lacks a key attribute of the
     index, i.e. is not in it): table key, index key and projected attributes."""
     if item is None or any(item.get(a) is None for a in index.key_attributes):
@@ -73,12 +73,12 @@ def index_entry(model: Model, index: Index, item: Item | None) -> dict[str, Any]
     return {name: value for name, value in item.items() if name in keep}
 
 
-def entry_size(index: Index, entry: Item) -> int:
+def entry_size(index: ResolvedIndex, entry: Item) -> int:
     """Bytes DynamoDB prices an index entry at: its attributes, plus
     :data:`LSI_ENTRY_OVERHEAD` for a local secondary index."""
     return item_size(entry) + (LSI_ENTRY_OVERHEAD if index.kind == "LSI" else 0)
 
 
-def index_key(index: Index, entry: Item) -> tuple[Any, ...]:
+def index_key(index: ResolvedIndex, entry: Item) -> tuple[Any, ...]:
     """The index key values of an entry (what decides delete + put on a change)."""
     return tuple(entry[a] for a in index.key_attributes)

@@ -15,7 +15,7 @@ from .exceptions import CapacityInputError
 from .units import MAX_PAGE_BYTES, Capacity, read_units
 
 if TYPE_CHECKING:
-    from ..model import Index, Model
+    from ..model import Model, ResolvedIndex
 
 __all__ = ["batch_get", "get", "page_sizes", "query", "query_pages", "read_bytes", "sharded_query"]
 
@@ -35,7 +35,7 @@ def batch_get(model: Model, items: Iterable[Item | None], *, consistent: bool = 
     return Capacity("read", units)
 
 
-def read_bytes(model: Model, index: Index | None, item: Item) -> int:
+def read_bytes(model: Model, index: ResolvedIndex | None, item: Item) -> int:
     """Bytes a query of ``index`` (None: the table) reads for stored ``item``: the item itself,
     or its projected index entry (0 when the item is not in the index)."""
     if index is None:
@@ -95,7 +95,7 @@ def sharded_query(
     return Capacity.sum("read", (query(model, index, items, consistent=consistent, limit=limit) for items in shards))
 
 
-def _charged(index: Index | None, units: float) -> Capacity:
+def _charged(index: ResolvedIndex | None, units: float) -> Capacity:
     if index is None:
         return Capacity("read", units)
     if index.kind == "LSI":

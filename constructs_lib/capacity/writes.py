@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..runtime.items import ItemCodec
+from ..runtime.items import ItemMapper
 from .entries import entry_size, index_entry, index_key, item_bytes
 from .units import Capacity, write_units
 
 if TYPE_CHECKING:
-    from ..model import Index, Model
+    from ..model import Model, ResolvedIndex
 
 __all__ = [
     "TRANSACTION_FACTOR",
@@ -40,7 +40,7 @@ def write(model: Model, old: Item | None, new: Item | None) -> Capacity:
 
     ``old`` None: the item did not exist (a put or upsert creating it, or a delete of nothing);
     ``new`` None: the write deletes it. Items are stored items (key attributes included, as
-    :meth:`ItemCodec.build_item` builds them or a read with ``raw=True`` returns them)."""
+    :meth:`ItemMapper.build_item` builds them or a read with ``raw=True`` returns them)."""
     sizes = [item_bytes(i) for i in (old, new) if i is not None]
     table = write_units(max(sizes)) if sizes else 1  # a delete of a missing item still costs one unit
     gsis: dict[str, float] = {}
@@ -52,7 +52,7 @@ def write(model: Model, old: Item | None, new: Item | None) -> Capacity:
     return Capacity("write", float(table), gsis, lsis)
 
 
-def index_write_units(model: Model, index: Index, old: Item | None, new: Item | None) -> int:
+def index_write_units(model: Model, index: ResolvedIndex, old: Item | None, new: Item | None) -> int:
     """Write units ``index`` consumes when ``old`` becomes ``new``:
 
     * in neither: 0; enters: its new entry; leaves: its old entry;
@@ -81,9 +81,9 @@ def put(model: Model, new: Item, *, old: Item | None = None) -> Capacity:
 
 def put_item(model: Model, entity: str, attributes: Item, *, old: Item | None = None) -> Capacity:
     """PutItem of an application item of ``entity``: the stored item (derived keys and all) is
-    built by the runtime's codec, then priced as :func:`put`."""
-    codec = ItemCodec(model)
-    return write(model, old, codec.build_item(model.entity(entity), attributes))
+    built by the runtime's item mapper, then priced as :func:`put`."""
+    mapper = ItemMapper(model)
+    return write(model, old, mapper.build_item(model.entity(entity), attributes))
 
 
 def update(model: Model, old: Item | None, new: Item) -> Capacity:
