@@ -8,8 +8,6 @@ import re
 import tomllib
 from pathlib import Path
 
-import pytest
-
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "constructs_lib"
 #: The most ``type: ignore`` comments the package may hold.
