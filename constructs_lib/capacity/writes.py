@@ -60,10 +60,8 @@ def index_write_units(model: Model, index: ResolvedIndex, old: Item | None, new:
     * stays with the same key: 0 if the projected entry is unchanged, else the larger entry.
     """
     before, after = index_entry(model, index, old), index_entry(model, index, new)
-    if before is None and after is None:
-        return 0
     if before is None:
-        return write_units(entry_size(index, after))  # type: ignore[arg-type]
+        return 0 if after is None else write_units(entry_size(index, after))
     if after is None:
         return write_units(entry_size(index, before))
     old_units, new_units = write_units(entry_size(index, before)), write_units(entry_size(index, after))

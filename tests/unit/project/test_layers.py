@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = "constructs_lib"
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 #: Layer -> the layers its modules may import (their own included).
 ALLOWED = {
