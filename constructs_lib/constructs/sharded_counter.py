@@ -118,6 +118,10 @@ class ShardedCounter(StreamConsumer):
         super().__init__(scope, id)
         what = f"ShardedCounter {id!r}"
         model = self._validate_table(what, table)
+        #: The table's replica regions when it is replicated (per-region shards and totals, ADR 0055).
+        self.regions = tuple(getattr(table, "replica_regions", ()) or ())
+        if len(self.regions) < 2:
+            self.regions = ()
         self.sizing = self._sizing(what, shards, expected_writes_per_second, item_size_bytes, headroom, idempotency_window)
         self.spec = self._spec(what, name, shards, model, idempotency_window)
         self._check_table(what, table)
@@ -126,10 +130,20 @@ class ShardedCounter(StreamConsumer):
         self.table = table
         self.family = name
         self.derivation = self.sizing.explain() if self.sizing else f"fixed: {self.spec.shards} shard(s)"
+        # Replicated: every region's shard items (SK = SHARD#<region>), local and replicated — each
+        # region's aggregator recomputes its own total from all of them.
+        shard_sk = [{"prefix": SHARD_SK + "#"}] if self.regions else [SHARD_SK]
         only_shards = {"dynamodb": {"Keys": {
             self.spec.pk_attribute: {"S": [{"prefix": self.spec.key_prefix}]},
-            self.spec.sk_attribute: {"S": [SHARD_SK]},
+            self.spec.sk_attribute: {"S": shard_sk},
         }}}
+        if self.regions and self.spec.idempotent:
+            cdk.Annotations.of(self).add_warning_v2(
+                "constructs-lib:counter-idempotency-per-region",
+                f"{what}: the table is replicated to {', '.join(self.regions)}; an idempotency key is deduplicated "
+                "within one region only (the marker's condition is evaluated against the local replica): a retry "
+                "sent to another region before the marker has replicated there is counted again",
+            )
         self.schedule_rule: events.Rule | None = None
         self._consume(
             table=table, settings=settings, handler="constructs_lib.runtime.handlers.counter.handler",
@@ -186,6 +200,7 @@ class ShardedCounter(StreamConsumer):
                 entity_attribute=model.entity_attribute,
                 ttl_attribute=model.ttl_attribute,
                 idempotency_ttl_seconds=int(idempotency_window.to_seconds()) if idempotency_window else None,
+                regions=self.regions,
             )
         except SettingsError as exc:
             raise ConstructPropsError(f"{what}: {exc}") from exc
@@ -232,9 +247,10 @@ class ShardedCounter(StreamConsumer):
         if clash:
             raise ConstructPropsError(f"{what}: model entity names {clash} are reserved for counter items")
         prefix = f"{PREFIX}#{self.spec.family}"
+        per_region = "#{region}" if self.regions else ""
         layouts = {
-            "shard": (prefix + "#{counter_id}#{shard}", SHARD_SK),
-            "total": (prefix + "#{counter_id}", TOTAL_SK),
+            "shard": (prefix + "#{counter_id}#{shard}", SHARD_SK + per_region),
+            "total": (prefix + "#{counter_id}", TOTAL_SK + per_region),
             "dedup": (prefix + "#{counter_id}#" + DEDUP_SK + "#{key}", DEDUP_SK),
         }
         for kind, (pk, sk) in layouts.items():
