@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 from .. import _aws, key_segments
 from ..exceptions import DynamoDBError, KeyValueError, RuntimeClientError
 from ..limits import BATCH_WRITE_LIMIT, THROTTLING_CODES
-from ..replication import DELETE_ATTRIBUTE, Replication
 from ..patterns.audit.client import AuditClient
 from ..patterns.audit.keys import audit_pk, day_shard, format_ms, sha256_hex
 from ..patterns.audit.spec import (
@@ -49,6 +48,7 @@ from ..patterns.audit.spec import (
     check_salt,
 )
 from ..patterns.audit.values import b64, binary, number_text, typed_tag, utf8_len
+from ..replication import DELETE_ATTRIBUTE, Replication
 from ..values import wire_item_size
 
 if TYPE_CHECKING:

@@ -22,7 +22,6 @@ from typing import Any
 from ... import key_segments
 from ...environment import ENV_COUNTER_PREFIX
 from ...exceptions import KeyValueError, SettingsError
-from ...replication import check_region
 from .sizing import MAX_SHARDS
 
 # Layout -----------------------------------------------------------------------------------------------
@@ -45,6 +44,9 @@ _MAX_IDEMPOTENCY_KEY_BYTES = 512
 #: Largest amount one increment may add.
 MAX_BY = 10**18
 _SHARD_SEGMENT = re.compile(r"S([0-9]{3})")
+#: A region name (the rule of ``runtime.replication.check_region``; not imported: the aggregator's
+#: asset stays without the table client's modules).
+_REGION_RE = re.compile(r"[a-z][a-z0-9-]{1,30}[a-z0-9]")
 
 
 # The spec: what the construct tells the runtime ------------------------------------------------------------
@@ -86,7 +88,11 @@ class CounterSpec:
     def __post_init__(self) -> None:
         regions = tuple(self.regions)
         for region in regions:
-            check_region(region, f"counter family {self.family!r}: replica region")
+            if not isinstance(region, str) or not _REGION_RE.fullmatch(region):
+                raise SettingsError(
+                    f"counter family {self.family!r}: replica region {region!r} is not a region name "
+                    "(lowercase letters, digits and '-', e.g. 'us-east-1')"
+                )
         if regions and (len(regions) < 2 or len(set(regions)) != len(regions)):
             raise SettingsError(
                 f"counter family {self.family!r}: regions {list(regions)!r} must be two or more distinct replica "
