@@ -1,15 +1,11 @@
 """A local stand-in for DynamoDB global tables in multi-Region eventual consistency (MREC).
 
-:class:`GlobalTables` deploys a synthesized template once per region into one DynamoDB Local
-(``-sharedDb``: tables are told apart by name, ``<region>-<LogicalId>-<hex>``) and replicates the
-chosen tables the way MREC does: each region's stream is read (:class:`StreamRunner`), each local
-change is sent to every other region after a delay of the link, and applied there only if its
-write timestamp is later than the item's (last writer wins per item, deletes included), so the
-replicated write shows on that region's stream too. Links can be delayed per message and
-partitioned until healed. Time is virtual: :meth:`advance` and :meth:`settle` move it.
-
-What it does and does not model: docs/patterns/global-tables.md and
-docs/adr/0055-patterns-under-global-tables.md.
+:class:`GlobalTables` deploys a template once per region into one DynamoDB Local (tables told
+apart by name) and replicates the chosen tables as MREC does: each local change read from a
+region's stream is applied in the other regions after the link's delay, only if its write
+timestamp is later than the item's (last writer wins, deletes included), so it shows on their
+streams too. Links can be partitioned until healed; time is virtual (:meth:`advance`, :meth:`settle`).
+Fidelity: docs/patterns/global-tables.md and docs/adr/0055-patterns-under-global-tables.md.
 """
 
 from __future__ import annotations

@@ -6,10 +6,7 @@ Item layout on the single table (``{id}`` is the escaped counter id, ``NNN`` the
     total   PK = COUNTER#<family>#{id}               SK = TOTAL   count, aggregated_at
     dedup   PK = COUNTER#<family>#{id}#DEDUP#{key}   SK = DEDUP   (TTL) one per idempotency key
 
-On a replicated (global) table the writing region is part of the sort key — shard
-``SK = SHARD#<region>``, total ``SK = TOTAL#<region>`` — so no two regions ever write the same
-shard or total item and last-writer-wins replication cannot drop an increment
-(docs/adr/0055-patterns-under-global-tables.md). A single-region table keeps the layout above.
+Replicated table: shard ``SK = SHARD#<region>``, total ``SK = TOTAL#<region>`` (ADR 0055).
 """
 
 from __future__ import annotations
