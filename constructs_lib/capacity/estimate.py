@@ -114,14 +114,14 @@ def update_attribute(model: Model, entity: str) -> str | None:
 
 
 @dataclass(frozen=True)
-class _Shape:
+class ItemShape:
     """What prices one item: its size, and the bytes of its entry in each index it is in."""
 
     size: int
     entries: Mapping[str, int]
 
 
-def _shape(model: Model, entity: str, item_bytes: int | None, *, index: str | None = None) -> _Shape:
+def item_shape(model: Model, entity: str, item_bytes: int | None, *, index: str | None = None) -> ItemShape:
     """The representative item sized to ``item_bytes`` (None: the declared hint, else its own
     size). An ``ALL`` entry is the whole item; any other entry keeps the representative item's
     keys and projected attributes (what pads an item is projected by no such index), never more
@@ -139,7 +139,7 @@ def _shape(model: Model, entity: str, item_bytes: int | None, *, index: str | No
             continue
         raw = size if resolved.projection == "ALL" else min(item_size(entry), size)
         entries[resolved.name] = raw + (LSI_ENTRY_OVERHEAD if resolved.kind == "LSI" else 0)
-    return _Shape(size, entries)
+    return ItemShape(size, entries)
 
 
 def _checked_bytes(item_bytes: object) -> int:
@@ -178,7 +178,7 @@ def write_estimate(model: Model, entity: str, kind: WriteKind, *, item_bytes: in
     if kind not in WRITE_KINDS:
         raise CapacityInputError(f"write kind {kind!r} is not one of {', '.join(WRITE_KINDS)}")
     resolved = _entity(model, entity)
-    shape = _shape(model, entity, item_bytes)
+    shape = item_shape(model, entity, item_bytes)
     base = kind.removeprefix("transaction_").removeprefix("batch_")
     gsis: dict[str, float] = {}
     lsis: dict[str, float] = {}
@@ -237,9 +237,9 @@ def read_estimate(
             "ConsistentRead=True on it (consistent=False)"
         )
     if resolved.operation == "GetItem":
-        return Capacity("read", read_units(_shape(model, resolved.entities[0], item_bytes).size, consistent=consistent))
+        return Capacity("read", read_units(item_shape(model, resolved.entities[0], item_bytes).size, consistent=consistent))
     index_name = None if index is None else index.name
-    sizes = [_read_size(model, e, _shape(model, e, item_bytes, index=index_name), index_name)
+    sizes = [_read_size(model, e, item_shape(model, e, item_bytes, index=index_name), index_name)
              for e in resolved.entities]
     per_query = first_read_limit(items, resolved.shards) if resolved.shards else items
     page = page_sizes([sizes[n % len(sizes)] for n in range(per_query)])[0]
@@ -251,7 +251,7 @@ def read_estimate(
     return Capacity("read", 0.0, {index.name: units})
 
 
-def _read_size(model: Model, entity: str, shape: _Shape, index: str | None) -> int:
+def _read_size(model: Model, entity: str, shape: ItemShape, index: str | None) -> int:
     """Bytes one item of ``entity`` costs a query of ``index`` (None: the table)."""
     if index is None:
         return shape.size

@@ -3,7 +3,8 @@
 :func:`describe` renders, for one ``Model``: the table's key, entity, TTL and tenant attributes;
 each entity's key templates with example keys, fields and types; every access pattern with its
 index, operation, key condition and the exact request the runtime sends for example values; each
-index's projection, sparse membership and tenant safety; design warnings; and a Mermaid
+index's projection, sparse membership and tenant safety; estimated capacity units per write and
+per page (:mod:`.capacity_tables`); design and cost warnings; and a Mermaid
 ``flowchart`` of the item collections of the table and each index. Example keys and requests are
 built by the runtime, never re-implemented here. No AWS CDK import.
 
@@ -16,6 +17,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..capacity.warnings import cost_warnings
 from ..model.entity import SHARD
 from ..model.examples import EXAMPLE_TIME, HIGH, example_value, example_values
 from ..model.examples import sparse_values as _sparse_values
@@ -24,6 +26,7 @@ from ..model.templates import SEPARATOR, KeyTemplate, Placeholder
 from ..runtime import request_params
 from ..runtime.exceptions import RuntimeClientError
 from ..runtime.items import ItemMapper
+from .capacity_tables import capacity_section
 
 if TYPE_CHECKING:
     from ..model.model import Model
@@ -274,8 +277,9 @@ def describe(
     out += _indexes_section(model)
     if model.tenant_field:
         out += _tenancy_section(model)
+    out += capacity_section(model)
     out += ["## Warnings", ""]
-    warnings = model.warnings()
+    warnings = [*model.warnings(), *cost_warnings(model)]
     out += [f"- **{w.code}** — {_cell(w.message)}" for w in warnings] or ["None."]
     out += ["", "## Item collections", "", "```mermaid", mermaid(model), "```", ""]
     return "\n".join(out)
