@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 #: The public names, each with the module defining it: the one list ``__all__``, ``__getattr__`` and
-#: the ``TYPE_CHECKING`` imports below follow (tests/unit/test_public_surface.py checks the last).
+#: the ``TYPE_CHECKING`` imports below follow (tests/unit/project/test_public_surface.py checks the last).
 _LAZY = {
     # The constructs and their errors (need the cdk extra)
     "Backfill": "constructs_lib.constructs.backfill",

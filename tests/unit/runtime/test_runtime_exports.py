@@ -15,7 +15,7 @@ PACKAGES = [
     "constructs_lib.runtime.patterns.counter",
     "constructs_lib.runtime.stats",
 ]
-RUNTIME = Path(__file__).resolve().parents[2] / "constructs_lib" / "runtime"
+RUNTIME = Path(__file__).resolve().parents[3] / "constructs_lib" / "runtime"
 
 
 def _type_checking_imports(package: str) -> dict[str, str]:

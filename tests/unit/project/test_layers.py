@@ -1,11 +1,11 @@
 """The package's layers and the absence of import cycles, read from the source with ``ast``.
 
 Layers, bottom to top: ``model`` imports nothing else of the package; ``runtime`` imports only
-``model``; ``docgen``, ``evolution``, ``codegen`` and ``assets`` (asset building) only ``model``
-and ``runtime``; ``constructs`` anything but ``testing``; ``testing`` anything. Every ``import``
-counts, wherever it sits: module level, inside functions, under ``TYPE_CHECKING``; and no module
-may reach itself through them (a type named across a cycle is declared in the lower module, e.g.
-as a ``Protocol``).
+``model``; ``docgen``, ``evolution``, ``codegen``, ``capacity`` and ``assets`` (asset building) only
+``model`` and ``runtime``; ``constructs`` anything but ``testing``; ``testing`` anything. Every
+``import`` counts, wherever it sits: module level, inside functions, under ``TYPE_CHECKING``; and no
+module may reach itself through them (a type named across a cycle is declared in the lower module,
+e.g. as a ``Protocol``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = "constructs_lib"
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 #: Layer -> the layers its modules may import (their own included).
 ALLOWED = {
@@ -26,12 +26,15 @@ ALLOWED = {
     "docgen": {"model", "runtime", "docgen"},
     "evolution": {"model", "runtime", "evolution"},
     "codegen": {"model", "runtime", "codegen"},
+    # capacity units per call, predicted from the model: reads model and runtime; no CDK
+    "capacity": {"model", "runtime", "capacity"},
     # building Lambda assets: reads the model (model.json) and ships runtime modules; no CDK
     "assets": {"model", "runtime", "assets"},
     "constructs": {"model", "runtime", "docgen", "evolution", "assets", "constructs"},
-    "testing": {"model", "runtime", "docgen", "evolution", "codegen", "assets", "constructs", "testing", "root"},
+    "testing": {"model", "runtime", "docgen", "evolution", "codegen", "capacity", "assets", "constructs", "testing",
+                "root"},
     # constructs_lib/__init__.py (lazy exports) and __main__.py (the command line)
-    "root": {"model", "runtime", "docgen", "evolution", "codegen", "constructs", "root"},
+    "root": {"model", "runtime", "docgen", "evolution", "codegen", "capacity", "constructs", "root"},
 }
 
 

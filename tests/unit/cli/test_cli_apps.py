@@ -23,7 +23,7 @@ from examples.reporting.consumer_model import shop_view
 from examples.shop.model import shop_model
 from examples.shop.stack import CONTRACT_PREFIX
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 #: The reporting example's consumer app: ShopReportingStack alone, owning no table.
 CONSUMER = "examples/reporting/app.py:build_consumer_app"
 #: The showcase app: ShopStack owns the shop table, ShopReportingStack imports it.

@@ -9,7 +9,7 @@ import pytest
 
 from constructs_lib.assets.slim import slim_source
 
-PACKAGE = Path(__file__).resolve().parents[2] / "constructs_lib"
+PACKAGE = Path(__file__).resolve().parents[3] / "constructs_lib"
 SHIPPED = sorted(
     p for sub in ("model", "runtime") for p in (PACKAGE / sub).rglob("*.py")
     if "__pycache__" not in p.parts

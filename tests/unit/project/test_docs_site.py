@@ -9,7 +9,7 @@ import re
 import unicodedata
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 README = REPO / "README.md"
 DOCS = REPO / "docs"
 MKDOCS = REPO / "mkdocs.yml"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 PACKAGE = REPO / "constructs_lib"
 MAX_LINES = 12
 DOC_LINK = re.compile(r"\bdocs/[\w./-]+\.md\b")

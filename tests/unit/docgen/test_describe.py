@@ -21,7 +21,7 @@ from constructs_lib.runtime import TableClient, keys, request_params
 from examples.saas.model import saas_model
 from examples.shop.model import shop_model
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 class _NoClient:

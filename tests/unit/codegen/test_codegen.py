@@ -19,7 +19,7 @@ from constructs_lib.model import AccessPattern, Entity, Field, Model, ModelValid
 from constructs_lib.runtime import TableClient, request_params
 from examples.shop.model import shop_model
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SHOP_MODULE = ROOT / "examples" / "shop" / "models_typed.py"
 
 

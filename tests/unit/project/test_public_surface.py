@@ -18,7 +18,7 @@ import pytest
 
 from constructs_lib.assets.handler_code import defined_names
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 PACKAGE = REPO / "constructs_lib"
 
 

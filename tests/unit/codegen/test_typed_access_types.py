@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SAMPLES = Path(__file__).parent / "typed_samples"
 # The samples and the typed module are checked strictly; the library's own modules are read
 # for their types but not reported on, and the CDK (which a typed module never imports) is skipped.
