@@ -6,13 +6,9 @@ Off by default. Turn it on for one table client::
     report = table.traffic.report(hot_share=0.10)
     print(report.to_markdown())
 
-Sampled requests are counted per partition key in bounded memory (a space-saving sketch per
-index and direction), thread-safely. Reports contain partition key values: treat them like the
-table's data. See docs/adr/0027-traffic-recording-off-by-default.md.
-
-A generated Lambda ships this package's submodules only with ``TableFunction(...,
-traffic_insight=True)``; elsewhere this front ships alone and every name raises
-:class:`~constructs_lib.runtime.exceptions.TrafficInsightNotBundledError` (docs/adr/0018).
+Sampled requests are counted per partition key in bounded memory, thread-safely; reports hold
+partition key values (docs/adr/0027-traffic-recording-off-by-default.md). A generated Lambda ships the
+submodules only with ``TableFunction(traffic_insight=True)``, else each name raises ``TrafficInsightNotBundledError``.
 """
 
 from __future__ import annotations
