@@ -106,12 +106,12 @@ class TableOperations(Construct):
         """The replica Regions with a ``ReplicationLatency`` metric: MREC only (MRSC publishes none)."""
         return self._table.replica_regions if self._table.multi_region_consistency == "EVENTUAL" else ()
 
-    def _replication_latency(self, region: str, statistic: str = "Average") -> cloudwatch.Metric:
+    def _replication_latency(self, region: str, statistic: str = "Average", *, labelled: bool = True) -> cloudwatch.Metric:
         """``ReplicationLatency`` from the table's Region (where the metric is published) to ``region``."""
         return cloudwatch.Metric(
             namespace=NAMESPACE, metric_name="ReplicationLatency",
             dimensions_map={"TableName": self._table.table_name, "ReceivingRegion": region}, statistic=statistic,
-            period=cdk.Duration.seconds(FIVE_MINUTES), label=f"to {region} ({statistic.lower()})",
+            period=cdk.Duration.seconds(FIVE_MINUTES), label=f"to {region} ({statistic.lower()})" if labelled else None,
         )
 
     def _per_second(self, kind: str, index: str | None, period: int = FIVE_MINUTES) -> cloudwatch.MathExpression:
@@ -186,7 +186,7 @@ class TableOperations(Construct):
                                         f"{defaults.OPS_LATENCY_PERIODS} consecutive 5-minute periods")
         if s.replication_latency_ms is not None:
             for region in self._replicated_to():
-                self._alarm(f"{region}/ReplicationLatency", self._replication_latency(region),
+                self._alarm(f"{region}/ReplicationLatency", self._replication_latency(region, labelled=False),
                             threshold=s.replication_latency_ms, periods=defaults.OPS_REPLICATION_PERIODS,
                             description=f"average replication latency to the replica in {region} above "
                                         f"{s.replication_latency_ms} ms for {defaults.OPS_REPLICATION_PERIODS} "
