@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import aws_cdk as cdk
 import pytest
@@ -53,7 +54,7 @@ def plain_model(*, ttl: str | None = None, lsi: bool = False) -> Model:
 
 # The global table, synthesized once -----------------------------------------------------------------
 @pytest.fixture(scope="module")
-def global_table(shop_model: Model) -> tuple[SingleTable, dict[str, Any]]:
+def global_table(shop_model: Model) -> tuple[SingleTable, Mapping[str, Any]]:
     s = stack("GlobalStack")
     table = SingleTable(
         s, "Data", model=shop_model,
@@ -64,12 +65,12 @@ def global_table(shop_model: Model) -> tuple[SingleTable, dict[str, Any]]:
     return table, Template.from_stack(s).to_json()
 
 
-def global_table_resource(template: dict[str, Any]) -> dict[str, Any]:
+def global_table_resource(template: Mapping[str, Any]) -> Mapping[str, Any]:
     (props,) = [r["Properties"] for r in template["Resources"].values() if r["Type"] == "AWS::DynamoDB::GlobalTable"]
-    return props
+    return cast(Mapping[str, Any], props)
 
 
-def test_replicas_synthesize_with_their_own_settings(global_table: tuple[SingleTable, dict[str, Any]]) -> None:
+def test_replicas_synthesize_with_their_own_settings(global_table: tuple[SingleTable, Mapping[str, Any]]) -> None:
     # GIVEN a table in eu-west-1 replicated to us-east-1 (own settings) and ap-southeast-2 (the table's)
     table, template = global_table
     props = global_table_resource(template)
@@ -91,7 +92,7 @@ def test_replicas_synthesize_with_their_own_settings(global_table: tuple[SingleT
     assert "MultiRegionConsistency" not in props
 
 
-def test_each_replica_region_has_a_replication_latency_alarm(global_table: tuple[SingleTable, dict[str, Any]]) -> None:
+def test_each_replica_region_has_a_replication_latency_alarm(global_table: tuple[SingleTable, Mapping[str, Any]]) -> None:
     # GIVEN the operations view of the global table
     table, template = global_table
     assert table.operations is not None
@@ -113,7 +114,7 @@ def test_each_replica_region_has_a_replication_latency_alarm(global_table: tuple
     assert "`<region>/ReplicationLatency`" in (REPO / "docs" / "operations.md").read_text(encoding="utf-8")
 
 
-def test_the_contract_names_the_replication(global_table: tuple[SingleTable, dict[str, Any]], tmp_path: Path) -> None:
+def test_the_contract_names_the_replication(global_table: tuple[SingleTable, Mapping[str, Any]], tmp_path: Path) -> None:
     # GIVEN the global table's contract file
     table, _ = global_table
     text = table.contract_json()
@@ -226,24 +227,24 @@ def test_mrec_refuses_a_versioned_entity_unless_acknowledged(shop_model: Model) 
 
 
 def test_transaction_writes_are_refused_unless_acknowledged(shop_model: Model) -> None:
-    scope = {"patterns": ["order by id"], "writes": {"Order": ["transaction_put", "update"]}}
+    patterns, writes = ["order by id"], {"Order": ["transaction_put", "update"]}
     # GIVEN a function declaring transaction writes of Order on an MREC table
     s = stack("Tx")
     table = SingleTable(s, "Data", model=shop_model, replicas=[WEST], acknowledge_mrec=ACK)
     with pytest.raises(ConstructPropsError, match=r"TableFunction 'Api': the transaction writes "
                                                    r"\['transaction_put'\] of entity 'Order' relies on transactions"):
-        TableFunction(s, "Api", table=table, entry=HANDLER, **scope)
+        TableFunction(s, "Api", table=table, entry=HANDLER, patterns=patterns, writes=writes)
     # AND a role granted the same scope directly is refused too
     role = iam.Role(s, "Role", assumed_by=iam.AccountRootPrincipal())
     from constructs_lib.model import AccessScope
 
     with pytest.raises(ConstructPropsError, match=r"'transaction:Order'"):
-        table.grant_scope(role, AccessScope(**scope))  # type: ignore[arg-type]
+        table.grant_scope(role, AccessScope(patterns=patterns, writes=writes))
     # WHEN acknowledged THEN the function is built
     s2 = stack("TxAcked")
     acked = SingleTable(s2, "Data", model=shop_model, replicas=[WEST],
                         acknowledge_mrec={**ACK, "transaction:Order": "orders are placed in the user's home Region only"})
-    assert TableFunction(s2, "Api", table=acked, entry=HANDLER, **scope).scope is not None  # type: ignore[arg-type]
+    assert TableFunction(s2, "Api", table=acked, entry=HANDLER, patterns=patterns, writes=writes).scope is not None
 
 
 def test_mrsc_refuses_transactions_and_idempotent_counters() -> None:
@@ -283,7 +284,7 @@ def test_replica_arn_of_a_region_the_table_is_not_in_is_refused(global_table: tu
 
 
 # Grants per Region, proven with the IAM evaluator ---------------------------------------------------------
-def resolve(value: Any, template: dict[str, Any]) -> Any:
+def resolve(value: Any, template: Mapping[str, Any]) -> Any:
     """Concrete ARNs for the intrinsics of these policies (the table's name is its logical id)."""
     if isinstance(value, list):
         return [resolve(v, template) for v in value]
@@ -314,11 +315,11 @@ def region_grants(shop_model: Model) -> tuple[dict[str, dict[str, Any]], str]:
     template = Template.from_stack(s).to_json()
     policies = {}
     for region, role in roles.items():
-        role_id = s.get_logical_id(role.node.default_child)  # type: ignore[arg-type]
+        role_id = s.get_logical_id(cast(cdk.CfnElement, role.node.default_child))
         statements = [st for r in template["Resources"].values() if r["Type"] == "AWS::IAM::Policy"
                       and {"Ref": role_id} in r["Properties"]["Roles"] for st in r["Properties"]["PolicyDocument"]["Statement"]]
         policies[region] = {"Version": "2012-10-17", "Statement": resolve(statements, template)}
-    table_id = s.get_logical_id(table.table.node.default_child)  # type: ignore[arg-type]
+    table_id = s.get_logical_id(cast(cdk.CfnElement, table.table.node.default_child))
     return policies, table_id
 
 
