@@ -181,6 +181,7 @@ class TableFunction(Construct):
                 self.scope = AccessScope(patterns=tuple(patterns), writes=dict(writes or {}),
                                          batch_gets=tuple(batch_gets), tenant=tenant).validate(table.model)
                 derive_statements(table.model, self.scope)  # a scope IAM cannot confine fails before bundling
+                table.check_scope(f"TableFunction {id!r}", self.scope)  # ...and one a global table cannot promise
             except AccessScopeError as exc:
                 raise ConstructPropsError(f"TableFunction {id!r}: {exc}") from exc
             scope_json = self.scope.to_json()
