@@ -118,6 +118,11 @@ class ShardedCounter(StreamConsumer):
         super().__init__(scope, id)
         what = f"ShardedCounter {id!r}"
         model = self._validate_table(what, table)
+        if idempotency_window is not None and table.replication is not None:  # (docs/adr/0054-global-tables.md)
+            from .replicas import MRSC_NO_TRANSACTIONS
+
+            table.replication.refuse_strong(what, "idempotent increments (TransactWriteItems)", MRSC_NO_TRANSACTIONS)
+            table.replication.require(what, f"counter:{name}", f"counter {name!r} with idempotency_window")
         self.sizing = self._sizing(what, shards, expected_writes_per_second, item_size_bytes, headroom, idempotency_window)
         self.spec = self._spec(what, name, shards, model, idempotency_window)
         self._check_table(what, table)
