@@ -3,7 +3,8 @@
 The table gets exactly the key attributes and secondary indexes the model's entities use,
 TTL on the model's TTL attribute, and safe defaults: point-in-time recovery on, deletion
 protection on, ``RemovalPolicy.RETAIN``, on-demand billing. Design smells the model detects
-(e.g. low-cardinality partition keys) become synth-time warnings on the construct.
+(e.g. low-cardinality partition keys) and the capacity it wastes (``capacity.warnings``) become
+synth-time warnings on the construct.
 """
 
 from __future__ import annotations
@@ -251,7 +252,9 @@ class SingleTable(ModelBoundTable):
             # (a GSI a rollout step is about to delete is no longer in the model: the table's setting)
             {**{i.name: self.contributor_insights[TABLE] for i in self.evolution.gsis}, **self.contributor_insights},
         )
-        for warning in model.warnings():
+        from ..capacity.warnings import cost_warnings  # synth time: capacity units a typical write or page wastes
+
+        for warning in [*model.warnings(), *cost_warnings(model)]:
             cdk.Annotations.of(self).add_warning_v2(f"{defaults.ANNOTATION_PREFIX}:{warning.code}", warning.message)
         # <stack>.<id>.model.md, .workbench.json and <model>.contract.json in the cloud assembly at synth
         from ..docgen.cloud_assembly import attach_model_docs
