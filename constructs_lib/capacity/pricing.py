@@ -33,6 +33,7 @@ __all__ = [
     "provisioned_monthly",
     "provisioned_units",
     "storage_monthly",
+    "stream_invocations",
 ]
 
 HOURS_PER_MONTH = 730
@@ -86,6 +87,19 @@ def lambda_monthly(invocations_per_second: float, duration_ms: float, memory_mb:
     calls = _rate("invocations per second", invocations_per_second) * SECONDS_PER_MONTH
     gb_seconds = calls * _rate("duration ms", duration_ms) / 1000 * _rate("memory MB", memory_mb) / 1024
     return calls * prices.unit("lambda_request"), gb_seconds * prices.unit(f"lambda_gb_second_{architecture}")
+
+
+def stream_invocations(records_per_second: float, *, batch_size: int, window_seconds: float, stream_shards: int) -> float:
+    """Invocations/s of a Lambda function consuming a stream: each stream shard's records are
+    spread evenly; a shard's poller sends a batch when ``batch_size`` records are waiting or its
+    batching window ends with at least one, so a batch holds ``min(batch_size, max(1, records
+    per shard per window))`` records."""
+    records = _rate("records per second", records_per_second)
+    if records == 0:
+        return 0.0
+    per_shard = records / max(1, stream_shards)
+    batch = min(float(batch_size), max(1.0, per_shard * max(window_seconds, 0.0)))
+    return records / batch
 
 
 def break_even_utilization(unit_hour_price: float, request_unit_price: float) -> float:
