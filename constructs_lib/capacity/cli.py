@@ -43,7 +43,7 @@ def add_command(commands: Any, *, load_tables: Loader) -> None:
         setups = setups_from(load_tables(args.target))
         rates = load_rates(args.rates)
         prices = load_prices(args.prices)
-        costs = estimate(setups, rates, prices)
+        costs = estimate(setups, rates, prices, EstimatePerCall)
         return (to_json if args.format == "json" else to_markdown)(costs, prices, rates)
 
     cost.set_defaults(run=run)
