@@ -2,8 +2,7 @@
 
 ``describe TARGET``: Markdown + Mermaid; ``export --format workbench``: NoSQL Workbench JSON;
 ``fingerprint``; ``codegen TARGET -o FILE [--check]``: a typed module; ``lock`` / ``diff`` /
-``backfill``: model evolution; ``contract export TARGET [--table NAME]``: the contract file;
-``cost TARGET --rates FILE``: the monthly cost of a traffic mix (docs/cost.md).
+``backfill``: model evolution; ``contract export TARGET``: the contract file; ``cost``: monthly cost.
 TARGET is a module (``examples.shop.model``) or a Python file, optionally ``:attribute``, or a
 contract file (``*.json``, read with ``Model.from_contract``; docs/contract-format.md). A model
 module is searched for ``Model`` instances without importing the AWS CDK; an app (``build_app()``

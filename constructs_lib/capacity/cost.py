@@ -10,14 +10,14 @@ invocations, stream reads), and prices it with :mod:`.pricing`. docs/adr/0053-mo
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from ..runtime.limits import PARTITION_RCU, PARTITION_WCU
 from ..runtime.patterns.counter.sizing import DEFAULT_HEADROOM, MAX_SHARDS, derive_shards
 from ..runtime.patterns.counter.spec import DEDUP_TYPE, SHARD_TYPE, TOTAL_TYPE, CounterSpec
-from .entries import item_bytes, projected_attributes
+from .entries import item_bytes
 from .pricing import (
     SECONDS_PER_MONTH,
     Charge,
@@ -62,6 +62,8 @@ class PerCall(Protocol):
     def write(self, entity: str, kind: str, item_bytes: int | None) -> Capacity: ...
 
     def read(self, pattern: str, items: int, item_bytes: int | None, consistent: bool) -> Capacity: ...
+
+    def entry_bytes(self, entity: str, index: str) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -204,33 +206,12 @@ class _Estimate:
         )
         return [cost, *audit]
 
-    def store(self, entity_name: str, items: float, shares: dict[str, float] | object) -> None:
+    def store(self, entity_name: str, items: float, shares: Mapping[str, float]) -> None:
         entity = self.model.entities[entity_name]
-        size = self.per_call.item_bytes(entity_name)
-        self.stored.append(Stored(f"{entity_name} items", "table", items, size))
-        share_of = shares if isinstance(shares, dict) else {}
+        self.stored.append(Stored(f"{entity_name} items", "table", items, self.per_call.item_bytes(entity_name)))
         for index_name in entity.indexes:
-            index = self.model.indexes[index_name]
-            projected = projected_attributes(self.model, index)
-            entry = size if projected is None else min(size, self.key_entry_bytes(entity_name, index_name))
-            share = float(share_of.get(index_name, 1.0))
-            self.stored.append(Stored(f"{entity_name} entries", index_name, items * share,
-                                      entry + (100 if index.kind == "LSI" else 0)))
-
-    def key_entry_bytes(self, entity_name: str, index_name: str) -> int:
-        """Bytes of a non-ALL index entry: the key attributes (table's and index's) and the
-        entity attribute, each placeholder of a key template taken as 16 bytes."""
-        entity = self.model.entities[entity_name]
-        key = entity.indexes[index_name]
-        size = len(self.model.entity_attribute) + len(entity_name)
-        for attribute, template in ((self.model.pk_attribute, entity.pk_template), (self.model.sk_attribute,
-                                    entity.sk_template), (key.pk_attribute, key.pk_template),
-                                    (key.sk_attribute, key.sk_template)):
-            if attribute is None or template is None:
-                continue
-            size += len(attribute.encode()) + sum(16 if not isinstance(s, str) else len(s.encode()) + 1
-                                                  for s in template.segments)
-        return size
+            self.stored.append(Stored(f"{entity_name} entries", index_name, items * shares.get(index_name, 1.0),
+                                      self.per_call.entry_bytes(entity_name, index_name)))
 
     def partitions(self) -> int:
         """Partitions (= stream shards) the table needs: 1,000 WCU/s, 3,000 RCU/s, 10 GB each."""

@@ -15,13 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from .exceptions import PriceFileError
-from .jsondoc import Document, JsonSyntaxError, read
+from .jsondoc import Document, JsonSyntaxError, parse
 
-__all__ = ["DEFAULT_PRICES", "FORMAT", "PRICE_NAMES", "VERSION", "Price", "Prices", "load_prices"]
+__all__ = ["DEFAULT_PRICES", "FORMAT", "SHIPPED", "PRICE_NAMES", "VERSION", "Price", "Prices", "load_prices"]
 
 FORMAT, VERSION = "constructs_lib.prices", 1
 #: The price file shipped with the library.
 DEFAULT_PRICES = Path(__file__).resolve().parent / "prices" / "us-east-1.json"
+#: How estimates name the shipped file.
+SHIPPED = "constructs_lib/capacity/prices/us-east-1.json (shipped)"
 #: Every price a file must give, each for one unit (a request unit, a unit-hour, a GB-month ...).
 PRICE_NAMES = (
     "on_demand_write_request_unit", "on_demand_read_request_unit", "provisioned_wcu_hour", "provisioned_rcu_hour",
@@ -82,9 +84,9 @@ def load_prices(path: str | Path | None = None) -> Prices:
         message names the file and the line.
     """
     file = Path(path) if path is not None else DEFAULT_PRICES
-    where = str(file)
+    where = str(file) if path is not None else SHIPPED
     try:
-        doc = read(file)
+        doc = parse(file.read_text(encoding="utf-8"), where)
     except OSError as exc:
         raise PriceFileError(where, 1, f"cannot read the price file: {exc.strerror or exc}") from None
     except JsonSyntaxError as exc:

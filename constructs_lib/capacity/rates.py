@@ -13,8 +13,9 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any
 
+from .estimate import WRITE_KINDS, WriteKind
 from .exceptions import RatesError
 from .jsondoc import Document, JsonSyntaxError, parse, read
 
@@ -35,9 +36,6 @@ __all__ = [
 ]
 
 FORMAT, VERSION = "constructs_lib.rates", 1
-WriteKind = Literal["put", "update", "delete", "transaction_put", "transaction_update", "transaction_delete",
-                    "batch_put", "batch_delete"]
-WRITE_KINDS: tuple[str, ...] = get_args(WriteKind)
 Where = tuple[str | int, ...]
 
 

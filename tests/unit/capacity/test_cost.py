@@ -149,3 +149,17 @@ def test_break_even_utilization_on_a_fine_grid(kind: str) -> None:
             wrong.append(target)
     # THEN the claim and the brute force agree at every one
     assert not wrong, f"break-even {even:.4f} disagrees with pricing both ways at targets {wrong[:5]}..."
+
+
+def test_storage_of_index_projections_from_the_estimates() -> None:
+    # GIVEN 1,000 orders, 10 % of them pending (in the sparse KEYS_ONLY GSI2), priced from capacity.estimate
+    from constructs_lib.capacity.per_call import EstimatePerCall
+
+    rates = _rates('{"storage": {"Order": {"items": 1000, "in_index": {"GSI2": 0.1}}}}')
+    table, _ = estimate([SETUP], rates, PRICES, EstimatePerCall)
+    stored = {s.where: s for s in table.stored if s.component.startswith("Order")}
+    per_call = EstimatePerCall(shop_model)
+    # THEN the table and the ALL indexes store the typical item, GSI2 only its keys, 100 of them
+    assert stored["table"].entry_bytes == stored["GSI1"].entry_bytes == per_call.item_bytes("Order")
+    assert stored["GSI2"].items == 100 and 0 < stored["GSI2"].entry_bytes < stored["table"].entry_bytes
+    assert stored["GSI2"].bytes == 100 * (stored["GSI2"].entry_bytes + 100)
