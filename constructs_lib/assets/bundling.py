@@ -48,6 +48,9 @@ SYNTH_ONLY = ("model/contract_file.py", "model/view.py", "model/design_warnings.
 #: The cold-start check of a published contract (ADR 0042): shipped with functions bound to a table
 #: imported from published parameters (``contract_check=True``) alone.
 CONTRACT_CHECK_ONLY = ("model/slices.py",)
+#: Handlers whose first call reads the bundled model only to check an imported table's contract or
+#: pinned fingerprint (``contract.verify``): the model package's bytecode ships with them only then.
+MODEL_FOR_VERIFY_ONLY = ("constructs_lib.runtime.handlers.counter.handler", "constructs_lib.runtime.handlers.audit.handler")
 _STUB_INIT = '"""constructs_lib, as bundled into a Lambda function: model + runtime only."""\n'
 
 
@@ -138,6 +141,7 @@ def bundle(
     python_version: str = LAMBDA_PYTHON_VERSION,
     handler: str | None = None,
     contract_check: bool = False,
+    fingerprint_check: bool = False,
 ) -> Bundle:
     """Stage an asset directory and return it with its parts.
 
@@ -161,12 +165,16 @@ def bundle(
         found. Default :data:`.lambda_platform.LAMBDA_PYTHON_VERSION`.
     handler
         The Lambda handler (``module.function``): bytecode ships for the modules importing it
-        loads (:func:`.bytecode.import_path`) and for the model package, which its first call
-        loads. Default: ``code``'s handler; without ``code``
-        and ``handler``, no bytecode.
+        loads (:func:`.bytecode.import_path`) and for the model package when its first call
+        loads it: always but for :data:`MODEL_FOR_VERIFY_ONLY`, which load it only to check a
+        contract or a fingerprint. Default: ``code``'s handler; without ``code`` and ``handler``,
+        no bytecode.
     contract_check
         Whether the function checks a published contract at cold start (bound to a table imported
         from published parameters): only then does the slice check ship. Default False.
+    fingerprint_check
+        Whether the function compares the bundled model's fingerprint with a pinned one at cold
+        start (bound to a table imported with a fingerprint). Default False.
 
     Raises
     ------
@@ -195,9 +203,11 @@ def bundle(
         reachable = bytecode.import_closure(sources, entries)
         runtime = {rel: source for rel, source in runtime.items() if _kept(rel, reachable)}
         if compiler is not None:
-            # What importing the handler loads and, if it ships, the model package: the first call
-            # loads it (``from_environment`` reads model.json) and would otherwise compile it then.
-            loaded = [handler.rpartition(".")[0]] + (["constructs_lib.model"] if MODEL_INIT in reachable else [])
+            # What importing the handler loads and, if it ships, the model package when the first
+            # call loads it (``from_environment`` reads model.json) and would otherwise compile it then.
+            reads_model = handler not in MODEL_FOR_VERIFY_ONLY or contract_check or fingerprint_check
+            loaded = [handler.rpartition(".")[0]] + (["constructs_lib.model"] if MODEL_INIT in reachable and reads_model
+                                                      else [])
             for rel in sorted(bytecode.import_path(sources, loaded)):
                 pycs[bytecode.pyc_path(rel, compiler.tag)] = rel
     files: dict[str, bytes | Path] = {**deps, **user, **runtime}

@@ -107,6 +107,18 @@ class IndexKey:
             frozen[attr] = vals
         return dict(sorted(frozen.items()))
 
+    def to_dict(self) -> dict[str, Any]:
+        """The key's JSON form, as the model writes it (:meth:`Model.to_dict`)."""
+        shard_by = self.shard_fields()
+        when_equals = self.frozen_when_equals()
+        return {
+            "pk": self.pk,
+            "sk": self.sk,
+            "when_present": self.when_present,
+            "when_equals": {a: list(v) for a, v in when_equals.items()} if when_equals else None,
+            **({"shards": self.shards, "shard_by": list(shard_by)} if shard_by else {}),
+        }
+
     def shard_fields(self) -> tuple[str, ...]:
         """``shard_by`` checked and normalized to a tuple of field names; () if not sharded."""
         shards, by = self.shards, self.shard_by
@@ -196,6 +208,23 @@ class Entity:
         # Validate only: the declared entity keeps what the user wrote; the model's resolution
         # step (model/resolve.py) builds the normalized form from the same parts.
         self.parts()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The entity's JSON form, as the model writes it (:meth:`Model.to_dict`): what was declared,
+        normalized (fields as specs, ``(pk, sk)`` tuples as index keys)."""
+        parts = self.parts()
+        return {
+            "name": self.name,
+            "pk": self.pk,
+            "sk": self.sk,
+            "fields": {k: f.to_dict() for k, f in parts.fields.items()},
+            "indexes": {name: key.to_dict() for name, key in parts.indexes.items()},
+            "required": list(parts.required),
+            "version_attribute": self.version_attribute,
+            "description": self.description,
+            # Only when declared, so models without them keep their JSON byte for byte.
+            **({"attributes": dict(parts.attributes)} if parts.attributes else {}),
+        }
 
     def parts(self) -> EntityParts:
         """The entity checked and normalized: fields as :class:`Field`, index keys as
