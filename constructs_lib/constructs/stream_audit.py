@@ -126,6 +126,8 @@ class StreamAudit(StreamConsumer):
         redact = _redacted_attributes(what, model, redact)
         self.spec = self._spec(what, model, actor_attribute, redact, redaction, day_shards, retention)
         self.source = source
+        #: The entity filters as given (read by the cost estimate: which writes the audit records).
+        self.include_entities, self.exclude_entities = tuple(include_entities), tuple(exclude_entities)
         self.encryption_key = self._key(encryption)
         self.table = self._audit_table()
         self.salt_secret = self._salt_secret()
