@@ -27,6 +27,7 @@ _LAZY = {
     "ModelBoundTable": "constructs_lib.constructs.bound_table",
     "ModelContract": "constructs_lib.constructs.model_contract",
     "OperationsSettings": "constructs_lib.constructs.operations",
+    "Replica": "constructs_lib.constructs.replicas",
     "ShardedCounter": "constructs_lib.constructs.sharded_counter",
     "SingleTable": "constructs_lib.constructs.single_table",
     "StreamAudit": "constructs_lib.constructs.stream_audit",
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     from .constructs.imported_table import ImportedSingleTable as ImportedSingleTable
     from .constructs.model_contract import ModelContract as ModelContract
     from .constructs.operations import OperationsSettings as OperationsSettings
+    from .constructs.replicas import Replica as Replica
     from .constructs.sharded_counter import ShardedCounter as ShardedCounter
     from .constructs.single_table import SingleTable as SingleTable
     from .constructs.stream_audit import StreamAudit as StreamAudit

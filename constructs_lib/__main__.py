@@ -2,7 +2,7 @@
 
 ``describe TARGET``: Markdown + Mermaid; ``export --format workbench``: NoSQL Workbench JSON;
 ``fingerprint``; ``codegen TARGET -o FILE [--check]``: a typed module; ``lock`` / ``diff`` /
-``backfill``: model evolution; ``contract export TARGET [--table NAME]``: the contract file.
+``backfill``: model evolution; ``contract export TARGET``: the contract file; ``cost``: monthly cost.
 TARGET is a module (``examples.shop.model``) or a Python file, optionally ``:attribute``, or a
 contract file (``*.json``, read with ``Model.from_contract``; docs/contract-format.md). A model
 module is searched for ``Model`` instances without importing the AWS CDK; an app (``build_app()``
@@ -25,9 +25,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from .capacity.exceptions import CapacityError
 from .codegen.exceptions import CodegenError
 from .evolution.exceptions import ContractReadError, EvolutionError
-from .exceptions import CliError, TargetError  # TargetError: importable from here too
+from .exceptions import CliError, CostInputError, TargetError  # TargetError: importable from here too
 from .model.exceptions import ModelError
 from .model.model import Model
 
@@ -465,6 +466,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .evolution.cli import add_commands
 
     add_commands(commands, _evolution, load_models=load_models, target_error=TargetError)
+    from .capacity.cli import add_command as add_cost_command
+
+    add_cost_command(commands, load_tables=_load)
     describe.set_defaults(run=_describe)
     export.set_defaults(run=_export)
     fingerprint.set_defaults(run=_fingerprint)
@@ -476,7 +480,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = build_parser().parse_args(argv)
     try:
-        text = args.run(args)
+        try:
+            text = args.run(args)
+        except CapacityError as exc:  # a rates or price file the cost estimate cannot use
+            raise CostInputError(str(exc)) from exc
     except (TargetError, ContractReadError) as exc:
         print(f"{PROG} {args.command}: {exc}", file=sys.stderr)
         return 2

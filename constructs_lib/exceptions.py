@@ -11,4 +11,9 @@ class TargetError(CliError):
     """The command-line target cannot be loaded or holds no data model (names the target)."""
 
 
-__all__ = ["CliError", "TargetError"]
+class CostInputError(CliError):
+    """``cost``: the rates or price file cannot be used (the message names the file, the line and
+    the rule; the capacity layer's error is its ``__cause__``)."""
+
+
+__all__ = ["CliError", "CostInputError", "TargetError"]

@@ -20,7 +20,10 @@ schema), with the bundled Lambda handlers run from their ``cdk.out`` asset direc
    refuses to run once the published model fingerprint is not its own;
 6. evolution (``examples/evolution/scenario.py``): the classified diff of the store model v2
    against its lock (v1) with the one-GSI-per-deployment rollout plan, then v1 items rewritten
-   by the generated backfill function and checked item by item against the v2 codec.
+   by the generated backfill function and checked item by item against the v2 codec;
+7. cost (``examples/shop/rates.json``): what the shop table costs a month for a stated traffic mix,
+   on-demand vs provisioned, per table, index and component, with the assumptions
+   (``python -m constructs_lib cost app.py --rates examples/shop/rates.json``; docs/cost.md).
 
 Then stops the server. Run it with ``make demo`` (which synthesizes first), or
 ``.venv/bin/python scripts/demo.py --cdk-out cdk.out``; ``--only shop,iot`` runs a subset.
@@ -53,7 +56,17 @@ SCENARIOS = {
     "viral": lambda cdk_out, server: viral_scenario.run(cdk_out, server),
     "reporting": lambda cdk_out, server: reporting_scenario.run(cdk_out, server),
     "evolution": lambda cdk_out, server: evolution_scenario.run(cdk_out, server),
+    "cost": lambda cdk_out, server: shop_cost(),
 }
+
+
+def shop_cost() -> None:
+    """Print the shop's monthly cost table for its committed traffic mix (no DynamoDB needed)."""
+    from constructs_lib.__main__ import main as cli
+
+    status = cli(["cost", str(ROOT / "app.py"), "--rates", str(ROOT / "examples" / "shop" / "rates.json")])
+    if status:
+        raise SystemExit(status)
 
 
 def main() -> int:

@@ -48,6 +48,14 @@ SYNTH_ONLY = ("model/contract_file.py", "model/view.py", "model/design_warnings.
 #: The cold-start check of a published contract (ADR 0042): shipped with functions bound to a table
 #: imported from published parameters (``contract_check=True``) alone.
 CONTRACT_CHECK_ONLY = ("model/slices.py",)
+#: Traffic recording (``TableClient.record_traffic``): shipped with functions that ask for it
+#: (``traffic_insight=True``) alone. The package's front ships always, so asking for it elsewhere
+#: raises ``TrafficInsightNotBundledError`` naming the option rather than an ImportError.
+TRAFFIC_INSIGHT_ONLY = ("runtime/stats/",)
+TRAFFIC_INSIGHT_FRONT = "runtime/stats/__init__.py"
+#: Handlers whose first call reads the bundled model only to check an imported table's contract or
+#: pinned fingerprint (``contract.verify``): the model package's bytecode ships with them only then.
+MODEL_FOR_VERIFY_ONLY = ("constructs_lib.runtime.handlers.counter.handler", "constructs_lib.runtime.handlers.audit.handler")
 _STUB_INIT = '"""constructs_lib, as bundled into a Lambda function: model + runtime only."""\n'
 
 
@@ -73,20 +81,25 @@ class Bundle:
     dependency_files: tuple[str, ...] = ()
 
 
-def shipped(rel: str, handler: str | None, contract_check: bool = False) -> bool:
+def shipped(rel: str, handler: str | None, contract_check: bool = False, traffic_insight: bool = False) -> bool:
     """Whether the package module ``rel`` (``"runtime/client.py"``) ships with ``handler``, in a
-    function that checks a published contract at cold start (``contract_check``) or not."""
+    function that checks a published contract at cold start (``contract_check``) or not, and
+    records its traffic (``traffic_insight``) or not."""
     if rel.startswith(SYNTH_ONLY) or (rel.startswith(CONTRACT_CHECK_ONLY) and not contract_check):
+        return False
+    if rel.startswith(TRAFFIC_INSIGHT_ONLY) and rel != TRAFFIC_INSIGHT_FRONT and not traffic_insight:
         return False
     return handler == BACKFILL_HANDLER or not rel.startswith(BACKFILL_ONLY)
 
 
-def _runtime_files(model: Model, handler: str | None = None, contract_check: bool = False) -> dict[str, bytes]:
+def _runtime_files(
+    model: Model, handler: str | None = None, contract_check: bool = False, traffic_insight: bool = False
+) -> dict[str, bytes]:
     files: dict[str, bytes] = {"constructs_lib/__init__.py": _STUB_INIT.encode()}
     for package in BUNDLED_PACKAGES:
         for path in sorted((PACKAGE_DIR / package).rglob("*.py")):
             if "__pycache__" not in path.parts and shipped(path.relative_to(PACKAGE_DIR).as_posix(), handler,
-                                                           contract_check):
+                                                           contract_check, traffic_insight):
                 # Docstrings and comments blanked, every line kept (see ._slim): a smaller asset.
                 source = slim_source(path.read_text(encoding="utf-8"))
                 files[f"constructs_lib/{path.relative_to(PACKAGE_DIR).as_posix()}"] = source.encode()
@@ -138,6 +151,8 @@ def bundle(
     python_version: str = LAMBDA_PYTHON_VERSION,
     handler: str | None = None,
     contract_check: bool = False,
+    fingerprint_check: bool = False,
+    traffic_insight: bool = False,
 ) -> Bundle:
     """Stage an asset directory and return it with its parts.
 
@@ -161,12 +176,19 @@ def bundle(
         found. Default :data:`.lambda_platform.LAMBDA_PYTHON_VERSION`.
     handler
         The Lambda handler (``module.function``): bytecode ships for the modules importing it
-        loads (:func:`.bytecode.import_path`) and for the model package, which its first call
-        loads. Default: ``code``'s handler; without ``code``
-        and ``handler``, no bytecode.
+        loads (:func:`.bytecode.import_path`) and for the model package when its first call
+        loads it: always but for :data:`MODEL_FOR_VERIFY_ONLY`, which load it only to check a
+        contract or a fingerprint. Default: ``code``'s handler; without ``code`` and ``handler``,
+        no bytecode.
     contract_check
         Whether the function checks a published contract at cold start (bound to a table imported
         from published parameters): only then does the slice check ship. Default False.
+    fingerprint_check
+        Whether the function compares the bundled model's fingerprint with a pinned one at cold
+        start (bound to a table imported with a fingerprint). Default False.
+    traffic_insight
+        Whether the function records its traffic (``TableClient.record_traffic``): only then do
+        the modules of ``runtime/stats/`` ship (:data:`TRAFFIC_INSIGHT_ONLY`). Default False.
 
     Raises
     ------
@@ -174,7 +196,7 @@ def bundle(
         A user file or a dependency takes a path or an import name of another part, or a module
         does not compile for ``python_version``.
     """
-    runtime: dict[str, bytes | Path] = dict(_runtime_files(model, handler, contract_check))
+    runtime: dict[str, bytes | Path] = dict(_runtime_files(model, handler, contract_check, traffic_insight))
     runtime.update({rel: text.encode() for rel, text in (extra_files or {}).items()})
     user: dict[str, bytes | Path] = dict(code.files) if code is not None else {}
     deps: dict[str, bytes | Path] = dict(_dependency_files(dependencies)) if dependencies is not None else {}
@@ -195,9 +217,11 @@ def bundle(
         reachable = bytecode.import_closure(sources, entries)
         runtime = {rel: source for rel, source in runtime.items() if _kept(rel, reachable)}
         if compiler is not None:
-            # What importing the handler loads and, if it ships, the model package: the first call
-            # loads it (``from_environment`` reads model.json) and would otherwise compile it then.
-            loaded = [handler.rpartition(".")[0]] + (["constructs_lib.model"] if MODEL_INIT in reachable else [])
+            # What importing the handler loads and, if it ships, the model package when the first
+            # call loads it (``from_environment`` reads model.json) and would otherwise compile it then.
+            reads_model = handler not in MODEL_FOR_VERIFY_ONLY or contract_check or fingerprint_check
+            loaded = [handler.rpartition(".")[0]] + (["constructs_lib.model"] if MODEL_INIT in reachable and reads_model
+                                                      else [])
             for rel in sorted(bytecode.import_path(sources, loaded)):
                 pycs[bytecode.pyc_path(rel, compiler.tag)] = rel
     files: dict[str, bytes | Path] = {**deps, **user, **runtime}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["CapacityError", "CapacityInputError"]
+__all__ = ["CapacityError", "CapacityInputError", "CostInputError", "PriceFileError", "RatesError"]
 
 
 class CapacityError(Exception):
@@ -13,3 +13,22 @@ class CapacityInputError(CapacityError, ValueError):
     """A call or item the calculation cannot price (an unknown index, a strongly consistent
     read of a global secondary index, a negative size, ...); the message names the value and
     the DynamoDB rule it breaks."""
+
+
+class CostInputError(CapacityError, ValueError):
+    """A price file or a rates input the cost estimate cannot use. The message names the file,
+    the line of the offending value, the value and the rule it breaks (``source``, ``line``)."""
+
+    def __init__(self, source: str, line: int, message: str) -> None:
+        super().__init__(f"{source}, line {line}: {message}")
+        self.source = source
+        self.line = line
+
+
+class PriceFileError(CostInputError):
+    """A price file of another format or version, or with a missing, unknown or bad price."""
+
+
+class RatesError(CostInputError):
+    """A rates input naming an unknown table, pattern, entity, counter or key, or a rate that
+    is negative or not a number."""

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
+import aws_cdk as cdk
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -29,6 +30,10 @@ from .operations.props import OperationsSettings
 
 if TYPE_CHECKING:
     from ..model import AccessScope, Model
+    from .replicas import Replication
+
+#: Write kinds of an access scope that run inside TransactWriteItems.
+TRANSACTION_WRITES = ("transaction_put", "transaction_update", "transaction_delete", "condition_check")
 
 
 class ModelBoundTable(Construct):
@@ -60,6 +65,10 @@ class ModelBoundTable(Construct):
         every function's slice is checked against it at synth, or None.
     operations
         The dashboard and alarms (``add_operations``), or None.
+    replication
+        A global table's :class:`~constructs_lib.constructs.replicas.Replication` (Regions,
+        consistency, MREC acknowledgements), or None (single-Region, or an import that did not
+        say). ``replica_regions`` and ``multi_region_consistency`` read it.
     """
 
     model: Model
@@ -74,6 +83,8 @@ class ModelBoundTable(Construct):
         self.contract_parameter: str | None = None
         self.pinned_contract: Any = None
         self.operations: TableOperations | None = None
+        self.replication: Replication | None = None
+        self._replica_key_arns: Mapping[str, str] = {}
         self._key_prefixes: dict[str, str] = {}
         self._consumers: list[MonitoredConsumer] = []
 
@@ -113,10 +124,61 @@ class ModelBoundTable(Construct):
             return {ENV_CONTRACT_PARAMETER: self.contract_parameter}
         return {ENV_MODEL_FINGERPRINT: self.model_fingerprint} if self.model_fingerprint is not None else {}
 
-    def index_arn(self, index: str) -> str:
-        """ARN of one index of this table (for per-index least-privilege grants)."""
+    def index_arn(self, index: str, *, region: str | None = None) -> str:
+        """ARN of one index of this table (for per-index least-privilege grants); with ``region``,
+        of the index of the replica there."""
         self.model.index(index)
-        return f"{self.table_arn}/index/{index}"
+        return f"{self.table_arn if region is None else self.replica_arn(region)}/index/{index}"
+
+    # Replicas (global tables; docs/adr/0054-global-tables.md) ---------------------------------------
+    @property
+    def replica_regions(self) -> tuple[str, ...]:
+        """The Regions the table is replicated to, besides its own (``()``: single-Region)."""
+        return self.replication.replica_regions if self.replication is not None else ()
+
+    @property
+    def multi_region_consistency(self) -> str | None:
+        """``"EVENTUAL"`` (MREC) or ``"STRONG"`` (MRSC) for a global table, else None."""
+        return self.replication.consistency if self.replication is not None else None
+
+    @property
+    def home_region(self) -> str:
+        """The Region of the table this construct stands for (the owning stack's); a token when
+        the stack has no concrete Region."""
+        return self.replication.region if self.replication is not None else cdk.Stack.of(self).region
+
+    def replica_arn(self, region: str) -> str:
+        """ARN of the table's replica in ``region``: ``arn:<partition>:dynamodb:<region>:<account>:table/<name>``
+        (every replica has the table's name). The table's own Region gives ``table_arn``; a Region the
+        table is not in raises ``ConstructPropsError``."""
+        if region == self.home_region:
+            return self.table_arn
+        if region not in self.replica_regions:
+            raise ConstructPropsError(
+                f"{self.what} has no replica in Region {region!r}; its Regions: "
+                f"{', '.join([self.home_region, *self.replica_regions])}"
+            )
+        arn = self.table_arn
+        if not cdk.Token.is_unresolved(arn):  # an imported table's literal ARN: same account and name
+            head, _, rest = arn.partition(":dynamodb:")
+            return f"{head}:dynamodb:{region}:{rest.split(':', 1)[1]}"
+        return cdk.Stack.of(self).format_arn(service="dynamodb", region=region, resource="table",
+                                             resource_name=self.table_name)
+
+    def check_scope(self, what: str, scope: AccessScope) -> None:
+        """Refuse a scope whose transaction writes a global table cannot promise: never on MRSC
+        (no transactions there), on MREC unless ``acknowledge_mrec`` has ``transaction:<entity>``."""
+        if self.replication is None:
+            return
+        from .replicas import MRSC_NO_TRANSACTIONS
+
+        for entity, kinds in scope.writes.items():
+            transactional = [k for k in kinds if k in TRANSACTION_WRITES]
+            if transactional:
+                self.replication.refuse_strong(what, f"transaction writes {transactional} of entity {entity!r}",
+                                               MRSC_NO_TRANSACTIONS)
+                self.replication.require(what, f"transaction:{entity}",
+                                         f"the transaction writes {transactional} of entity {entity!r}")
 
     def claim_key_prefix(self, prefix: str, *, owner: str) -> None:
         """Reserve a partition-key prefix for a pattern construct's own items (e.g. a counter
@@ -152,31 +214,36 @@ class ModelBoundTable(Construct):
             self.operations.add_consumer(consumer)
 
     # Grants: all go through _grant ---------------------------------------------------------------
-    def grant_read_data(self, grantee: iam.IGrantable) -> iam.Grant:
+    # Every grant but grant_tenant_access and grant_items takes ``region``: the replica there (a
+    # function deployed in that Region), default the table's own Region.
+    def grant_read_data(self, grantee: iam.IGrantable, *, region: str | None = None) -> iam.Grant:
         """GetItem, BatchGetItem, Query, ConditionCheckItem, DescribeTable on the table and its indexes."""
-        return self._grant(grantee, perms.READ_DATA + perms.DESCRIBE, indexes=True, kms=perms.KMS_DECRYPT)
+        return self._grant(grantee, perms.READ_DATA + perms.DESCRIBE, indexes=True, kms=perms.KMS_DECRYPT, region=region)
 
-    def grant_write_data(self, grantee: iam.IGrantable) -> iam.Grant:
+    def grant_write_data(self, grantee: iam.IGrantable, *, region: str | None = None) -> iam.Grant:
         """PutItem, UpdateItem, DeleteItem, BatchWriteItem, DescribeTable on the table."""
-        return self._grant(grantee, perms.WRITE_DATA + perms.DESCRIBE, indexes=False, kms=perms.KMS_ENCRYPT_DECRYPT)
+        return self._grant(grantee, perms.WRITE_DATA + perms.DESCRIBE, indexes=False, kms=perms.KMS_ENCRYPT_DECRYPT,
+                           region=region)
 
-    def grant_read_write_data(self, grantee: iam.IGrantable) -> iam.Grant:
+    def grant_read_write_data(self, grantee: iam.IGrantable, *, region: str | None = None) -> iam.Grant:
         """Both of the above."""
         return self._grant(
-            grantee, perms.READ_DATA + perms.WRITE_DATA + perms.DESCRIBE, indexes=True, kms=perms.KMS_ENCRYPT_DECRYPT
+            grantee, perms.READ_DATA + perms.WRITE_DATA + perms.DESCRIBE, indexes=True, kms=perms.KMS_ENCRYPT_DECRYPT,
+            region=region,
         )
 
-    def grant_query(self, grantee: iam.IGrantable, *, index: str) -> iam.Grant:
+    def grant_query(self, grantee: iam.IGrantable, *, index: str, region: str | None = None) -> iam.Grant:
         """Query on exactly one index ARN (``index="GSI1"``), or the table itself
         (``index="table"``) — CDK's own grants only offer ``index/*``."""
         if index == TABLE:
-            return self._grant(grantee, ("dynamodb:Query",), kms=perms.KMS_DECRYPT)
+            return self._grant(grantee, ("dynamodb:Query",), kms=perms.KMS_DECRYPT, region=region)
         if index not in self.model.indexes:
             raise ConstructPropsError(
                 f"{self.what}: grant_query index {index!r} is not in model {self.model.name!r} "
                 f"(indexes: {', '.join(self.model.indexes) or 'none'}; use index='table' for the table)"
             )
-        return self._grant(grantee, ("dynamodb:Query",), resources=[self.index_arn(index)], kms=perms.KMS_DECRYPT)
+        return self._grant(grantee, ("dynamodb:Query",), resources=[self.index_arn(index, region=region)],
+                           kms=perms.KMS_DECRYPT, region=region)
 
     def grant_tenant_access(
         self,
@@ -225,7 +292,7 @@ class ModelBoundTable(Construct):
             ))
         return grant
 
-    def grant_scope(self, grantee: iam.IGrantable, scope: AccessScope) -> list[iam.Grant]:
+    def grant_scope(self, grantee: iam.IGrantable, scope: AccessScope, *, region: str | None = None) -> list[iam.Grant]:
         """Exactly what ``scope`` declares (see :class:`~constructs_lib.model.AccessScope`): per
         statement only the item actions its patterns and writes need (never Scan), the table ARN
         or the one index ARN a pattern reads, and ``ForAllValues:StringLike dynamodb:LeadingKeys``
@@ -237,6 +304,7 @@ class ModelBoundTable(Construct):
         from ..model.exceptions import AccessScopeError
         from .scope_policy import TRANSACT_WRITE, derive_statements
 
+        self.check_scope(self.what, scope)
         try:
             statements = derive_statements(self.model, scope)
         except AccessScopeError as exc:
@@ -248,20 +316,23 @@ class ModelBoundTable(Construct):
             conditions = leading_keys_condition(statement.leading_keys, principal_tag=scope.tenant_tag)
             if statement.transaction_only:
                 conditions["StringEquals"] = {"dynamodb:EnclosingOperation": TRANSACT_WRITE}
-            arn = self.table_arn if statement.index is None else self.index_arn(statement.index)
+            arn = (self.table_arn if region is None else self.replica_arn(region)) if statement.index is None \
+                else self.index_arn(statement.index, region=region)
             grants.append(self._grant(grantee, statement.actions, resources=[arn], conditions=conditions,
-                                      kms=kms if n == 0 else ()))
+                                      kms=kms if n == 0 else (), region=region))
         return grants
 
-    def grant_stream_read(self, grantee: iam.IGrantable) -> iam.Grant:
+    def grant_stream_read(self, grantee: iam.IGrantable, *, region: str | None = None) -> iam.Grant:
         """Read the table's stream: DescribeStream, GetRecords, GetShardIterator and ListStreams,
         all on the stream ARN (the scoping AWS's own example policy for stream-triggered Lambda
-        functions uses; no ``*`` resource)."""
+        functions uses; no ``*`` resource). With another ``region``: the streams of the replica
+        there, ``<replica ARN>/stream/*`` (its stream label is not known at synth)."""
         if self.table_stream_arn is None:
             raise ConstructPropsError(f"{self.what} has no stream; {self.stream_hint}")
-        return self._grant(
-            grantee, perms.STREAM_READ + perms.LIST_STREAMS, resources=[self.table_stream_arn], kms=perms.KMS_DECRYPT
-        )
+        arn = self.table_stream_arn if region is None or region == self.home_region \
+            else f"{self.replica_arn(region)}/stream/*"
+        return self._grant(grantee, perms.STREAM_READ + perms.LIST_STREAMS, resources=[arn], kms=perms.KMS_DECRYPT,
+                           region=region)
 
     def grant_items(
         self, grantee: iam.IGrantable, actions: Sequence[str], *, leading_key_prefix: str, write: bool
@@ -287,14 +358,28 @@ class ModelBoundTable(Construct):
         resources: Sequence[str] | None = None,
         kms: Sequence[str] = (),
         conditions: dict[str, Any] | None = None,
+        region: str | None = None,
     ) -> iam.Grant:
         """The one place grants are made: table (and index) ARNs, never ``*`` actions, plus
-        the customer-managed key's permissions when the table uses one."""
+        the customer-managed key's permissions when the table uses one (in another ``region``:
+        that replica's ARNs and its key)."""
+        if region is not None and region == self.home_region:
+            region = None
         if resources is None:
-            resources = [self.table_arn]
+            resources = [self.table_arn if region is None else self.replica_arn(region)]
             if indexes and self.model.indexes:
-                resources += [self.index_arn(name) for name in self.model.indexes]
-        return combined_grant(grantee, actions, resources, key=self.encryption_key, key_actions=kms, conditions=conditions)
+                resources += [self.index_arn(name, region=region) for name in self.model.indexes]
+        if region is None or self.encryption_key is None:
+            return combined_grant(grantee, actions, resources, key=self.encryption_key, key_actions=kms,
+                                  conditions=conditions)
+        grant = combined_grant(grantee, actions, resources, conditions=conditions)
+        if kms:
+            if region not in self._replica_key_arns:
+                raise ConstructPropsError(f"{self.what}: no customer-managed key ARN is known for Region {region!r} "
+                                          "(TableEncryptionV2.customer_managed_key(..., replica_key_arns=...))")
+            iam.Grant.add_to_principal(grantee=grantee, actions=sorted(set(kms)),
+                                       resource_arns=[self._replica_key_arns[region]])
+        return grant
 
 
 __all__ = ["ModelBoundTable"]

@@ -18,3 +18,7 @@ ANNOTATION_PREFIX = "constructs_lib"
 OPS_LATENCY_P99_MS = 50.0
 OPS_LATENCY_PERIODS = 3
 OPS_CAPACITY_UTILIZATION = 0.8
+#: Global tables (MREC): ``ReplicationLatency`` alarm threshold (ms, the Average per 5 minutes)
+#: and the consecutive periods it must hold (docs/adr/0054-global-tables.md).
+OPS_REPLICATION_LATENCY_MS = 5000.0
+OPS_REPLICATION_PERIODS = 3

@@ -22,7 +22,7 @@ from constructs import Construct, IValidation
 
 from ..assets import bundling
 from ..model import Model
-from ..runtime.environment import ENV_CONTRACT_PARAMETER
+from ..runtime.environment import ENV_CONTRACT_PARAMETER, ENV_MODEL_FINGERPRINT
 from . import defaults, nag
 from .exceptions import ConstructPropsError, asset_errors
 from .hardening import Hardening
@@ -58,7 +58,8 @@ def bundled_function(
     if bundle is None:
         with asset_errors():
             bundle = bundling.bundle(model, what=what, python_version=version, handler=handler,
-                                     contract_check=ENV_CONTRACT_PARAMETER in (environment or {}))
+                                     contract_check=ENV_CONTRACT_PARAMETER in (environment or {}),
+                                     fingerprint_check=ENV_MODEL_FINGERPRINT in (environment or {}))
     asset = bundle.directory
     hardening = Hardening.of(scope)  # stricter stack settings: a customer-managed key, a VPC
     log_group = logs.LogGroup(

@@ -206,6 +206,10 @@ def import_from_parameters(
     table.expected_fingerprint = expected_fingerprint
     table.contract_parameter = f"{prefix}/{CONTRACT}"
     table.pinned_contract = pinned
+    if pinned is not None:
+        from .replicas import replication_from_contract
+
+        table.replication = replication_from_contract(pinned.table.get("replication"))
     return table
 
 

@@ -118,10 +118,13 @@ class ShardedCounter(StreamConsumer):
         super().__init__(scope, id)
         what = f"ShardedCounter {id!r}"
         model = self._validate_table(what, table)
-        #: The table's replica regions when it is replicated (per-region shards and totals, ADR 0055).
-        self.regions = tuple(getattr(table, "replica_regions", ()) or ())
-        if len(self.regions) < 2:
-            self.regions = ()
+        if idempotency_window is not None and table.replication is not None:  # (docs/adr/0054-global-tables.md)
+            from .replicas import MRSC_NO_TRANSACTIONS
+
+            table.replication.refuse_strong(what, "idempotent increments (TransactWriteItems)", MRSC_NO_TRANSACTIONS)
+            table.replication.require(what, f"counter:{name}", f"counter {name!r} with idempotency_window")
+        #: Every Region of the table when it is replicated (per-region shards and totals, ADR 0055), else ().
+        self.regions = _all_regions(table)
         self.sizing = self._sizing(what, shards, expected_writes_per_second, item_size_bytes, headroom, idempotency_window)
         self.spec = self._spec(what, name, shards, model, idempotency_window)
         self._check_table(what, table)
@@ -289,6 +292,14 @@ class ShardedCounter(StreamConsumer):
             self.grant_increment(function)
         if read:
             self.grant_read(function)
+
+
+def _all_regions(table: ModelBoundTable) -> tuple[str, ...]:
+    """The table's own Region and its replicas' on a replicated table, else ``()``."""
+    replicas = tuple(getattr(table, "replica_regions", ()) or ())
+    if not replicas:
+        return ()
+    return (str(table.home_region), *replicas)
 
 
 __all__ = ["ShardedCounter"]

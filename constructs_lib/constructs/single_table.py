@@ -3,7 +3,8 @@
 The table gets exactly the key attributes and secondary indexes the model's entities use,
 TTL on the model's TTL attribute, and safe defaults: point-in-time recovery on, deletion
 protection on, ``RemovalPolicy.RETAIN``, on-demand billing. Design smells the model detects
-(e.g. low-cardinality partition keys) become synth-time warnings on the construct.
+(e.g. low-cardinality partition keys) and the capacity it wastes (``capacity.warnings``) become
+synth-time warnings on the construct.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from .operations import (
     apply_index_contributor_insights,
     contributor_insights_by_index,
 )
+from .replicas import Replica, check_global_table, global_table_props, plan_replication
 from .tables import table_v2
 
 
@@ -83,6 +85,23 @@ class SingleTable(ModelBoundTable):
         model fingerprint and model JSON as SSM parameters for consumers in other stacks or
         repositories (``SingleTable.from_parameters``). Default None (nothing published;
         ``publish_contract`` can publish later).
+    replicas
+        A global table: the other Regions it is replicated to, as Region names or
+        :class:`~constructs_lib.constructs.replicas.Replica` specs (per-replica contributor insights,
+        deletion protection, point-in-time recovery, tags; each defaults to the table's). The stack
+        needs a concrete Region, which must not be listed; each Region once. A global table always
+        has a stream (``NEW_AND_OLD_IMAGES`` unless ``stream`` names another view type). Default none.
+    multi_region_consistency
+        ``"EVENTUAL"`` (MREC, the default with replicas) or ``"STRONG"`` (MRSC: exactly three
+        Regions of one Region set, no TTL, no LSIs, no transactions). Default None.
+    witness_region
+        MRSC only: the witness Region (then exactly one replica). Default None.
+    acknowledge_mrec
+        MREC only: ``"<kind>:<subject>"`` → why it is safe here, for what MREC cannot promise and
+        would otherwise be refused: ``"version:<entity>"`` (optimistic locking),
+        ``"transaction:<entity>"`` (transaction writes a scope declares), ``"counter:<name>"``
+        (a ``ShardedCounter``'s idempotent increments). Shown in the contract file and in docs.
+        Default none.
     acknowledge
         Ids of breaking model changes (``python -m constructs_lib diff``) to accept against the
         model lock, besides those in the context key ``constructs_lib:acknowledge``. Default none.
@@ -121,6 +140,10 @@ class SingleTable(ModelBoundTable):
         operations: OperationsSettings | None = None,
         publish: ModelContract | None = None,
         acknowledge: Sequence[str] | None = None,
+        replicas: Sequence[Replica | str] | None = None,
+        multi_region_consistency: str | None = None,
+        witness_region: str | None = None,
+        acknowledge_mrec: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(scope, id)
         if not isinstance(model, Model):
@@ -168,6 +191,20 @@ class SingleTable(ModelBoundTable):
                 f"billing is {'on-demand (the default)' if billing is None else 'on-demand'} — pass "
                 "billing=Billing.provisioned(...) or drop the index capacities"
             )
+        #: The validated replication (regions, consistency, acknowledgements), or None.
+        self.replication = plan_replication(
+            f"SingleTable {id!r}", cdk.Stack.of(self), model, replicas=replicas, consistency=multi_region_consistency,
+            witness_region=witness_region, acknowledge_mrec=acknowledge_mrec,
+        )
+        if self.replication is not None:
+            check_global_table(f"SingleTable {id!r}", self.replication, encryption, index_write_capacity)
+            if encryption is not None and encryption.table_key is not None:
+                self._replica_key_arns = dict(encryption.replica_key_arns or {})
+            stream = dynamodb.StreamViewType.NEW_AND_OLD_IMAGES if stream is None else stream
+            for entity in model.entities.values():
+                if entity.version_attribute is not None:
+                    self.replication.require(f"SingleTable {id!r}", f"version:{entity.name}",
+                                             f"entity {entity.name!r} (version_attribute {entity.version_attribute!r})")
         self.model = model
         self.encryption_key = encryption.table_key if encryption is not None else None
         self._index_capacity = (index_read_capacity, index_write_capacity)
@@ -179,24 +216,35 @@ class SingleTable(ModelBoundTable):
         self.provisioned = provisioned
         #: The model-evolution plan of this synthesis (lock, diff, GSIs declared now).
         self.evolution = evolution_plan.plan(self, model, acknowledge=acknowledge)
-        self.table = table_v2(
-            self,
-            "Table",
-            table_name=table_name,
-            partition_key=model.pk_attribute,
-            sort_key=model.sk_attribute if model.has_sort_key else None,
-            global_secondary_indexes=[self._gsi(i) for i in self.evolution.gsis],
-            local_secondary_indexes=[self._lsi(i) for i in model.lsis],
-            time_to_live_attribute=model.ttl_attribute,
-            dynamo_stream=stream,
-            point_in_time_recovery=point_in_time_recovery,
-            deletion_protection=deletion_protection,
-            removal_policy=removal_policy,
-            encryption=encryption,
-            billing=billing,
-            table_class=table_class,
-            contributor_insights=self.contributor_insights[TABLE],
-        )
+        try:
+            self.table = table_v2(
+                self,
+                "Table",
+                table_name=table_name,
+                partition_key=model.pk_attribute,
+                sort_key=model.sk_attribute if model.has_sort_key else None,
+                global_secondary_indexes=[self._gsi(i) for i in self.evolution.gsis],
+                local_secondary_indexes=[self._lsi(i) for i in model.lsis],
+                time_to_live_attribute=model.ttl_attribute,
+                dynamo_stream=stream,
+                point_in_time_recovery=point_in_time_recovery,
+                deletion_protection=deletion_protection,
+                removal_policy=removal_policy,
+                encryption=encryption,
+                billing=billing,
+                table_class=table_class,
+                contributor_insights=self.contributor_insights[TABLE],
+                **global_table_props(self.replication, contributor_insights=self.contributor_insights[TABLE],
+                                     deletion_protection=deletion_protection,
+                                     point_in_time_recovery=point_in_time_recovery),
+            )
+        except RuntimeError as exc:  # jsii raises TableV2's validation errors as RuntimeError
+            if self.replication is None:
+                raise
+            raise ConstructPropsError(
+                f"SingleTable {id!r}: TableV2 refuses these global-table settings ({str(exc).splitlines()[0]}); a "
+                "global table's provisioned write capacity must be Capacity.autoscaled(...)"
+            ) from exc
         self.stream_view_type = stream
         apply_index_contributor_insights(
             self.table,
@@ -204,7 +252,9 @@ class SingleTable(ModelBoundTable):
             # (a GSI a rollout step is about to delete is no longer in the model: the table's setting)
             {**{i.name: self.contributor_insights[TABLE] for i in self.evolution.gsis}, **self.contributor_insights},
         )
-        for warning in model.warnings():
+        from ..capacity.warnings import cost_warnings  # synth time: capacity units a typical write or page wastes
+
+        for warning in [*model.warnings(), *cost_warnings(model)]:
             cdk.Annotations.of(self).add_warning_v2(f"{defaults.ANNOTATION_PREFIX}:{warning.code}", warning.message)
         # <stack>.<id>.model.md, .workbench.json and <model>.contract.json in the cloud assembly at synth
         from ..docgen.cloud_assembly import attach_model_docs
@@ -332,6 +382,7 @@ class SingleTable(ModelBoundTable):
             stream_view_type=self.stream_view_type.value if self.stream_view_type is not None else None,
             table_name=None if cdk.Token.is_unresolved(name) else name,
             table_arn=None if cdk.Token.is_unresolved(arn) else arn,
+            replication=self.replication.to_contract() if self.replication is not None else None,
         ))
 
     # Index definitions ---------------------------------------------------------------------------

@@ -128,6 +128,8 @@ class StreamAudit(StreamConsumer):
         redact = _redacted_attributes(what, model, redact)
         self.spec = self._spec(what, model, actor_attribute, redact, redaction, day_shards, retention)
         self.source = source
+        #: The entity filters as given (read by the cost estimate: which writes the audit records).
+        self.include_entities, self.exclude_entities = tuple(include_entities), tuple(exclude_entities)
         self.encryption_key = self._key(encryption)
         self.table = self._audit_table()
         self.salt_secret = self._salt_secret()
@@ -241,9 +243,10 @@ class StreamAudit(StreamConsumer):
     def _replica_region(self, what: str, source: ModelBoundTable) -> str | None:
         """The region this audit runs in when the source is replicated (else None): it audits the
         changes written in that region only (ADR 0055), so it must be concrete."""
-        regions = tuple(getattr(source, "replica_regions", ()) or ())
-        if len(regions) < 2:
+        replicas = tuple(getattr(source, "replica_regions", ()) or ())
+        if not replicas:
             return None
+        regions = (str(source.home_region), *replicas)
         region = cdk.Stack.of(self).region
         if cdk.Token.is_unresolved(region) or region not in regions:
             raise ConstructPropsError(

@@ -109,6 +109,11 @@ class TableFunction(Construct):
         :class:`~.binding.FunctionBinding`) the function increments and reads: each is bound
         (environment + least-privilege grants), so the handler can use
         ``CounterClient.from_environment("<family>")``. Default none.
+    traffic_insight
+        Whether the handler records its traffic (``TableClient.record_traffic()`` or
+        ``traffic=``, docs/runtime/hot-partitions.md): only then does the asset ship the
+        recorder (``constructs_lib/runtime/stats/``, ~15 KB zipped); without it, asking for
+        recording raises ``TrafficInsightNotBundledError`` naming this option. Default False.
 
     Attributes
     ----------
@@ -156,9 +161,12 @@ class TableFunction(Construct):
         description: str | None = None,
         counters: Sequence[FunctionBinding] = (),
         runtime: lambda_.Runtime | None = None,
+        traffic_insight: bool = False,
     ) -> None:
         super().__init__(scope, id)
         require_bound_table(f"TableFunction {id!r}", "table", table)
+        if not isinstance(traffic_insight, bool):
+            raise ConstructPropsError(f"TableFunction {id!r}: traffic_insight {traffic_insight!r} must be True or False")
         #: The declared access scope (``patterns``/``writes``/``batch_gets``/``tenant``), or None.
         self.scope: AccessScope | None = None
         scope_json: str | None = None
@@ -173,6 +181,7 @@ class TableFunction(Construct):
                 self.scope = AccessScope(patterns=tuple(patterns), writes=dict(writes or {}),
                                          batch_gets=tuple(batch_gets), tenant=tenant).validate(table.model)
                 derive_statements(table.model, self.scope)  # a scope IAM cannot confine fails before bundling
+                table.check_scope(f"TableFunction {id!r}", self.scope)  # ...and one a global table cannot promise
             except AccessScopeError as exc:
                 raise ConstructPropsError(f"TableFunction {id!r}: {exc}") from exc
             scope_json = self.scope.to_json()
@@ -229,7 +238,7 @@ class TableFunction(Construct):
         with asset_errors():
             self.bundle = bundling.bundle(
                 table.model, code=code, dependencies=dependencies, what=what, python_version=python_version,
-                contract_check=ENV_CONTRACT_PARAMETER in table.runtime_environment,
+                contract_check=ENV_CONTRACT_PARAMETER in table.runtime_environment, traffic_insight=traffic_insight,
             )
         self.function, self.log_group = bundled_function(
             self,

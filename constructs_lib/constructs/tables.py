@@ -34,6 +34,9 @@ def table_v2(
     billing: dynamodb.Billing | None = None,
     table_class: dynamodb.TableClass | None = None,
     contributor_insights: bool = False,
+    replicas: Sequence[dynamodb.ReplicaTableProps] = (),
+    multi_region_consistency: dynamodb.MultiRegionConsistency | None = None,
+    witness_region: str | None = None,
 ) -> dynamodb.TableV2:
     """A ``TableV2`` with string keys and the safe defaults above (None: CDK's default)."""
     return dynamodb.TableV2(
@@ -56,6 +59,9 @@ def table_v2(
         table_class=table_class,
         contributor_insights_specification=dynamodb.ContributorInsightsSpecification(enabled=True)
         if contributor_insights else None,
+        replicas=list(replicas) or None,
+        multi_region_consistency=multi_region_consistency,
+        witness_region=witness_region,
     )
 
 

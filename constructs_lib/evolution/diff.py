@@ -323,6 +323,11 @@ def _classify_entity(
              covers=[(*at, "version_attribute")])
     _classify_fields(old, new, emit, backfill)
     _classify_attributes(old, new, emit)
+    if old.typical_item_bytes != new.typical_item_bytes:
+        emit(SAFE, "item-size-hint", name,
+             f"entity {name!r} typical_item_bytes changes from {old.typical_item_bytes!r} to "
+             f"{new.typical_item_bytes!r} (capacity estimates only; stored items and keys are unaffected)",
+             entity=name)
     for index_name, key in _keys(new).items():
         before_key = _keys(old).get(index_name)
         subject = f"{name}/{index_name}"

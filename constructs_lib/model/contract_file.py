@@ -82,6 +82,7 @@ def build_contract(
     stream_view_type: str | None = None,
     table_name: str | None = None,
     table_arn: str | None = None,
+    replication: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The contract document of ``model`` deployed as a table with the given stream and names.
 
@@ -93,6 +94,9 @@ def build_contract(
         The table stream's view type (:data:`STREAM_VIEW_TYPES`). Default None: no stream.
     table_name, table_arn
         Recorded only when given (pass them only when they are concrete strings). Default None.
+    replication
+        A global table's ``replication`` object (consistency, Regions, witness, acknowledgements;
+        docs/contract-format.md). Recorded only when given. Default None: a single-Region table.
     """
     if stream_view_type is not None and stream_view_type not in STREAM_VIEW_TYPES:
         raise ContractFormatError(
@@ -104,6 +108,8 @@ def build_contract(
         table["table_name"] = table_name
     if table_arn is not None:
         table["table_arn"] = table_arn
+    if replication is not None:
+        table["replication"] = _checked_replication(dict(replication), "build_contract")
     return {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -114,6 +120,34 @@ def build_contract(
         "table": table,
         "model": data,
     }
+
+
+_CONSISTENCY = ("EVENTUAL", "STRONG")
+
+
+def _checked_replication(value: Any, where: str) -> dict[str, Any]:
+    """``table.replication`` when well formed, else a ``ContractFormatError`` naming the field."""
+    def text_list(v: Any) -> bool:
+        return isinstance(v, list) and all(isinstance(r, str) for r in v)
+
+    problems = []
+    if not isinstance(value, Mapping):
+        problems.append(f"is {value!r:.60}, expected an object")
+    else:
+        if value.get("consistency") not in _CONSISTENCY:
+            problems.append(f"consistency {value.get('consistency')!r} must be one of {', '.join(_CONSISTENCY)}")
+        if not isinstance(value.get("region"), str):
+            problems.append(f"region {value.get('region')!r} must be a Region name")
+        if not text_list(value.get("replica_regions")) or not value.get("replica_regions"):
+            problems.append(f"replica_regions {value.get('replica_regions')!r} must be a non-empty list of Regions")
+        if value.get("witness_region") is not None and not isinstance(value.get("witness_region"), str):
+            problems.append(f"witness_region {value.get('witness_region')!r} must be a Region name or null")
+        acknowledged = value.get("acknowledged", {})
+        if not isinstance(acknowledged, Mapping) or not all(isinstance(v, str) for v in acknowledged.values()):
+            problems.append(f"acknowledged {acknowledged!r:.60} must map keys to reasons")
+    if problems:
+        raise ContractFormatError(f"{where}: table.replication " + "; ".join(problems))
+    return dict(value)
 
 
 def contract_json(document: Mapping[str, Any]) -> str:
@@ -134,7 +168,8 @@ class Contract:
         The whole-model, per-entity and per-index fingerprints (equal to the model's).
     table
         The ``table`` object: ``partition_key``, ``sort_key``, ``indexes``, ``ttl_attribute``,
-        ``stream_view_type`` and, when known, ``table_name`` and ``table_arn``.
+        ``stream_view_type`` and, when known, ``table_name`` and ``table_arn``; a global table's
+        ``replication`` too.
     source
         Where it was read from (a path, ``"contract JSON text"`` or ``"contract mapping"``).
     """
@@ -268,6 +303,8 @@ def read_contract(
     for key in ("table_name", "table_arn"):
         if key in table:
             _field(document, f"table.{key}", str, where)
+    if "replication" in table:
+        _checked_replication(table["replication"], where)
     view = table["stream_view_type"]
     if view is not None and view not in STREAM_VIEW_TYPES:
         raise ContractFormatError(

@@ -9,10 +9,10 @@ import re
 from collections.abc import Mapping
 from typing import Protocol
 
-from . import overlap
 from .entity import SHARD
 from .exceptions import ModelWarning
 from .fields import Field
+from .overlap import KeyCondition, domains, index_templates
 from .resolved import ResolvedEntity, ResolvedIndex
 from .templates import KeyTemplate
 
@@ -60,7 +60,7 @@ def design_warnings(model: _Model) -> list[ModelWarning]:
                     "throttle. Add a high-cardinality component (an id)"
                     f"{_shard_remedy(part, template)}, or keep the index sparse and small.",
                 ))
-    for where, message in overlap.identical_keys(model.entities, model.indexes):
+    for where, message in _identical_keys(model.entities, model.indexes):
         out.append(ModelWarning("IdenticalIndexKeys" if where.startswith("index") else "IdenticalTableKeys",
                                 where, message))
     return out
@@ -82,3 +82,42 @@ def _shard_remedy(part: str, template: KeyTemplate) -> str:
         "shard_by='<an id field>') spreads writes over N partitions and a query reads all N, merged in "
         "sort-key order (size N with constructs_lib.runtime.sharding.index_shards(writes_per_second))"
     )
+
+
+def _identical_keys(entities: Mapping[str, ResolvedEntity], indexes: Mapping[str, ResolvedIndex]) -> list[tuple[str, str]]:
+    """(where, message) for each pair of entities whose keys in the table or one index may be
+    identical: their items share one key there, so a read by that key cannot tell them apart."""
+    out = []
+    places: list[ResolvedIndex | None] = [None, *indexes.values()]
+    for index in places:
+        members = [(e, t) for e in entities.values() if (t := index_templates(e, index)) is not None]
+        for i, (a, (a_pk, a_sk)) in enumerate(members):
+            for b, (b_pk, b_sk) in members[i + 1:]:
+                if not _may_be_identical(a, a_pk, a_sk, b, b_pk, b_sk):
+                    continue
+                where = f"{'table' if index is None else f'index {index.name!r}'}: entities {a.name!r} and {b.name!r}"
+                keys = f"{a.name} {_show(a_pk, a_sk)} and {b.name} {_show(b_pk, b_sk)}"
+                if index is None:
+                    consequence = "a put of one overwrites the other's item"
+                else:
+                    consequence = ("an item of one and an item of the other may share one key there, so a read by "
+                                   "that key finds both (the client filters on the entity attribute)")
+                out.append((where, (
+                    f"{where}: the keys {keys} can be identical for some values; {consequence}. Give each a distinct "
+                    "literal in one segment, e.g. 'ORDER#{id}' vs 'REFUND#{id}'."
+                )))
+    return out
+
+
+def _may_be_identical(
+    a: ResolvedEntity, a_pk: KeyTemplate, a_sk: KeyTemplate | None,
+    b: ResolvedEntity, b_pk: KeyTemplate, b_sk: KeyTemplate | None,
+) -> bool:
+    sk_a = None if a_sk is None else domains(a, a_sk, stored=True)
+    sk_b = None if b_sk is None else domains(b, b_sk, stored=True)
+    n = None if sk_a is None else len(sk_a)
+    return KeyCondition(domains(a, a_pk, stored=True), sk_a, n or 1, n).admits(domains(b, b_pk, stored=True), sk_b)
+
+
+def _show(pk: KeyTemplate, sk: KeyTemplate | None) -> str:
+    return repr(pk.source if sk is None else f"{pk.source} / {sk.source}")

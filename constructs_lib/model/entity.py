@@ -17,6 +17,8 @@ SHARD = "shard"
 MIN_SHARDS, MAX_SHARDS = 2, 100
 #: How the shard number is written in keys: two zero-padded digits (``00`` .. ``99``).
 SHARD_FIELD = Field("number", width=2)
+#: DynamoDB's largest item: 400 KB (names and values), the bound of a ``typical_item_bytes`` hint.
+MAX_ITEM_BYTES = 400 * 1024
 
 _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
 
@@ -105,6 +107,18 @@ class IndexKey:
             frozen[attr] = vals
         return dict(sorted(frozen.items()))
 
+    def to_dict(self) -> dict[str, Any]:
+        """The key's JSON form, as the model writes it (:meth:`Model.to_dict`)."""
+        shard_by = self.shard_fields()
+        when_equals = self.frozen_when_equals()
+        return {
+            "pk": self.pk,
+            "sk": self.sk,
+            "when_present": self.when_present,
+            "when_equals": {a: list(v) for a, v in when_equals.items()} if when_equals else None,
+            **({"shards": self.shards, "shard_by": list(shard_by)} if shard_by else {}),
+        }
+
     def shard_fields(self) -> tuple[str, ...]:
         """``shard_by`` checked and normalized to a tuple of field names; () if not sharded."""
         shards, by = self.shards, self.shard_by
@@ -170,6 +184,13 @@ class Entity:
         a declared field or the version attribute. A name may hold ``.`` or ``[`` (DynamoDB
         allows it): conditions and projections then name it with ``Name("a.b")``, since a path
         string ``"a.b"`` means ``b`` inside ``a``. Default: none.
+    typical_item_bytes
+        The size in bytes of a typical stored item of this entity (attribute names and values,
+        key attributes included), a positive int up to 400 KB (409,600). Capacity estimates
+        (:mod:`constructs_lib.capacity.estimate`, ``describe``, synth-time cost warnings) use it
+        instead of the size of an item built from example values. It is written into the model
+        JSON when set and changes no fingerprint. Default None (estimate from the declared fields
+        and attributes).
     """
 
     name: str
@@ -181,11 +202,29 @@ class Entity:
     version_attribute: str | None = None
     description: str = ""
     attributes: Mapping[str, str] = field(default_factory=dict)
+    typical_item_bytes: int | None = None
 
     def __post_init__(self) -> None:
         # Validate only: the declared entity keeps what the user wrote; the model's resolution
         # step (model/resolve.py) builds the normalized form from the same parts.
         self.parts()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The entity's JSON form, as the model writes it (:meth:`Model.to_dict`): what was declared,
+        normalized (fields as specs, ``(pk, sk)`` tuples as index keys)."""
+        parts = self.parts()
+        return {
+            "name": self.name,
+            "pk": self.pk,
+            "sk": self.sk,
+            "fields": {k: f.to_dict() for k, f in parts.fields.items()},
+            "indexes": {name: key.to_dict() for name, key in parts.indexes.items()},
+            "required": list(parts.required),
+            "version_attribute": self.version_attribute,
+            "description": self.description,
+            # Only when declared, so models without them keep their JSON byte for byte.
+            **({"attributes": dict(parts.attributes)} if parts.attributes else {}),
+        }
 
     def parts(self) -> EntityParts:
         """The entity checked and normalized: fields as :class:`Field`, index keys as
@@ -213,6 +252,7 @@ class Entity:
                 )
             index_keys[index_name] = key
         attributes = self._checked_attributes(fields)
+        self._check_size_hint()
         pk = KeyTemplate.parse(self.pk, where=f"{where} pk")
         sk = None if self.sk is None else KeyTemplate.parse(self.sk, where=f"{where} sk")
         templates: dict[str, tuple[KeyTemplate | None, KeyTemplate | None]] = {}
@@ -223,6 +263,16 @@ class Entity:
             _check_shard_placeholder(at, key, pk_t, sk_t, fields)
             templates[index_name] = (pk_t, sk_t)
         return EntityParts(fields, index_keys, tuple(self.required), attributes, pk, sk, templates)
+
+    def _check_size_hint(self) -> None:
+        hint = self.typical_item_bytes
+        if hint is None:
+            return
+        if isinstance(hint, bool) or not isinstance(hint, int) or not 1 <= hint <= MAX_ITEM_BYTES:
+            raise ModelValidationError(
+                f"entity {self.name!r}: typical_item_bytes {hint!r} must be a whole number of bytes from 1 to "
+                f"{MAX_ITEM_BYTES:,} (DynamoDB's 400 KB item limit)"
+            )
 
     def _checked_attributes(self, fields: Mapping[str, Field]) -> dict[str, str]:
         where = f"entity {self.name!r}"
@@ -261,6 +311,7 @@ class Entity:
             version_attribute=data["version_attribute"],
             description=data.get("description", ""),
             attributes=data.get("attributes") or {},
+            typical_item_bytes=data.get("typical_item_bytes"),
         )
 
 

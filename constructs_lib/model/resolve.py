@@ -63,6 +63,7 @@ def resolve_entity(entity: Entity, indexes: Mapping[str, ResolvedIndex]) -> Reso
         fields=MappingProxyType(parts.fields), indexes=MappingProxyType(keys), required=parts.required,
         version_attribute=entity.version_attribute, description=entity.description,
         attributes=MappingProxyType(parts.attributes), table_key_fields=tuple(key_fields),
+        typical_item_bytes=entity.typical_item_bytes,
     )
 
 

@@ -133,6 +133,8 @@ class ResolvedEntity:
     attributes: Mapping[str, str]
     #: Fields that make up the table key (immutable once written), in order of first use.
     table_key_fields: tuple[str, ...]
+    #: The declared size of a typical stored item in bytes (capacity estimates), or None.
+    typical_item_bytes: int | None = None
 
     def field(self, name: str) -> Field:
         """The declared field ``name`` (the ``{shard}`` placeholder of a sharded index key is a
@@ -162,6 +164,8 @@ class ResolvedEntity:
             "description": self.description,
             # Only when declared, so models without them keep their JSON byte for byte.
             **({"attributes": dict(self.attributes)} if self.attributes else {}),
+            # Likewise: a size hint is written only when declared (no fingerprint reads it).
+            **({"typical_item_bytes": self.typical_item_bytes} if self.typical_item_bytes is not None else {}),
         }
 
 

@@ -51,6 +51,8 @@ EXPORTS = {
     "ItemValidationError": "exceptions",
     "KeyValueError": "exceptions",
     "TenantAccessError": "exceptions",
+    # at cold start: the bundled model is not the one a typed module or a pinned contract expects
+    "ModelMismatchError": "exceptions",
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, EXPORTS)
@@ -71,6 +73,7 @@ if TYPE_CHECKING:
     from .exceptions import ItemNotFoundError as ItemNotFoundError
     from .exceptions import ItemValidationError as ItemValidationError
     from .exceptions import KeyValueError as KeyValueError
+    from .exceptions import ModelMismatchError as ModelMismatchError
     from .exceptions import RuntimeClientError as RuntimeClientError
     from .exceptions import TenantAccessError as TenantAccessError
     from .exceptions import TransactionCanceledError as TransactionCanceledError

@@ -154,11 +154,6 @@ def serialize(item: Mapping[str, Any]) -> dict[str, Any]:
 _INLINE_INT = 10**18
 
 
-def serialize_value(value: Any) -> dict[str, Any]:
-    wire: dict[str, Any] = serialize({"v": value})["v"]
-    return wire
-
-
 def deserialize(item: Mapping[str, Any]) -> dict[str, Any]:
     """A wire-format item as Python values, exactly as boto3's ``TypeDeserializer`` makes them.
 

@@ -181,11 +181,17 @@ class TableClient(QueryMethods):
         recorder
             An existing recorder (e.g. shared by several clients of this table). Default: a new one.
 
+        Raises
+        ------
+        TrafficInsightNotBundledError
+            In a generated Lambda bundled without ``TableFunction(..., traffic_insight=True)``: its
+            asset leaves the recorder out (so does ``traffic=``).
+
         Notes
         -----
         Tenant clients made by :meth:`for_tenant` after this call record into the same recorder.
         """
-        from .stats import TrafficRecorder
+        from .stats import TrafficRecorder  # TrafficInsightNotBundledError where the asset left it out
 
         recorder = recorder if recorder is not None else TrafficRecorder(sample_rate, seed=seed)
         recorder.bind(self.model, self.table_name)

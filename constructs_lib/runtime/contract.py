@@ -19,7 +19,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..model.fingerprints import FINGERPRINT_LENGTH, fingerprint, key_schema
 from .environment import ENV_CONTRACT_PARAMETER, ENV_MODEL_FINGERPRINT, ENV_MODEL_PATH, MODEL_FILE
 from .exceptions import ContractBreakError, ContractUnavailableError, ModelMismatchError
 
@@ -27,6 +26,13 @@ if TYPE_CHECKING:
     from botocore.client import BaseClient
 
     from ..model import AccessScope, Model
+    from ..model.fingerprints import FINGERPRINT_LENGTH as FINGERPRINT_LENGTH
+    from ..model.fingerprints import fingerprint as fingerprint
+    from ..model.fingerprints import key_schema as key_schema
+
+#: Names re-exported from the model's fingerprints, loaded on first use: a function whose table
+#: pins no fingerprint never loads them (nor, for a counter or audit writer, the model package).
+_FINGERPRINTS = ("FINGERPRINT_LENGTH", "fingerprint", "key_schema")
 
 #: Published contracts read by this process: parameter name -> the parsed document (one read per cold start).
 _PUBLISHED: dict[str, Any] = {}
@@ -35,6 +41,7 @@ _PUBLISHED: dict[str, Any] = {}
 def model_digest(model: Model) -> str:
     """SHA-256 of the whole model's JSON (patterns, attributes and descriptions too), first
     :data:`FINGERPRINT_LENGTH` hex digits: what a generated typed module was made from."""
+    from ..model.fingerprints import FINGERPRINT_LENGTH
     return hashlib.sha256(model.to_json(indent=None).encode("utf-8")).hexdigest()[:FINGERPRINT_LENGTH]
 
 
@@ -102,6 +109,8 @@ def verify(
     deployed = env.get(ENV_MODEL_FINGERPRINT)
     if not deployed:
         return
+    from ..model.fingerprints import fingerprint
+
     if model is None:
         model = load_bundled_model()
     bundled = fingerprint(model)
@@ -132,6 +141,14 @@ def _verify_slice(model: Model, scope: AccessScope | None, parameter: str, clien
             "against the producer's current contract (python -m constructs_lib contract verify) and redeploy it.",
             bundled=piece.contract_fingerprint, deployed=published.fingerprint, breaks=breaks,
         )
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FINGERPRINTS:
+        from ..model import fingerprints
+
+        return getattr(fingerprints, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [

@@ -178,6 +178,13 @@ class TrafficInsightError(RuntimeClientError, ValueError):
     (0, 1], a negative threshold, one recorder for two tables…); the message names the value."""
 
 
+class TrafficInsightNotBundledError(RuntimeClientError, ImportError):
+    """Traffic recording was asked for (``record_traffic``, ``traffic=``, a name of
+    :mod:`constructs_lib.runtime.stats`) in a function whose asset leaves the recorder out: it
+    ships only with ``TableFunction(..., traffic_insight=True)``. An ``ImportError`` too, so code
+    probing for the feature keeps working; the message names the option."""
+
+
 class ModelMismatchError(RuntimeClientError):
     """The model bundled with a function is not the model the deployed table was designed for
     (their fingerprints differ, see :mod:`constructs_lib.runtime.contract`). Raised before any

@@ -207,6 +207,23 @@ def imported_consumer_stack(app: cdk.App) -> cdk.Stack:
     return stack
 
 
+def global_table_stack(app: cdk.App) -> cdk.Stack:
+    """A global table in three Regions (MREC) with its operations view (a ReplicationLatency alarm per
+    replica), a stream-mode counter, an audit and a scoped function on it."""
+    from constructs_lib import OperationsSettings, Replica
+
+    stack = cdk.Stack(app, "GlobalTableStack", env=cdk.Environment(region=REGION))
+    table = _shop_table(
+        stack, replicas=[Replica("us-east-1", tags={"replica": "us"}), "ap-southeast-2"],
+        acknowledge_mrec={"version:User": "users are edited only in their home Region (requests are routed by user)"},
+        operations=OperationsSettings(),
+    )
+    ShardedCounter(stack, "Views", table=table, name="views", shards=4)
+    StreamAudit(stack, "Audit", source=table, exclude_entities=ShardedCounter.ENTITIES)
+    TableFunction(stack, "Api", table=table, entry=HANDLER, patterns=["order by id"], writes={"Order": ["put"]})
+    return stack
+
+
 #: The construct variants app.py does not cover, by stack name.
 VARIANT_STACKS: dict[str, Callable[[cdk.App], cdk.Stack]] = {
     "CounterScheduleStack": counter_schedule_stack,
@@ -217,6 +234,7 @@ VARIANT_STACKS: dict[str, Callable[[cdk.App], cdk.Stack]] = {
     "OperationsStack": operations_stack,
     "ImportedConsumerStack": imported_consumer_stack,
     "StoreStack": store_stack,
+    "GlobalTableStack": global_table_stack,
 }
 ALL_STACKS = ["ShopStack", *VARIANT_STACKS]
 

@@ -162,15 +162,18 @@ def test_asset_contains_exactly_runtime_model_json_and_handler(shop) -> None:
                for sub in ("model", "runtime") for p in (PACKAGE / sub).rglob("*.py") if "__pycache__" not in p.parts}
     closure = bytecode.import_closure({**package, "constructs_lib/__init__.py": b"", "orders_api.py": HANDLER.read_bytes()},
                                       ["orders_api"])
-    # but the synth-time model modules (a contract file's reader, a consumer view's builder) and,
-    # on a table it owns, the published contract's cold-start check (bundling.SYNTH_ONLY,
-    # CONTRACT_CHECK_ONLY)
-    left_out = {f"constructs_lib/{rel}" for rel in (*bundling.SYNTH_ONLY, *bundling.CONTRACT_CHECK_ONLY)}
-    assert left_out <= closure
+    # but the synth-time model modules (a contract file's reader, a consumer view's builder), on a
+    # table it owns the published contract's cold-start check, and without traffic_insight=True the
+    # traffic recorder behind the stats package's front (bundling.SYNTH_ONLY, CONTRACT_CHECK_ONLY,
+    # TRAFFIC_INSIGHT_ONLY)
+    stats = {f for f in closure if f.startswith("constructs_lib/runtime/stats/")}
+    left_out = {f"constructs_lib/{rel}" for rel in (*bundling.SYNTH_ONLY, *bundling.CONTRACT_CHECK_ONLY)} | (
+        stats - {f"constructs_lib/{bundling.TRAFFIC_INSIGHT_FRONT}"})
+    assert left_out <= closure and "constructs_lib/runtime/stats/recorder.py" in left_out
     assert sources == ({"constructs_lib/__init__.py", "model.json", "orders_api.py"} | closure) - left_out
-    # (the client, its lazily imported traffic recorder, the counter client the handler uses; not the
-    # stream handlers, the audit writer or the backfill job, which nothing it imports reaches)
-    assert {"constructs_lib/runtime/client.py", "constructs_lib/runtime/stats/recorder.py",
+    # (the client, the counter client the handler uses; not the stream handlers, the audit writer or
+    # the backfill job, which nothing it imports reaches)
+    assert {"constructs_lib/runtime/client.py", "constructs_lib/runtime/stats/__init__.py",
             "constructs_lib/runtime/patterns/counter/client.py", "constructs_lib/model/model.py"} <= sources
     assert not [f for f in sources if "backfill" in f or "handlers/" in f or "patterns/audit" in f]
     # AND nothing of the documentation writers, model evolution, the typed-module generator or the
@@ -302,6 +305,16 @@ def test_counters_must_be_things_a_function_can_be_bound_to(
     with pytest.raises(ConstructPropsError, match=message):
         TableFunction(scratch_stack, f"BadCounters{len(str(counters))}", table=scratch_table, entry=HANDLER,
                       counters=counters)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("traffic_insight", ["yes", 1, None])
+def test_traffic_insight_must_be_a_bool(scratch_stack: cdk.Stack, scratch_table: SingleTable,
+                                        traffic_insight: object) -> None:
+    # GIVEN traffic_insight given as something other than True or False
+    # WHEN the function is built THEN construction fails naming the value
+    with pytest.raises(ConstructPropsError, match=rf"traffic_insight {traffic_insight!r} must be True or False"):
+        TableFunction(scratch_stack, f"BadTraffic{traffic_insight}", table=scratch_table, entry=HANDLER,
+                      traffic_insight=traffic_insight)  # type: ignore[arg-type]
 
 
 def test_runtime_option_sets_the_runtime_and_the_bytecode_version(scratch_stack: cdk.Stack, scratch_table: SingleTable) -> None:

@@ -35,6 +35,12 @@ class MonitoredTable(Protocol):
     @property
     def table_name(self) -> str: ...
 
+    @property
+    def replica_regions(self) -> tuple[str, ...]: ...
+
+    @property
+    def multi_region_consistency(self) -> str | None: ...
+
 
 # The dashboard and alarms --------------------------------------------------------------------------
 class TableOperations(Construct):
@@ -95,6 +101,18 @@ class TableOperations(Construct):
             dimensions["Operation"] = operation
         return cloudwatch.Metric(namespace=NAMESPACE, metric_name=name, dimensions_map=dimensions, statistic=statistic,
                                  period=cdk.Duration.seconds(period), label=label)
+
+    def _replicated_to(self) -> tuple[str, ...]:
+        """The replica Regions with a ``ReplicationLatency`` metric: MREC only (MRSC publishes none)."""
+        return self._table.replica_regions if self._table.multi_region_consistency == "EVENTUAL" else ()
+
+    def _replication_latency(self, region: str, statistic: str = "Average", *, labelled: bool = True) -> cloudwatch.Metric:
+        """``ReplicationLatency`` from the table's Region (where the metric is published) to ``region``."""
+        return cloudwatch.Metric(
+            namespace=NAMESPACE, metric_name="ReplicationLatency",
+            dimensions_map={"TableName": self._table.table_name, "ReceivingRegion": region}, statistic=statistic,
+            period=cdk.Duration.seconds(FIVE_MINUTES), label=f"to {region} ({statistic.lower()})" if labelled else None,
+        )
 
     def _per_second(self, kind: str, index: str | None, period: int = FIVE_MINUTES) -> cloudwatch.MathExpression:
         consumed = self._metric(f"Consumed{kind}CapacityUnits", index=index, period=period)
@@ -166,6 +184,13 @@ class TableOperations(Construct):
                             threshold=s.latency_p99_ms, periods=defaults.OPS_LATENCY_PERIODS,
                             description=f"{op} p99 latency above {s.latency_p99_ms} ms for "
                                         f"{defaults.OPS_LATENCY_PERIODS} consecutive 5-minute periods")
+        if s.replication_latency_ms is not None:
+            for region in self._replicated_to():
+                self._alarm(f"{region}/ReplicationLatency", self._replication_latency(region, labelled=False),
+                            threshold=s.replication_latency_ms, periods=defaults.OPS_REPLICATION_PERIODS,
+                            description=f"average replication latency to the replica in {region} above "
+                                        f"{s.replication_latency_ms} ms for {defaults.OPS_REPLICATION_PERIODS} "
+                                        "consecutive 5-minute periods")
         if self._table.provisioned:
             periods = int(s.capacity_period.to_seconds()) // FIVE_MINUTES
             for index in (None, *self._gsis):
@@ -237,6 +262,13 @@ class TableOperations(Construct):
         ], width=24, unit="count"))
         for index in self._gsis:
             self.dashboard.add_widgets(*self._capacity_widgets(index))
+        regions = self._replicated_to()
+        if regions:
+            threshold = s.replication_latency_ms if s.alarms else None
+            self.dashboard.add_widgets(self._graph(
+                "Replication latency to each replica (ms)",
+                [self._replication_latency(r, statistic) for r in regions for statistic in ("Average", "Maximum")],
+                width=24, unit="ms", annotations=[(threshold, "alarm above (average)")] if threshold else ()))
 
     # Consumers ---------------------------------------------------------------------------------------
     def add_consumer(self, consumer: MonitoredConsumer) -> None:

@@ -95,6 +95,12 @@ class OperationsSettings:
     capacity_period
         How long the utilization must stay above the threshold: 5 minutes to 1 day, in whole
         multiples of 5 minutes (evaluated as consecutive 5-minute periods). Default 15 minutes.
+    replication_latency_ms
+        Global tables with eventual consistency (MREC) only: alarm, per replica Region, when the
+        Average ``ReplicationLatency`` from the table's Region to it exceeds this many
+        milliseconds for 3 consecutive 5-minute periods. Greater than 0, at most 3,600,000.
+        Default 5000 (AWS: replication typically takes a second or less, with no SLA). None: no
+        replication alarm. (MRSC tables publish no ``ReplicationLatency``.)
     """
 
     dashboard: bool = True
@@ -109,6 +115,7 @@ class OperationsSettings:
     latency_operations: tuple[str, ...] = ("GetItem", "Query")
     capacity_utilization: float = defaults.OPS_CAPACITY_UTILIZATION
     capacity_period: cdk.Duration = field(default_factory=lambda: cdk.Duration.minutes(15))
+    replication_latency_ms: float | None = defaults.OPS_REPLICATION_LATENCY_MS
 
     def __post_init__(self) -> None:
         what = "OperationsSettings"
@@ -133,6 +140,12 @@ class OperationsSettings:
         if ms is not None and (isinstance(ms, bool) or not isinstance(ms, (int, float)) or not 0 < ms <= 60_000):
             raise ConstructPropsError(
                 f"{what}: latency_p99_ms {ms!r} must be a number of milliseconds greater than 0 and at most 60000"
+            )
+        ms = self.replication_latency_ms
+        if ms is not None and (isinstance(ms, bool) or not isinstance(ms, (int, float)) or not 0 < ms <= 3_600_000):
+            raise ConstructPropsError(
+                f"{what}: replication_latency_ms {ms!r} must be a number of milliseconds greater than 0 and at most "
+                "3600000"
             )
         ops = self.latency_operations
         if isinstance(ops, (str, bytes)) or not isinstance(ops, Sequence):

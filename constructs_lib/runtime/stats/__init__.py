@@ -6,16 +6,17 @@ Off by default. Turn it on for one table client::
     report = table.traffic.report(hot_share=0.10)
     print(report.to_markdown())
 
-Sampled requests are counted per partition key in bounded memory (a space-saving sketch per
-index and direction), thread-safely. Reports contain partition key values: treat them like the
-table's data. See docs/adr/0027-traffic-recording-off-by-default.md.
+Sampled requests are counted per partition key in bounded memory, thread-safely; reports hold
+partition key values (docs/adr/0027-traffic-recording-off-by-default.md). A generated Lambda ships the
+submodules only with ``TableFunction(traffic_insight=True)``, else each name raises ``TrafficInsightNotBundledError``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .._exports import lazy_exports
+from ..exceptions import TrafficInsightNotBundledError
 
 #: The public surface: name -> the submodule defining it.
 EXPORTS = {
@@ -43,7 +44,20 @@ EXPORTS = {
     "TrafficRecord": "snapshot",
 }
 
-__all__, __getattr__, __dir__ = lazy_exports(__name__, EXPORTS)
+__all__, _export, __dir__ = lazy_exports(__name__, EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        return _export(name)
+    except ModuleNotFoundError as exc:
+        if not (exc.name or "").startswith(f"{__name__}."):
+            raise
+        raise TrafficInsightNotBundledError(
+            f"traffic recording ({name}) is not bundled with this function: its asset ships {__name__}'s "
+            "modules only with TableFunction(..., traffic_insight=True); set traffic_insight=True and redeploy",
+            name=exc.name,
+        ) from exc
 
 if TYPE_CHECKING:
     from ._parse import OPERATION_LABELS as OPERATION_LABELS

@@ -147,6 +147,25 @@ def test_a_bundle_ships_the_package_modules_its_code_and_dependencies_can_import
     assert "constructs_lib/runtime/client.py" in bundle(model).runtime_files
 
 
+def test_a_counter_ships_the_model_bytecode_only_when_its_first_call_reads_the_model(monkeypatch) -> None:
+    # GIVEN a counter aggregator, bound to a table the stack owns and to one imported with a pinned fingerprint
+    monkeypatch.delenv(bytecode.ENV_DISABLE, raising=False)
+    model = Model("bc", entities=[Entity("Thing", pk="THING#{id}", fields=["id"])])
+    handler = "constructs_lib.runtime.handlers.counter.handler"
+    owned = bundle(model, handler=handler, python_version=HERE).runtime_files
+    pinned = bundle(model, handler=handler, python_version=HERE, fingerprint_check=True).runtime_files
+    model_pyc = bytecode.pyc_path("constructs_lib/model/model.py", sys.implementation.cache_tag)
+    # THEN both ship the model's sources (contract.verify can load it) and the handler's bytecode
+    assert "constructs_lib/model/model.py" in owned and "constructs_lib/model/model.py" in pinned
+    assert bytecode.pyc_path("constructs_lib/runtime/handlers/counter.py", sys.implementation.cache_tag) in owned
+    # AND only the pinned one, whose first call loads the model to compare fingerprints, its bytecode
+    assert model_pyc not in owned and model_pyc in pinned
+    # AND importing the handler loads no model module (contract.py loads the fingerprints on use)
+    loaded = bytecode.import_path({rel: (PACKAGE.parent / rel).read_bytes() for rel in owned if rel.endswith(".py")},
+                                  ["constructs_lib.runtime.handlers.counter"])
+    assert not [rel for rel in loaded if rel.startswith("constructs_lib/model/")]
+
+
 def test_two_bundles_of_the_same_sources_are_byte_identical(tmp_path: Path, monkeypatch) -> None:
     # GIVEN a model and a generated handler's bundle, staged twice from scratch with fresh compilers
     model = Model("bc", entities=[Entity("Thing", pk="THING#{id}", fields=["id"])])

@@ -62,6 +62,22 @@ def test_the_module_imports_only_the_standard_library_and_the_runtime() -> None:
 
 
 @pytest.mark.parametrize("model", [shop_model, _model()], ids=["shop", "small"])
+def test_every_runtime_name_the_module_uses_is_public(model: Model) -> None:
+    # GIVEN a generated module and the runtime's public surface
+    import constructs_lib.runtime as runtime
+
+    tree = ast.parse(generate(model))
+    aliases = {a.asname for n in tree.body if isinstance(n, ast.Import) for a in n.names
+               if a.name == "constructs_lib.runtime" and a.asname}
+    # WHEN every attribute it reads through the runtime's alias is collected
+    used = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+            and isinstance(n.value, ast.Name) and n.value.id in aliases}
+    # THEN each is in constructs_lib.runtime.__all__ (a name dropped from it would break every
+    # generated module at import or at its first refusal)
+    assert aliases and used and used <= set(runtime.__all__), sorted(used - set(runtime.__all__))
+
+
+@pytest.mark.parametrize("model", [shop_model, _model()], ids=["shop", "small"])
 def test_every_import_is_used(model: Model) -> None:
     tree = ast.parse(generate(model))
     imported = {(a.asname or a.name) for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))

@@ -154,3 +154,24 @@ def test_declarations_recovered_from_resolved_parts_resolve_to_the_same_json(nam
                     entity_attribute=model.entity_attribute, tenant_field=model.tenant_field)
     rebuilt.consumer_patterns = model.consumer_patterns
     assert rebuilt.to_json() == model.to_json()
+
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_a_declared_entity_writes_the_json_its_resolved_form_writes(name: str) -> None:
+    # GIVEN every entity of an example model, resolved, and the declaration it resolves back to
+    model = MODELS[name]()
+    for entity in model.entities.values():
+        # WHEN both write their JSON form THEN it is the same (one JSON contract, two entry points)
+        assert entity.declared().to_dict() == entity.to_dict(), entity.name
+
+
+def test_a_declared_entity_in_loose_form_writes_the_models_json() -> None:
+    # GIVEN an entity declared with a (pk, sk) tuple, field names as a list, a sharded sparse key
+    entity = Entity("Thing", pk="T#{tid}", sk="T", fields=["tid", "kind", "s"],
+                    indexes={"GSI1": ("KIND#{kind}", "T#{tid}"),
+                             "GSI2": IndexKey(pk="S#{s}#{shard}", sk="T#{tid}", shards=4, shard_by="tid",
+                                              when_equals={"kind": {"b", "a"}})})
+    model = Model("loose", entities=[entity], indexes=[Index("GSI1"), Index("GSI2")])
+    # WHEN the declaration writes its JSON THEN it is the model's entry for it
+    assert entity.to_dict() == model.to_dict()["entities"][0]

@@ -1,8 +1,9 @@
 """The package's layers and the absence of import cycles, read from the source with ``ast``.
 
 Layers, bottom to top: ``model`` imports nothing else of the package; ``runtime`` imports only
-``model``; ``docgen``, ``evolution``, ``codegen``, ``capacity`` and ``assets`` (asset building) only
-``model`` and ``runtime``; ``constructs`` anything but ``testing``; ``testing`` anything. Every
+``model``; ``capacity``, ``evolution``, ``codegen`` and ``assets`` (asset building) only ``model``
+and ``runtime``; ``docgen`` those and ``capacity`` (describe's capacity tables and cost warnings);
+``constructs`` anything but ``codegen`` and ``testing``; ``testing`` anything. Every
 ``import`` counts, wherever it sits: module level, inside functions, under ``TYPE_CHECKING``; and no
 module may reach itself through them (a type named across a cycle is declared in the lower module,
 e.g. as a ``Protocol``).
@@ -23,14 +24,15 @@ ROOT = Path(__file__).resolve().parents[3]
 ALLOWED = {
     "model": {"model"},
     "runtime": {"model", "runtime"},
-    "docgen": {"model", "runtime", "docgen"},
+    # describe prices its capacity tables and cost warnings with capacity
+    "docgen": {"model", "runtime", "capacity", "docgen"},
     "evolution": {"model", "runtime", "evolution"},
     "codegen": {"model", "runtime", "codegen"},
     # capacity units per call, predicted from the model: reads model and runtime; no CDK
     "capacity": {"model", "runtime", "capacity"},
     # building Lambda assets: reads the model (model.json) and ships runtime modules; no CDK
     "assets": {"model", "runtime", "assets"},
-    "constructs": {"model", "runtime", "docgen", "evolution", "assets", "constructs"},
+    "constructs": {"model", "runtime", "docgen", "evolution", "capacity", "assets", "constructs"},
     "testing": {"model", "runtime", "docgen", "evolution", "codegen", "capacity", "assets", "constructs", "testing",
                 "root"},
     # constructs_lib/__init__.py (lazy exports) and __main__.py (the command line)

@@ -1,0 +1,113 @@
+"""``python -m constructs_lib cost app.py --rates ...``: the showcase app priced with the shop's
+traffic mix, as Markdown and JSON, and the exit status and message of a bad rates or price file.
+
+All cases run as the command line in one subprocess (one jsii start); the unit test process
+never imports the AWS CDK.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+RATES = "examples/shop/rates.json"
+
+IN_ONE_PROCESS = """
+import contextlib, io, json, sys
+from constructs_lib.__main__ import main
+
+out = []
+for argv in json.loads(sys.argv[1]):
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(stdout):
+        code = main(argv)
+    out.append([argv, code, stdout.getvalue(), stderr.getvalue()])
+print(json.dumps(out))
+"""
+
+
+class Run(NamedTuple):
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
+    scratch = tmp_path_factory.mktemp("cost-cli")
+    text = (REPO / RATES).read_text(encoding="utf-8")
+    bad_rates = scratch / "bad_rates.json"
+    bad_rates.write_text(text.replace('"order by id": 15', '"order by ID": 15'), encoding="utf-8")
+    bad_prices = scratch / "bad_prices.json"
+    shipped = REPO / "constructs_lib" / "capacity" / "prices" / "us-east-1.json"
+    bad_prices.write_text(shipped.read_text(encoding="utf-8").replace('"version": 1', '"version": 2'), encoding="utf-8")
+    cases = {
+        "markdown": ["cost", "app.py", "--rates", RATES],
+        "json": ["cost", "app.py", "--rates", RATES, "--format", "json"],
+        "bad rates": ["cost", "app.py", "--rates", str(bad_rates)],
+        "bad prices": ["cost", "examples/shop/model.py", "--rates", RATES, "--prices", str(bad_prices)],
+        "model only": ["cost", "examples/shop/model.py", "--rates", str(scratch / "model_rates.json")],
+    }
+    (scratch / "model_rates.json").write_text(json.dumps({
+        "format": "constructs_lib.rates", "version": 1,
+        "tables": {"shop": {"reads": {"product by sku": 100}, "writes": {"Order": {"update": 2}}}},
+    }), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-c", IN_ONE_PROCESS, json.dumps(list(cases.values()))], cwd=REPO,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    return {name: Run(code, stdout, stderr)
+            for name, (_, code, stdout, stderr) in zip(cases, json.loads(done.stdout), strict=True)}
+
+
+def test_cost_of_the_showcase_app_in_markdown(runs: dict[str, Run]) -> None:
+    # GIVEN app.py and the shop's mix / WHEN priced / THEN a table per priced table, both modes
+    run = runs["markdown"]
+    assert run.code == 0, run.err
+    assert "## ShopStack/Data" in run.out and "## audit of ShopStack/Data" in run.out
+    assert "| **total $/month** |" in run.out and "Cheaper: **" in run.out
+    for row in ("| table |", "| GSI1 |", "| GSI2 |", "| GSI3 |", "counter product_views: shard increments",
+                "counter product_views: aggregator Lambda", "audit writer Lambda", "stream reads (GetRecords)"):
+        assert row in run.out
+    # AND what was found around the table: the counter's 120 shards, the audit's 365 days
+    assert "deployed 120: enough" in run.out and "365 days' retention" in run.out
+    # AND the tables without rates are named, and the assumptions close the page
+    assert "not priced (no rates given): SaasStack/Docs" in run.out
+    assert "## Assumptions" in run.out and "730 hours" in run.out
+
+
+def test_cost_as_json_adds_up(runs: dict[str, Run]) -> None:
+    run = runs["json"]
+    assert run.code == 0, run.err
+    data = json.loads(run.out)
+    assert data["hours_per_month"] == 730 and data["prices"]["region"] == "us-east-1"
+    shop = data["tables"][0]
+    assert shop["name"] == "ShopStack/Data"
+    parts = sum(r["on_demand_usd"] for r in shop["capacity"]) + shop["storage_usd"] + sum(c["usd"] for c in shop["charges"])
+    assert shop["on_demand_usd"] == pytest.approx(parts, rel=1e-6)
+    assert shop["cheaper"] == ("provisioned" if shop["provisioned_usd"] < shop["on_demand_usd"] else "on-demand")
+
+
+def test_bad_rates_exit_1_naming_the_line(runs: dict[str, Run]) -> None:
+    run = runs["bad rates"]
+    line = next(n for n, text in enumerate((REPO / RATES).read_text().splitlines(), 1) if '"order by id"' in text)
+    assert run.code == 1 and run.out == ""
+    assert f"bad_rates.json, line {line}: table 'ShopStack/Data': unknown access pattern 'order by ID'" in run.err
+    assert run.err.startswith("python -m constructs_lib cost: ")
+
+
+def test_bad_price_file_exits_1_naming_the_line(runs: dict[str, Run]) -> None:
+    run = runs["bad prices"]
+    assert run.code == 1
+    assert "bad_prices.json, line 3: price file version 2 is not supported" in run.err
+
+
+def test_a_model_module_is_priced_by_its_model_name(runs: dict[str, Run]) -> None:
+    run = runs["model only"]
+    assert run.code == 0, run.err
+    assert "## shop" in run.out and "audit" not in run.out.split("## Assumptions")[0]
