@@ -123,6 +123,8 @@ class ShardedCounter(StreamConsumer):
 
             table.replication.refuse_strong(what, "idempotent increments (TransactWriteItems)", MRSC_NO_TRANSACTIONS)
             table.replication.require(what, f"counter:{name}", f"counter {name!r} with idempotency_window")
+        #: Every Region of the table when it is replicated (per-region shards and totals, ADR 0055), else ().
+        self.regions = _all_regions(table)
         self.sizing = self._sizing(what, shards, expected_writes_per_second, item_size_bytes, headroom, idempotency_window)
         self.spec = self._spec(what, name, shards, model, idempotency_window)
         self._check_table(what, table)
@@ -131,10 +133,20 @@ class ShardedCounter(StreamConsumer):
         self.table = table
         self.family = name
         self.derivation = self.sizing.explain() if self.sizing else f"fixed: {self.spec.shards} shard(s)"
+        # Replicated: every region's shard items (SK = SHARD#<region>), local and replicated — each
+        # region's aggregator recomputes its own total from all of them.
+        shard_sk = [{"prefix": SHARD_SK + "#"}] if self.regions else [SHARD_SK]
         only_shards = {"dynamodb": {"Keys": {
             self.spec.pk_attribute: {"S": [{"prefix": self.spec.key_prefix}]},
-            self.spec.sk_attribute: {"S": [SHARD_SK]},
+            self.spec.sk_attribute: {"S": shard_sk},
         }}}
+        if self.regions and self.spec.idempotent:
+            cdk.Annotations.of(self).add_warning_v2(
+                "constructs-lib:counter-idempotency-per-region",
+                f"{what}: the table is replicated to {', '.join(self.regions)}; an idempotency key is deduplicated "
+                "within one region only (the marker's condition is evaluated against the local replica): a retry "
+                "sent to another region before the marker has replicated there is counted again",
+            )
         self.schedule_rule: events.Rule | None = None
         self._consume(
             table=table, settings=settings, handler="constructs_lib.runtime.handlers.counter.handler",
@@ -191,6 +203,7 @@ class ShardedCounter(StreamConsumer):
                 entity_attribute=model.entity_attribute,
                 ttl_attribute=model.ttl_attribute,
                 idempotency_ttl_seconds=int(idempotency_window.to_seconds()) if idempotency_window else None,
+                regions=self.regions,
             )
         except SettingsError as exc:
             raise ConstructPropsError(f"{what}: {exc}") from exc
@@ -237,9 +250,10 @@ class ShardedCounter(StreamConsumer):
         if clash:
             raise ConstructPropsError(f"{what}: model entity names {clash} are reserved for counter items")
         prefix = f"{PREFIX}#{self.spec.family}"
+        per_region = "#{region}" if self.regions else ""
         layouts = {
-            "shard": (prefix + "#{counter_id}#{shard}", SHARD_SK),
-            "total": (prefix + "#{counter_id}", TOTAL_SK),
+            "shard": (prefix + "#{counter_id}#{shard}", SHARD_SK + per_region),
+            "total": (prefix + "#{counter_id}", TOTAL_SK + per_region),
             "dedup": (prefix + "#{counter_id}#" + DEDUP_SK + "#{key}", DEDUP_SK),
         }
         for kind, (pk, sk) in layouts.items():
@@ -278,6 +292,14 @@ class ShardedCounter(StreamConsumer):
             self.grant_increment(function)
         if read:
             self.grant_read(function)
+
+
+def _all_regions(table: ModelBoundTable) -> tuple[str, ...]:
+    """The table's own Region and its replicas' on a replicated table, else ``()``."""
+    replicas = tuple(getattr(table, "replica_regions", ()) or ())
+    if not replicas:
+        return ()
+    return (str(table.home_region), *replicas)
 
 
 __all__ = ["ShardedCounter"]

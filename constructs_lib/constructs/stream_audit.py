@@ -28,6 +28,7 @@ from ..runtime import environment
 from ..runtime.exceptions import SettingsError
 from ..runtime.patterns.audit.spec import DAY_INDEX, GSI1PK, GSI1SK, PK, SK, AuditSpec
 from ..runtime.patterns.counter.spec import ENTITIES
+from ..runtime.replication import DELETE_ATTRIBUTE, ORIGIN_ATTRIBUTE
 from . import nag, perms
 from .bound_table import ModelBoundTable, require_bound_table
 from .exceptions import ConstructPropsError
@@ -123,6 +124,7 @@ class StreamAudit(StreamConsumer):
         self._validate_entities(what, model, redact, include_entities, exclude_entities)
         self._validate_storage(what, encryption, retention)
         settings = self._configure_consumer(what, options)
+        self.region = self._replica_region(what, source)
         redact = _redacted_attributes(what, model, redact)
         self.spec = self._spec(what, model, actor_attribute, redact, redaction, day_shards, retention)
         self.source = source
@@ -135,11 +137,21 @@ class StreamAudit(StreamConsumer):
             table=source, settings=settings, handler="constructs_lib.runtime.handlers.audit.handler",
             environment={**self.environment, **source.runtime_environment},
             description=f"Writes the audit trail of {source.node.path} from its stream",
-            filters=self._filters(model.entity_attribute, model.pk_attribute, include_entities, exclude_entities),
+            filters=self._filters(model.entity_attribute, model.pk_attribute, include_entities, exclude_entities,
+                                  region=self.region),
             title=f"StreamAudit {id}", alarm_subject=f"Audit of {source.node.path}",
         )
         #: The generated audit writer (also ``function``).
         self.audit_function = self.function
+        if self.region is not None:
+            count = len(self._filters(model.entity_attribute, model.pk_attribute, include_entities, exclude_entities,
+                                      region=self.region))
+            if count > 5:
+                cdk.Annotations.of(self).add_warning_v2(
+                    "constructs-lib:audit-filter-quota",
+                    f"{what}: {count} event filters (a replicated source with exclude_entities); Lambda allows 5 per "
+                    "event source mapping unless the quota is raised to 10",
+                )
 
     # Validation -------------------------------------------------------------------------------------
     @staticmethod
@@ -228,6 +240,23 @@ class StreamAudit(StreamConsumer):
         except SettingsError as exc:
             raise ConstructPropsError(f"{what}: {exc}") from exc
 
+    def _replica_region(self, what: str, source: ModelBoundTable) -> str | None:
+        """The region this audit runs in when the source is replicated (else None): it audits the
+        changes written in that region only (ADR 0055), so it must be concrete."""
+        replicas = tuple(getattr(source, "replica_regions", ()) or ())
+        if not replicas:
+            return None
+        regions = (str(source.home_region), *replicas)
+        region = cdk.Stack.of(self).region
+        if cdk.Token.is_unresolved(region) or region not in regions:
+            raise ConstructPropsError(
+                f"{what}: the source table is replicated to {', '.join(regions)}; a StreamAudit audits the changes "
+                f"written in its own region, so its stack needs env=cdk.Environment(region=...) naming one of them "
+                f"(got {region!r}); add one StreamAudit per region"
+            )
+        self._replica_regions = regions
+        return region
+
     # The shared consumer shape's hooks ----------------------------------------------------------------
     def _grant_function(self, function: lambda_.Function) -> None:
         # The audit function may only add records: no update, no delete.
@@ -283,13 +312,21 @@ class StreamAudit(StreamConsumer):
     # Event filters ----------------------------------------------------------------------------------
     @staticmethod
     def _filters(
-        entity_attr: str, pk_attr: str, include: Sequence[str], exclude: Sequence[str]
+        entity_attr: str, pk_attr: str, include: Sequence[str], exclude: Sequence[str], *, region: str | None = None,
     ) -> list[dict[str, Any]]:
         """Lambda event filters (OR-ed) selecting the records to audit.
 
         A REMOVE (or TTL expiry) carries only the old image, INSERT only the new one, so each
-        rule is stated for both images.
+        rule is stated for both images. On a replicated source (``region`` given) each rule also
+        requires the change to have been written in ``region`` (:func:`replicated_filters`).
         """
+        base = StreamAudit._entity_filters(entity_attr, pk_attr, include, exclude)
+        return base if region is None else replicated_filters(base, region, pk_attr)
+
+    @staticmethod
+    def _entity_filters(
+        entity_attr: str, pk_attr: str, include: Sequence[str], exclude: Sequence[str]
+    ) -> list[dict[str, Any]]:
         if include:
             wanted = sorted(set(include))
             return [{"dynamodb": {image: {entity_attr: {"S": wanted}}}} for image in ("NewImage", "OldImage")]
@@ -317,6 +354,8 @@ class StreamAudit(StreamConsumer):
         }
         if self.salt_secret is not None:
             env[environment.ENV_AUDIT_SALT_SECRET] = self.salt_secret.secret_arn
+        if self.region is not None:
+            env[environment.ENV_REPLICA_REGIONS] = ",".join(self._replica_regions)
         return env
 
     def grant_read(self, grantee: iam.IGrantable) -> iam.Grant:
@@ -327,6 +366,41 @@ class StreamAudit(StreamConsumer):
     def _grant(self, grantee: iam.IGrantable, actions: Sequence[str], *, indexes: bool, kms: Sequence[str]) -> iam.Grant:
         resources = [self.table.table_arn] + ([f"{self.table.table_arn}/index/{DAY_INDEX}"] if indexes else [])
         return combined_grant(grantee, actions, resources, key=self.encryption_key, key_actions=kms)
+
+def replicated_filters(base: Sequence[dict[str, Any]], region: str, pk_attr: str) -> list[dict[str, Any]]:
+    """``base`` (the entity filters; empty = everything) restricted to changes written in ``region``.
+
+    A put or update carries its region in the new image (``_origin_region``, set by
+    ``TableClient``) and no delete stamp; a delete made through ``TableClient`` carries
+    ``_deleted_in = <region>#<token>`` in its old image. Replicated changes carry another region and
+    never match. TTL deletions carry no stamp; AWS marks them (``userIdentity``) only in the region
+    where they happened, and Lambda filters DynamoDB records on the ``dynamodb`` key only, so REMOVE
+    records without a stamp pass and the audit handler keeps those marked as TTL deletions.
+    """
+    origin = {ORIGIN_ATTRIBUTE: {"S": [region]}, DELETE_ATTRIBUTE: {"S": [{"exists": False}]}}
+    deleted_here = {DELETE_ATTRIBUTE: {"S": [{"prefix": f"{region}#"}]}}
+    unstamped = {pk_attr: {"S": [{"exists": True}]}, DELETE_ATTRIBUTE: {"S": [{"exists": False}]}}
+    rules = list(base) or [{"dynamodb": {"NewImage": {}}}, {"eventName": ["REMOVE"], "dynamodb": {"OldImage": {}}}]
+    out: list[dict[str, Any]] = []
+    for rule in rules:
+        images = rule.get("dynamodb", {})
+        if "NewImage" in images:
+            out.append({**rule, "dynamodb": {"NewImage": {**images["NewImage"], **origin}}})
+        else:
+            old = images.get("OldImage", {})
+            out.append({"eventName": ["REMOVE"], "dynamodb": {"OldImage": {**old, **deleted_here}}})
+            out.append({"eventName": ["REMOVE"], "dynamodb": {"OldImage": {**old, **unstamped}}})
+    return _merge_remove_rules(out)
+
+
+def _merge_remove_rules(rules: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Drop duplicate rules (the same REMOVE rule may come from several entity rules)."""
+    seen: list[dict[str, Any]] = []
+    for rule in rules:
+        if rule not in seen:
+            seen.append(rule)
+    return seen
+
 
 def _redacted_attributes(what: str, model: Any, redact: Sequence[str]) -> tuple[str, ...]:
     """``redact`` plus every index key attribute built from a redacted field; refuses table-key
@@ -357,4 +431,4 @@ def _redacted_attributes(what: str, model: Any, redact: Sequence[str]) -> tuple[
     return tuple(dict.fromkeys([*wanted, *derived]))
 
 
-__all__ = ["DAY_INDEX", "StreamAudit"]
+__all__ = ["DAY_INDEX", "StreamAudit", "replicated_filters"]

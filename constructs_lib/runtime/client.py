@@ -28,6 +28,7 @@ from .exceptions import (
 from .items import ItemMapper
 from .limits import BATCH_WRITE_LIMIT
 from .queries import QueryMethods
+from .replication import Replication
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
@@ -101,6 +102,7 @@ class TableClient(QueryMethods):
         cursor_key: bytes | str | None = None,
         scope: AccessScope | None = None,
         mapper: ItemMapper | None = None,
+        replication: Replication | None = None,
         **connection: Unpack[_aws.ConnectionOptions],
     ) -> None:
         connection.setdefault("retry_mode", DEFAULT_RETRY_MODE)
@@ -116,6 +118,9 @@ class TableClient(QueryMethods):
         self.table_name = table_name
         self.mapper = mapper if mapper is not None else ItemMapper(model)
         self.batch_retries = batch_retries
+        #: On a replicated table, the region this client writes in: every put and update names it
+        #: (``_origin_region``) and deletes are stamped first (:mod:`.replication`). None: single region.
+        self.replication = replication
         #: Indexes of the model the table does not have yet (``$CONSTRUCTS_LIB_UNAVAILABLE_INDEXES``,
         #: set on functions while a rollout creates GSIs one deployment at a time): patterns on
         #: them raise :class:`IndexNotReadyError`.
@@ -148,6 +153,8 @@ class TableClient(QueryMethods):
 
             kwargs["scope"] = scope_from_environment(model)
         contract.verify(model, scope=kwargs["scope"])
+        if "replication" not in kwargs:
+            kwargs["replication"] = Replication.from_environment()
         return cls(model, name, **kwargs)
 
     @property
@@ -203,7 +210,7 @@ class TableClient(QueryMethods):
         and access scope whose keys and items are built by ``mapper``."""
         scoped = TableClient(
             self.model, self.table_name, client=self.client, batch_retries=self.batch_retries,
-            cursor_key=self._cursor_secret, mapper=mapper,
+            cursor_key=self._cursor_secret, mapper=mapper, replication=self.replication,
         )
         scoped.traffic, scoped.hooks = self.traffic, self.hooks
         scoped.guard = self.guard
@@ -288,7 +295,8 @@ class TableClient(QueryMethods):
         call — retried while concurrent writers move it. Returns the request that succeeded."""
         for _ in range(CONTINUE_VERSION_ATTEMPTS):
             try:
-                _aws.call(self.client, "put_item", hooks=self.hooks, **req.params, ReturnValuesOnConditionCheckFailure="ALL_OLD")
+                _aws.call(self.client, "put_item", hooks=self.hooks, **self._stamped("put_item", req.params),
+                          ReturnValuesOnConditionCheckFailure="ALL_OLD")
                 return req
             except ConditionFailedError as exc:
                 old = getattr(exc, "old_item", None)
@@ -382,13 +390,27 @@ class TableClient(QueryMethods):
         return self.mapper.decode_wire(old) if old else None
 
     def _write(self, req: request_params.Request, operation: str, **extra: Any) -> dict[str, Any]:
-        params = dict(req.params, **extra)
+        params = dict(self._stamped(operation, req.params), **extra)
         if "ConditionExpression" in params:
             params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
         try:
+            if operation == "delete_item" and self.replication is not None:
+                return self.replication.delete(self._call, params, self.model.pk_attribute)
             return _aws.call(self.client, operation, hooks=self.hooks, **params)
         except ConditionFailedError as exc:
             raise req.condition_error(exc, getattr(exc, "old_item", None), self.mapper.decode) from exc
+
+    def _call(self, operation: str, **params: Any) -> dict[str, Any]:
+        return _aws.call(self.client, operation, hooks=self.hooks, **params)
+
+    def _stamped(self, operation: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        """``params`` with this region's stamp on a replicated table (puts and updates; see :mod:`.replication`)."""
+        rep = self.replication
+        if rep is None or operation not in ("put_item", "update_item", "Put", "Update"):
+            return dict(params)
+        if operation in ("put_item", "Put"):
+            return dict(params, Item=rep.stamp_item(params["Item"]))
+        return rep.stamp_update(params)
 
     # Batch operations ------------------------------------------------------------------------------
     def batch_get(
@@ -449,7 +471,14 @@ class TableClient(QueryMethods):
                     "put(create_only=True) or a transaction with create_only/expected_version"
                 )
             built = self.mapper.build_item(ent, item)
-            writes.append((self.mapper.table_key(ent, built), {"PutRequest": {"Item": _aws.serialize(built)}}))
+            wire = self._stamped("Put", {"Item": _aws.serialize(built)})["Item"]
+            writes.append((self.mapper.table_key(ent, built), {"PutRequest": {"Item": wire}}))
+        if deletes and self.replication is not None:
+            raise UpdateRejectedError(
+                f"batch_write: {len(deletes)} delete(s) on a table replicated to {', '.join(self.replication.regions)}; "
+                "a batch delete cannot name its region (stream consumers would not know where it was made): "
+                "use delete() for each item"
+            )
         for entity, key in deletes:
             k = self.mapper.key_values(self.entity(entity), key, what="batch_write delete key")
             writes.append((k, {"DeleteRequest": {"Key": _aws.serialize(k)}}))

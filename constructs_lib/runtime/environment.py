@@ -50,6 +50,13 @@ ENV_COUNTER_PREFIX = "CONSTRUCTS_LIB_COUNTER_"
 #: The family an aggregator serves. Set by ``ShardedCounter`` on its aggregator.
 ENV_COUNTER_FAMILY = "CONSTRUCTS_LIB_COUNTER_FAMILY"
 
+# Global tables (runtime/replication.py; docs/adr/0055-patterns-under-global-tables.md) ------------
+#: The region the function runs in. Set by AWS Lambda itself on every function (never by us).
+ENV_REGION = "AWS_REGION"
+#: Comma-separated regions of a replicated table (a global table with more than one replica).
+#: Set by the constructs when the table has replicas; absent or empty on a single-region table.
+ENV_REPLICA_REGIONS = "CONSTRUCTS_LIB_REPLICA_REGIONS"
+
 # Backfill (runtime/patterns/backfill, runtime/handlers/backfill.py) ---------------------------------
 #: The ``BackfillSpec`` as JSON. Set by ``Backfill``.
 ENV_BACKFILL_SPEC = "CONSTRUCTS_LIB_BACKFILL_SPEC"
@@ -67,6 +74,8 @@ __all__ = [
     "ENV_CURSOR_KEY",
     "ENV_MODEL_FINGERPRINT",
     "ENV_MODEL_PATH",
+    "ENV_REGION",
+    "ENV_REPLICA_REGIONS",
     "ENV_SOURCE_TABLE",
     "ENV_TABLE_NAME",
     "ENV_UNAVAILABLE_INDEXES",

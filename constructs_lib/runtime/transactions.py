@@ -22,6 +22,7 @@ from .limits import TRANSACTION_LIMIT
 if TYPE_CHECKING:
     from ..model import ResolvedEntity as Entity
     from .items import ItemMapper
+    from .replication import Replication
     from .scope import ScopeGuard
 
 
@@ -33,8 +34,11 @@ class TableClient(Protocol):
     mapper: ItemMapper
     table_name: str
     guard: ScopeGuard | None
+    replication: Replication | None
 
     def entity(self, name: str) -> Entity: ...
+
+    def _stamped(self, operation: str, params: Mapping[str, Any]) -> dict[str, Any]: ...
 
 
 class Transaction:
@@ -92,6 +96,12 @@ class Transaction:
     def delete(self, entity: str, key: Mapping[str, Any], **kw: Any) -> Transaction:
         t = self._table
         self._check("transaction_delete", entity, key)
+        if t.replication is not None:
+            raise UpdateRejectedError(
+                f"transaction delete of {entity} {dict(key)!r} on a table replicated to "
+                f"{', '.join(t.replication.regions)}: a delete inside a transaction cannot name its region "
+                "(stream consumers would not know where it was made); use TableClient.delete()"
+            )
         return self._add(request_params.delete(t.mapper, t.table_name, t.entity(entity), key, **kw))
 
     def condition_check(self, entity: str, key: Mapping[str, Any], **kw: Any) -> Transaction:
@@ -104,7 +114,7 @@ class Transaction:
             raise ItemValidationError("transaction has no actions")
         items = []
         for req in self._requests:
-            params = dict(req.params)
+            params = self._table._stamped(req.operation, req.params)
             if "ConditionExpression" in params:
                 params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
             items.append({req.operation: params})

@@ -6,7 +6,8 @@ create the tables of synthesized templates in it (:class:`LocalDeployment`,
 (:class:`ContractDeployment`); :class:`StreamRunner` feeds a table's stream to a handler as an
 event source mapping would; :func:`matches_any` implements Lambda event filters; :class:`LocalFunction`
 and :func:`invoke_handler` run bundled handlers; :func:`synthesize` builds a cloud assembly;
-:func:`update_template` updates a deployment; :func:`run_backfill` runs a backfill. See docs/testing.md.
+:func:`update_template` updates a deployment; :func:`run_backfill` runs a backfill;
+:class:`GlobalTables` replicates a template's tables across regions as MREC global tables do. See docs/testing.md.
 Importing it is cheap: no aws_cdk, constructs, jsii or boto3; submodules load on first access.
 """
 
@@ -29,6 +30,8 @@ _LAZY = {
     "deploy_contract": "constructs_lib.testing.contract_deploy",
     "DynamoDBLocal": "constructs_lib.testing.dynamodb_local",
     "find_dynamodb_local_dir": "constructs_lib.testing.dynamodb_local",
+    "GlobalTables": "constructs_lib.testing.global_tables",
+    "Replicated": "constructs_lib.testing.global_tables",
     "matches": "constructs_lib.testing.event_filters",
     "matches_any": "constructs_lib.testing.event_filters",
     "parse_filter_criteria": "constructs_lib.testing.event_filters",
@@ -88,6 +91,8 @@ if TYPE_CHECKING:
     from .exceptions import SynthError as SynthError
     from .exceptions import TestingError as TestingError
     from .exceptions import UnresolvableIntrinsicError as UnresolvableIntrinsicError
+    from .global_tables import GlobalTables as GlobalTables
+    from .global_tables import Replicated as Replicated
     from .handlers import Fault as Fault
     from .handlers import Invocation as Invocation
     from .handlers import LocalFunction as LocalFunction

@@ -48,6 +48,7 @@ from ..patterns.audit.spec import (
     check_salt,
 )
 from ..patterns.audit.values import b64, binary, number_text, typed_tag, utf8_len
+from ..replication import DELETE_ATTRIBUTE, Replication
 from ..values import wire_item_size
 
 if TYPE_CHECKING:
@@ -398,8 +399,29 @@ def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
     if not isinstance(records, list):
         raise KeyValueError(f"event {str(event)[:80]!r} is not a DynamoDB stream batch ({{'Records': [...]}})")
     c = _client
+    if Replication.from_environment() is not None:
+        records = _written_here(records)
     failed = write_records(c.client, c.audit_table_name, c.spec, c.source_table_name, records, c.salt, retries=c.batch_retries)
     return {"batchItemFailures": [{"itemIdentifier": seq} for seq in failed]}
+
+
+def _written_here(records: list[Any]) -> list[Any]:
+    """On a replicated source: drop REMOVE records that carry neither a delete stamp nor the TTL
+    identity — a TTL deletion replicated from another region (AWS marks a TTL deletion only where it
+    happened), or a delete that bypassed ``TableClient``. The event filter lets them through because
+    Lambda cannot filter DynamoDB records on ``userIdentity`` (ADR 0055); they are logged, not stored."""
+    kept, skipped = [], []
+    for record in records:
+        ddb = record.get("dynamodb") if isinstance(record, Mapping) else None
+        old = (ddb or {}).get("OldImage") or {}
+        if record.get("eventName") == "REMOVE" and DELETE_ATTRIBUTE not in old and event_kind(record) != "EXPIRE":
+            skipped.append((ddb or {}).get("SequenceNumber"))
+        else:
+            kept.append(record)
+    if skipped:
+        logger.info(json.dumps({"msg": "skipped deletes not made in this region", "count": len(skipped),
+                                "sequence_numbers": skipped[:10]}))
+    return kept
 
 
 __all__ = ["BATCH_WRITE_LIMIT", "build_item", "canonical_json", "diff", "event_kind", "handler", "write_records"]

@@ -15,13 +15,14 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Unpack
 
 from ... import _aws, contract, tokens
-from ...environment import ENV_COUNTER_PREFIX
+from ...environment import ENV_COUNTER_PREFIX, ENV_REGION
 from ...exceptions import (
     ConditionFailedError,
     DynamoDBError,
     IdempotencyKeyReusedError,
     IdempotencyTokenConflictError,
     KeyValueError,
+    SettingsError,
     TransactionCanceledError,
 )
 from .spec import (
@@ -94,6 +95,10 @@ class CounterClient:
         Random source for shard choice. Default a fresh :class:`random.Random`.
     clock
         Returns the current aware UTC datetime (the aggregator's ``aggregated_at``).
+    region
+        The region this client writes in, required when the family is on a replicated table
+        (``spec.regions``): increments go to this region's shards, the aggregated total read and
+        written is this region's. ``from_environment`` takes it from ``AWS_REGION``. Default None.
     """
 
     def __init__(
@@ -105,10 +110,20 @@ class CounterClient:
         batch_retries: int = 8,
         rng: random.Random | None = None,
         clock: Callable[[], datetime] | None = None,
+        region: str | None = None,
         **connection: Unpack[_aws.ConnectionOptions],
     ) -> None:
         if not isinstance(spec, CounterSpec):
             raise TypeError(f"spec {spec!r} must be a CounterSpec")
+        if spec.replicated and region not in spec.regions:
+            raise SettingsError(
+                f"counter family {spec.family!r} is on a table replicated to {', '.join(spec.regions)}: pass region= "
+                f"(one of them; {ENV_REGION} inside Lambda), got {region!r}"
+            )
+        if not spec.replicated and region is not None:
+            region = None  # a single-region table: every region writes the same items
+        #: The writing region on a replicated table, else None.
+        self.region = region
         self.spec = spec
         self.table_name = table_name
         self.client = _aws.bind(client, {"table_name": table_name}, what="CounterClient", **connection)
@@ -131,6 +146,8 @@ class CounterClient:
             "(use ShardedCounter.bind(function) or TableFunction(counters=[...]))",
         ))
         table = _aws.environment(env, var + "_TABLE", "it should hold the counter's table name")
+        if spec.replicated:
+            kwargs.setdefault("region", env.get(ENV_REGION))
         return cls(spec, table, **kwargs)
 
     # Shard choice ---------------------------------------------------------------------------------------------------
@@ -150,7 +167,9 @@ class CounterClient:
         caller retries: a dedup marker (expiring through TTL) is created in the same
         transaction. The transaction's ClientRequestToken names this table, this request and
         this call (so botocore's own retries of the call are applied once); another call with
-        the same key is refused by the marker and reports ``duplicate=True``.
+        the same key is refused by the marker and reports ``duplicate=True``. On a replicated
+        table the marker's condition is evaluated against this region's replica only: a retry
+        in another region is deduplicated only once the marker has replicated there (ADR 0055).
 
         Raises
         ------
@@ -167,7 +186,7 @@ class CounterClient:
         if isinstance(by, bool) or not isinstance(by, int) or not -MAX_BY < by < MAX_BY:
             raise KeyValueError(f"increment by {by!r} must be an int between -10^18 and 10^18")
         shard = self.shard_for(counter_id, idempotency_key)
-        key = self.spec.shard_key(counter_id, shard)
+        key = self.spec.shard_key(counter_id, shard, self.region)
         update = self._shard_update(counter_id, shard, by)
         if idempotency_key is None:
             self._retry_conflicts(lambda: _aws.call(self.client, "update_item", hooks=self.hooks,
@@ -297,7 +316,7 @@ class CounterClient:
             return CounterValue(counter_id, total, None, exact=True)
         resp = _aws.call(
             self.client, "get_item", hooks=self.hooks, TableName=self.table_name,
-            Key=_aws.serialize(self.spec.total_key(counter_id)),
+            Key=_aws.serialize(self.spec.total_key(counter_id, self.region)),
             ConsistentRead=consistent,
         )
         return self._value(counter_id, _aws.deserialize(resp["Item"]) if resp.get("Item") else None)
@@ -305,7 +324,8 @@ class CounterClient:
     def get_many(self, counter_ids: Iterable[str]) -> dict[str, CounterValue]:
         """Aggregated totals of many counters (BatchGetItem, chunks of 100)."""
         ids = list(dict.fromkeys(counter_ids))
-        items = _aws.batch_get(self.client, self.table_name, [self.spec.total_key(i) for i in ids], retries=self.batch_retries,
+        keys = [self.spec.total_key(i, self.region) for i in ids]
+        items = _aws.batch_get(self.client, self.table_name, keys, retries=self.batch_retries,
                                 hooks=self.hooks)
         by_id = {item.get(COUNTER_ID): item for item in items}
         return {i: self._value(i, by_id.get(i)) for i in ids}
@@ -316,7 +336,7 @@ class CounterClient:
         return CounterValue(counter_id, int(item.get(COUNT, 0)), _parse_time(item.get(AGGREGATED_AT)))
 
     def _sum_shards(self, counter_id: str) -> int:
-        keys = [self.spec.shard_key(counter_id, n) for n in range(self.spec.shards)]
+        keys = self.spec.all_shard_keys(counter_id)
         items = _aws.batch_get(self.client, self.table_name, keys, consistent=True, retries=self.batch_retries, hooks=self.hooks)
         return sum(int(item.get(COUNT, 0)) for item in items)
 
@@ -336,7 +356,7 @@ class CounterClient:
         try:
             _aws.call(
                 self.client, "update_item", hooks=self.hooks, TableName=self.table_name,
-                Key=_aws.serialize(s.total_key(counter_id)),
+                Key=_aws.serialize(s.total_key(counter_id, self.region)),
                 UpdateExpression="SET #c = :c, #a = :a, #t = :t, #f = :f, #i = :i, #n = :n",
                 ConditionExpression="attribute_not_exists(#a) OR #a <= :a",
                 ExpressionAttributeNames={

@@ -5,6 +5,8 @@ Item layout on the single table (``{id}`` is the escaped counter id, ``NNN`` the
     shard   PK = COUNTER#<family>#{id}#S007          SK = SHARD   count (ADD), _type
     total   PK = COUNTER#<family>#{id}               SK = TOTAL   count, aggregated_at
     dedup   PK = COUNTER#<family>#{id}#DEDUP#{key}   SK = DEDUP   (TTL) one per idempotency key
+
+Replicated table: shard ``SK = SHARD#<region>``, total ``SK = TOTAL#<region>`` (ADR 0055).
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ _MAX_IDEMPOTENCY_KEY_BYTES = 512
 #: Largest amount one increment may add.
 MAX_BY = 10**18
 _SHARD_SEGMENT = re.compile(r"S([0-9]{3})")
+#: A region name (the rule of ``runtime.replication.check_region``; not imported: the aggregator's
+#: asset stays without the table client's modules).
+_REGION_RE = re.compile(r"[a-z][a-z0-9-]{1,30}[a-z0-9]")
 
 
 # The spec: what the construct tells the runtime ------------------------------------------------------------
@@ -63,6 +68,9 @@ class CounterSpec:
         The table's TTL attribute; required for idempotent increments. Default None.
     idempotency_ttl_seconds
         How long an idempotency key is remembered; None disables idempotent increments.
+    regions
+        The table's replica regions when it is replicated (two or more): shard and total items
+        are then per region. Default ``()``: a single-region table, today's layout.
     """
 
     family: str
@@ -72,8 +80,22 @@ class CounterSpec:
     entity_attribute: str = "_type"
     ttl_attribute: str | None = None
     idempotency_ttl_seconds: int | None = None
+    regions: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        regions = tuple(self.regions)
+        for region in regions:
+            if not isinstance(region, str) or not _REGION_RE.fullmatch(region):
+                raise SettingsError(
+                    f"counter family {self.family!r}: replica region {region!r} is not a region name "
+                    "(lowercase letters, digits and '-', e.g. 'us-east-1')"
+                )
+        if regions and (len(regions) < 2 or len(set(regions)) != len(regions)):
+            raise SettingsError(
+                f"counter family {self.family!r}: regions {list(regions)!r} must be two or more distinct replica "
+                "regions, or empty for a single-region table"
+            )
+        object.__setattr__(self, "regions", regions)
         if not isinstance(self.family, str) or not _FAMILY_RE.fullmatch(self.family):
             raise SettingsError(
                 f"counter family {self.family!r} must match [a-z][a-z0-9_]{{0,47}} (lowercase, starts with a letter)"
@@ -103,8 +125,15 @@ class CounterSpec:
     def idempotent(self) -> bool:
         return self.idempotency_ttl_seconds is not None
 
+    @property
+    def replicated(self) -> bool:
+        return bool(self.regions)
+
     def to_json(self) -> str:
-        return json.dumps({"format": FORMAT, "version": VERSION, **self.__dict__}, sort_keys=True, separators=(",", ":"))
+        data = {k: v for k, v in self.__dict__.items() if k != "regions"}
+        if self.regions:  # a single-region spec reads exactly as before
+            data["regions"] = list(self.regions)
+        return json.dumps({"format": FORMAT, "version": VERSION, **data}, sort_keys=True, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str) -> CounterSpec:
@@ -112,6 +141,8 @@ class CounterSpec:
             data = json.loads(text)
             if data.pop("format") != FORMAT or data.pop("version") != VERSION:
                 raise ValueError
+            if "regions" in data:
+                data["regions"] = tuple(data["regions"])
             return cls(**data)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise SettingsError(
@@ -130,13 +161,34 @@ class CounterSpec:
     def _key(self, pk: str, sk: str) -> dict[str, str]:
         return {self.pk_attribute: pk, self.sk_attribute: sk}
 
-    def shard_key(self, counter_id: str, shard: int) -> dict[str, str]:
+    def _region_sk(self, sk: str, region: str | None) -> str:
+        if not self.regions:
+            if region is not None:
+                raise KeyValueError(
+                    f"counter family {self.family!r} is on a single-region table; region {region!r} has no items of its own"
+                )
+            return sk
+        if region not in self.regions:
+            raise KeyValueError(
+                f"counter family {self.family!r} is replicated to {', '.join(self.regions)}; region {region!r} is not "
+                "one of them (its items are per region)"
+            )
+        return f"{sk}#{region}"
+
+    def shard_key(self, counter_id: str, shard: int, region: str | None = None) -> dict[str, str]:
+        """A shard item's key; ``region`` (the writing region) on a replicated table, else None."""
         if isinstance(shard, bool) or not isinstance(shard, int) or not 0 <= shard < self.shards:
             raise KeyValueError(f"shard {shard!r} of counter family {self.family!r} must be 0..{self.shards - 1}")
-        return self._key(f"{self.key_prefix}{self._id(counter_id)}#S{shard:03d}", SHARD_SK)
+        return self._key(f"{self.key_prefix}{self._id(counter_id)}#S{shard:03d}", self._region_sk(SHARD_SK, region))
 
-    def total_key(self, counter_id: str) -> dict[str, str]:
-        return self._key(f"{self.key_prefix}{self._id(counter_id)}", TOTAL_SK)
+    def all_shard_keys(self, counter_id: str) -> list[dict[str, str]]:
+        """Every shard item's key of a counter: each shard of each region on a replicated table."""
+        regions: tuple[str | None, ...] = self.regions or (None,)
+        return [self.shard_key(counter_id, n, r) for r in regions for n in range(self.shards)]
+
+    def total_key(self, counter_id: str, region: str | None = None) -> dict[str, str]:
+        """The aggregated total's key; per region (the aggregating region) on a replicated table."""
+        return self._key(f"{self.key_prefix}{self._id(counter_id)}", self._region_sk(TOTAL_SK, region))
 
     def dedup_key(self, counter_id: str, idempotency_key: str) -> dict[str, str]:
         if not isinstance(idempotency_key, str) or not idempotency_key:
