@@ -32,6 +32,30 @@ _context.setdefault("aws:cdk:enable-asset-metadata", True)
 os.environ["CDK_CONTEXT_JSON"] = json.dumps(_context)
 
 
+# Scheduling under `pytest -n auto --dist loadfile` (docs/testing.md, "What shares what"). xdist hands
+# out whole modules in the order below; by default it first re-sorts them by number of tests, which
+# put the few-test, longest-running modules (packaging, e2e) last, one worker finishing them alone
+# while the other idled. So modules keep collection order (reorder off) and the directories whose
+# modules run longest come first; the many short modules after them even out the two workers.
+# Tests inside a module keep their order.
+LONGEST_FIRST = ("packaging", "e2e", "examples", "integration")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config.option, "loadscopereorder"):  # pytest-xdist's --[no-]loadscope-reorder
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    tests = Path(__file__).resolve().parent
+
+    def rank(item: pytest.Item) -> int:
+        parts = item.path.resolve().relative_to(tests).parts if item.path.resolve().is_relative_to(tests) else ()
+        return LONGEST_FIRST.index(parts[0]) if parts and parts[0] in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: modules stay contiguous, tests keep their order
+
+
 @pytest.fixture(scope="session")
 def shop_cdk_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``app.py`` synthesized into a temporary cloud assembly (once per session)."""
