@@ -3,8 +3,7 @@
 Off by default. Turn it on for one table client::
 
     table = TableClient(model, "shop-data", traffic=TrafficRecorder(sample_rate=0.01))
-    report = table.traffic.report(hot_share=0.10)
-    print(report.to_markdown())
+    print(table.traffic.report(hot_share=0.10).to_markdown())
     write_snapshot(table.traffic.snapshot(), "traffic.json")   # for ``cost --recording``
 
 Sampled requests are counted per partition key in bounded memory, thread-safely; reports hold
