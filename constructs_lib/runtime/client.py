@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 from . import _aws, contract, keys, request_params
 from .contract import load_bundled_model
 from .cursors import CursorSigner, client_parts, derive_cursor_key
-from .environment import ENV_CURSOR_KEY, ENV_TABLE_NAME, ENV_UNAVAILABLE_INDEXES
+from .environment import ENV_CURSOR_KEY, ENV_REPLICA_REGIONS, ENV_TABLE_NAME, ENV_UNAVAILABLE_INDEXES
 from .exceptions import (
     BatchIncompleteError,
     ConditionFailedError,
@@ -28,7 +28,6 @@ from .exceptions import (
 from .items import ItemMapper
 from .limits import BATCH_WRITE_LIMIT
 from .queries import QueryMethods
-from .replication import Replication
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
@@ -37,6 +36,7 @@ if TYPE_CHECKING:
     from ..model import ResolvedEntity as Entity
     from ..model.scope import AccessScope
     from .conditions import Condition, Name
+    from .replication import Replication
     from .scope import ScopeGuard
     from .stats import TrafficRecorder
     from .tenant import TenantTableClient
@@ -153,7 +153,9 @@ class TableClient(QueryMethods):
 
             kwargs["scope"] = scope_from_environment(model)
         contract.verify(model, scope=kwargs["scope"])
-        if "replication" not in kwargs:
+        if "replication" not in kwargs and os.environ.get(ENV_REPLICA_REGIONS):
+            from .replication import Replication  # loaded by functions on a replicated table only
+
             kwargs["replication"] = Replication.from_environment()
         return cls(model, name, **kwargs)
 

@@ -240,6 +240,11 @@ class IndexNotReadyError(RuntimeClientError, LookupError):
     GSIs one deployment at a time); querying it would fail or silently return nothing."""
 
 
+class ReplicatedDeleteError(DynamoDBError):
+    """A delete on a replicated table gave up: other writes replaced its region stamp between the
+    stamp and the delete in every round (``runtime/replication.py``); nothing was deleted."""
+
+
 class BackfillError(RuntimeClientError):
     """A backfill job cannot start or continue (bad spec, another job's checkpoints, ...)."""
 
