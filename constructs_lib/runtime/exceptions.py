@@ -178,6 +178,17 @@ class TrafficInsightError(RuntimeClientError, ValueError):
     (0, 1], a negative threshold, one recorder for two tables…); the message names the value."""
 
 
+class SnapshotFileError(TrafficInsightError):
+    """A traffic snapshot file cannot be read or written: it is missing, not JSON, of another
+    format or version, or a field breaks its rule. The message names the file (``path``) and
+    the problem."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"traffic snapshot {path}: {problem}")
+        self.path = path
+        self.problem = problem
+
+
 class TrafficInsightNotBundledError(RuntimeClientError, ImportError):
     """Traffic recording was asked for (``record_traffic``, ``traffic=``, a name of
     :mod:`constructs_lib.runtime.stats`) in a function whose asset leaves the recorder out: it
