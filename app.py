@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The showcase CDK app: every construct constructs_lib offers, in the six worked examples.
+"""The showcase CDK app: every construct constructs_lib offers, in the seven worked examples.
 
 * ``ShopStack`` (``examples/shop``): the e-commerce single table — overloaded and sparse GSIs, TTL,
   a stream, ``ShardedCounter`` for product views, ``StreamAudit``, a ``TableFunction`` orders API,
@@ -12,7 +12,10 @@
   ``ShopStack``'s from the contract the shop publishes in SSM (``SingleTable.from_parameters``)
   and runs a report granted Query on one index;
 * ``StoreStack`` (``examples/evolution``): a live model evolving from v1 to v2 — the model lock,
-  the classified diff, one GSI per deployment and a generated ``Backfill`` of derived keys.
+  the classified diff, one GSI per deployment and a generated ``Backfill`` of derived keys;
+* ``GlobalDocsStack`` (``examples/global``): a global table (``replicas=``, MREC) in ``us-east-1``
+  replicated to ``eu-west-1`` — documents, a region-affine ``ShardedCounter`` and a ``StreamAudit``
+  recording the changes written in its region (the stack has a concrete ``env`` region).
 
 Each example is also an app of its own (``examples/<name>/app.py``). ``python app.py`` writes to
 ``cdk.out/`` (or ``$CDK_OUTDIR``, which ``cdk synth`` sets).
@@ -20,6 +23,7 @@ Each example is also an app of its own (``examples/<name>/app.py``). ``python ap
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
 
@@ -32,6 +36,9 @@ from examples.saas.stack import SaasStack
 from examples.shop.stack import ShopStack
 from examples.viral.app import ViralVideoStack
 
+#: ``global`` is a Python keyword, so its package is imported by name.
+GlobalDocsStack = importlib.import_module("examples.global.stack").GlobalDocsStack
+
 HERE = Path(__file__).resolve().parent
 
 #: Stack name -> (stack class, description), in synthesis order.
@@ -42,6 +49,7 @@ STACKS = {
     "ViralVideoStack": (ViralVideoStack, "constructs_lib showcase: view counter for a viral video"),
     "ShopReportingStack": (ShopReportingStack, "constructs_lib showcase: reporting on the shop table, imported"),
     "StoreStack": (StoreStack, "constructs_lib showcase: evolving a live model (v1 to v2) with a backfill"),
+    "GlobalDocsStack": (GlobalDocsStack, "constructs_lib showcase: documents, views and audit on a global table"),
 }
 
 

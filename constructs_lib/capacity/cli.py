@@ -1,23 +1,25 @@
-"""``python -m constructs_lib cost TARGET --rates FILE [--prices FILE] [--format markdown|json]``.
+"""``python -m constructs_lib cost TARGET (--rates FILE | --recording FILE [--table NAME]) [--prices FILE] ...``.
 
 The command line loads TARGET's tables (``__main__``'s loader), reads what is deployed around
 each (``ShardedCounter``, ``StreamAudit``, the stream) from the construct tree by their public
-attributes — this package never imports the CDK — and prints the estimate.
+attributes — this package never imports the CDK — and prints the estimate. The traffic mix is a
+rates file, a traffic recording (a snapshot file), or both: the file overrides and extends the recording.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .cost import AuditSetup, CounterSetup, PerCall, TableSetup, estimate_table, table_keys
 from .cost_report import to_json, to_markdown
-from .exceptions import RatesError
+from .exceptions import CapacityInputError, RatesError
 from .per_call import EstimatePerCall
 from .price_file import load_prices
 from .pricing import TableCost
 from .rates import Rates, load_rates
+from .recording import load_recording, merge_rates, unattributed_note
 
 __all__ = ["add_command", "estimate", "setups_from"]
 
@@ -30,29 +32,50 @@ def add_command(commands: Any, *, load_tables: Loader) -> None:
     cost = commands.add_parser(
         "cost", help="monthly cost of the tables in TARGET for a traffic mix (on-demand vs provisioned)",
         description="Estimate each table's monthly cost from its model, what is deployed around it and the rates "
-                    "in --rates: on-demand and provisioned (auto-scaling), per table and index, storage, streams "
-                    "and the patterns' Lambda functions. Prices: the shipped us-east-1 file or --prices.",
+                    "in --rates and/or a traffic recording (--recording): on-demand and provisioned (auto-scaling), "
+                    "per table and index, storage, streams and the patterns' Lambda functions. Prices: the shipped "
+                    "us-east-1 file or --prices.",
     )
     cost.add_argument("target", metavar="TARGET", help="app (app.py) or model module, optionally :attribute")
-    cost.add_argument("--rates", required=True, metavar="FILE", help="the traffic mix (rates JSON; docs/cost.md)")
+    cost.add_argument("--rates", metavar="FILE", help="the traffic mix (rates JSON; docs/cost.md); with "
+                      "--recording it overrides and extends the recorded rates")
+    cost.add_argument("--recording", metavar="FILE", help="a traffic snapshot (runtime.stats.write_snapshot) "
+                      "whose recorded reads and writes are the traffic mix")
+    cost.add_argument("--table", metavar="NAME", help="the table of TARGET the recording is of (model name or "
+                      "construct path; default: the recorded model's name)")
     cost.add_argument("--prices", metavar="FILE", help="a price file (default: the shipped us-east-1 prices)")
     cost.add_argument("--format", choices=["markdown", "json"], default="markdown", help="output (default markdown)")
     cost.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
 
     def run(args: argparse.Namespace) -> str:
+        if args.rates is None and args.recording is None:
+            raise CapacityInputError("cost needs --rates FILE, --recording FILE, or both")
+        if args.table is not None and args.recording is None:
+            raise CapacityInputError(f"--table {args.table!r} names the table of a recording: give --recording FILE")
         setups = setups_from(load_tables(args.target))
-        rates = load_rates(args.rates)
+        notes: dict[str, list[str]] = {}
+        if args.recording is not None:
+            rates, unattributed = load_recording(args.recording, args.table)
+            note = unattributed_note(unattributed)
+            if note is not None:
+                notes[next(iter(rates.tables))] = [note]
+            if args.rates is not None:
+                rates = merge_rates(rates, load_rates(args.rates))
+        else:
+            rates = load_rates(args.rates)
         prices = load_prices(args.prices)
-        costs = estimate(setups, rates, prices, EstimatePerCall)
+        costs = estimate(setups, rates, prices, EstimatePerCall, notes)
         return (to_json if args.format == "json" else to_markdown)(costs, prices, rates)
 
     cost.set_defaults(run=run)
 
 
 def estimate(setups: Sequence[TableSetup], rates: Rates, prices: Any,
-             per_call: Callable[[Any], PerCall] = EstimatePerCall) -> list[TableCost]:
+             per_call: Callable[[Any], PerCall] = EstimatePerCall,
+             notes: Mapping[str, Sequence[str]] | None = None) -> list[TableCost]:
     """Price every table the rates name (:class:`RatesError` for a name matching no table, or
-    several). A table without rates is left out of the estimate and named in its notes."""
+    several). A table without rates is left out of the estimate and named in its notes;
+    ``notes`` (rates table name -> notes) are added to that table's."""
     out: list[TableCost] = []
     for key, table in rates.tables.items():
         matches = [s for s in setups if key in table_keys(s)]
@@ -60,7 +83,13 @@ def estimate(setups: Sequence[TableSetup], rates: Rates, prices: Any,
             known = sorted({k for s in setups for k in table_keys(s)})
             what = "no table" if not matches else f"{len(matches)} tables"
             raise rates.fail_at(table.line, f"{key!r} names {what} of the target; name one of {known}")
-        out.extend(estimate_table(matches[0], rates, table, prices, per_call(matches[0].model)))
+        costs = estimate_table(matches[0], rates, table, prices, per_call(matches[0].model))
+        extra = tuple((notes or {}).get(key, ()))
+        if extra and costs:
+            first = costs[0]
+            costs = [TableCost(first.name, first.lines, first.capacity, first.stored, first.storage_usd, first.charges,
+                               first.target_utilization, first.break_even, (*first.notes, *extra)), *costs[1:]]
+        out.extend(costs)
     unpriced = [s.title for s in setups if not any(k in rates.tables for k in table_keys(s))]
     if unpriced and out:
         first = out[0]

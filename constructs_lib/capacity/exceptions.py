@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["CapacityError", "CapacityInputError", "CostInputError", "PriceFileError", "RatesError"]
+__all__ = ["CapacityError", "CapacityInputError", "CostInputError", "PriceFileError", "RatesError", "RecordingError"]
 
 
 class CapacityError(Exception):
@@ -32,3 +32,14 @@ class PriceFileError(CostInputError):
 class RatesError(CostInputError):
     """A rates input naming an unknown table, pattern, entity, counter or key, or a rate that
     is negative or not a number."""
+
+
+class RecordingError(RatesError):
+    """A traffic recording (a snapshot file) that cannot be priced: unreadable, covering no time,
+    or naming a pattern or entity its table's model does not declare. The message names the file
+    (``source``) and the problem; ``line`` is 0 (a recording has no lines to point at)."""
+
+    def __init__(self, source: str, message: str) -> None:
+        CapacityError.__init__(self, f"recording {source}: {message}")
+        self.source = source
+        self.line = 0

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .estimate import WRITE_KINDS, WriteKind
-from .exceptions import RatesError
+from .exceptions import RatesError, RecordingError
 from .jsondoc import Document, JsonSyntaxError, parse, read
 
 __all__ = [
@@ -124,13 +124,19 @@ class Rates:
     settings: Settings
     tables: Mapping[str, TableRates]
     document: Document | None = None
+    #: The traffic recording some rates came from (they have line 0), or None.
+    recording: str | None = None
 
     def error(self, where: Where, message: str) -> RatesError:
         """A :class:`RatesError` naming this file and the line of ``where`` (or of ``line``)."""
         line = self.document.line(where) if self.document is not None else 0
-        return RatesError(self.source, line, message)
+        return self.fail_at(line, message)
 
     def fail_at(self, line: int, message: str) -> RatesError:
+        """A :class:`RatesError` naming this file and ``line``; line 0 of rates taken from a
+        recording: a :class:`RecordingError` naming the recording."""
+        if line == 0 and self.recording is not None:
+            return RecordingError(self.recording, message)
         return RatesError(self.source, line, message)
 
     def scaled(self, factor: float) -> Rates:
@@ -148,7 +154,8 @@ class Rates:
                 None if t.audit_changes_per_second is None else t.audit_changes_per_second * factor,
                 t.storage, t.line,
             )
-        return Rates(self.source, self.settings, {k: table(t) for k, t in self.tables.items()}, self.document)
+        return Rates(self.source, self.settings, {k: table(t) for k, t in self.tables.items()}, self.document,
+                     self.recording)
 
 
 def load_rates(path: str | Path) -> Rates:

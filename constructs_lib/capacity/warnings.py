@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..model.exceptions import ModelWarning
 from ..model.overlap import UNBOUNDED
+from ..runtime.exceptions import RuntimeClientError
 from ..runtime.values import item_size
 from .estimate import item_shape, read_estimate, representative_item
 from .units import read_units, write_units
@@ -30,8 +31,16 @@ def cost_warnings(model: Model) -> list[ModelWarning]:
     index and the units: index entries no declared pattern reads (``UnreadIndexEntries``), an
     entity in several ``ALL`` GSIs whose entries would cost less as ``KEYS_ONLY``
     (``OverProjectedIndexes``), a query reading a whole item collection to return one entity
-    (``CollectionRead``)."""
-    return [*_unread_entries(model), *_over_projected(model), *_collection_reads(model)]
+    (``CollectionRead``). When no representative item can be built (a key that can never fit,
+    which synthesis refuses on its own), one ``CostNotEstimated`` warning says so instead."""
+    try:
+        return [*_unread_entries(model), *_over_projected(model), *_collection_reads(model)]
+    except RuntimeClientError as exc:
+        where = f"model {model.name!r}"
+        return [ModelWarning(
+            "CostNotEstimated", where,
+            f"{where}: cost warnings not computed, since a representative item cannot be built: {exc}",
+        )]
 
 
 def _readers(model: Model, entity: str, index: str) -> list[str]:

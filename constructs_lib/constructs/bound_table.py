@@ -117,12 +117,19 @@ class ModelBoundTable(Construct):
     def runtime_environment(self) -> Mapping[str, str]:
         """Environment variables every function built on this table gets besides its own: the
         published contract's parameter name (imports from published parameters; the function
-        reads it at cold start), else a pinned whole-model fingerprint when there is one."""
-        from ..runtime.environment import ENV_CONTRACT_PARAMETER, ENV_MODEL_FINGERPRINT
+        reads it at cold start), else a pinned whole-model fingerprint when there is one; and on
+        a replicated table every Region of it, home first (``CONSTRUCTS_LIB_REPLICA_REGIONS``:
+        ``TableClient.from_environment()`` then stamps each write with ``AWS_REGION``, ADR 0055)."""
+        from ..runtime.environment import ENV_CONTRACT_PARAMETER, ENV_MODEL_FINGERPRINT, ENV_REPLICA_REGIONS
 
+        env: dict[str, str] = {}
         if self.contract_parameter is not None:
-            return {ENV_CONTRACT_PARAMETER: self.contract_parameter}
-        return {ENV_MODEL_FINGERPRINT: self.model_fingerprint} if self.model_fingerprint is not None else {}
+            env[ENV_CONTRACT_PARAMETER] = self.contract_parameter
+        elif self.model_fingerprint is not None:
+            env[ENV_MODEL_FINGERPRINT] = self.model_fingerprint
+        if self.replica_regions:
+            env[ENV_REPLICA_REGIONS] = ",".join(self.all_regions)
+        return env
 
     def index_arn(self, index: str, *, region: str | None = None) -> str:
         """ARN of one index of this table (for per-index least-privilege grants); with ``region``,
@@ -135,6 +142,21 @@ class ModelBoundTable(Construct):
     def replica_regions(self) -> tuple[str, ...]:
         """The Regions the table is replicated to, besides its own (``()``: single-Region)."""
         return self.replication.replica_regions if self.replication is not None else ()
+
+    @property
+    def all_regions(self) -> tuple[str, ...]:
+        """The table's own Region and its replicas' on a replicated table (home first), else ``()``."""
+        return (str(self.home_region), *self.replica_regions) if self.replica_regions else ()
+
+    def check_function_region(self, what: str, scope: Construct) -> None:
+        """Refuse a function of this replicated table whose stack is in a concrete Region the table
+        is not in: it would write to a replica that does not exist (its ``AWS_REGION`` names it)."""
+        region = cdk.Stack.of(scope).region
+        if self.replica_regions and not cdk.Token.is_unresolved(region) and region not in self.all_regions:
+            raise ConstructPropsError(
+                f"{what}: its stack's Region {region!r} is not a Region of {self.what} "
+                f"({', '.join(self.all_regions)}); deploy the function in one of them"
+            )
 
     @property
     def multi_region_consistency(self) -> str | None:

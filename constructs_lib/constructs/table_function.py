@@ -26,7 +26,13 @@ from ..assets.handler_code import resolve_handler_code
 from ..assets.requirements import InstalledDependencies, install, read_requirements
 from ..model.exceptions import AccessScopeError
 from ..model.scope import AccessScope
-from ..runtime.environment import ENV_ACCESS_SCOPE, ENV_CONTRACT_PARAMETER, ENV_MODEL_FINGERPRINT, ENV_TABLE_NAME
+from ..runtime.environment import (
+    ENV_ACCESS_SCOPE,
+    ENV_CONTRACT_PARAMETER,
+    ENV_MODEL_FINGERPRINT,
+    ENV_REPLICA_REGIONS,
+    ENV_TABLE_NAME,
+)
 from . import defaults
 from .binding import FunctionBinding, check_bindings
 from .bound_table import ModelBoundTable, require_bound_table
@@ -88,8 +94,9 @@ class TableFunction(Construct):
     environment
         Extra environment variables. ``TABLE_NAME``, ``CONSTRUCTS_LIB_MODEL_FINGERPRINT``,
         ``CONSTRUCTS_LIB_CONTRACT_PARAMETER`` (set on an imported table whose contract was
-        published; the role may ``ssm:GetParameter`` that one parameter) and
-        ``CONSTRUCTS_LIB_ACCESS_SCOPE`` are reserved. Default none.
+        published; the role may ``ssm:GetParameter`` that one parameter),
+        ``CONSTRUCTS_LIB_ACCESS_SCOPE`` and ``CONSTRUCTS_LIB_REPLICA_REGIONS`` (a replicated
+        table's Regions: writes are stamped with ``AWS_REGION``) are reserved. Default none.
     memory_size
         MB, 128–10240. Default 256.
     timeout
@@ -200,10 +207,11 @@ class TableFunction(Construct):
         #: The coarse grant without a declared scope (``"read"``, ``"write"``, ``"read_write"``), else None.
         self.access: str | None = access
         env = dict(environment or {})
-        for reserved in (ENV_TABLE_NAME, ENV_MODEL_FINGERPRINT, ENV_CONTRACT_PARAMETER, ENV_ACCESS_SCOPE):
+        for reserved in (ENV_TABLE_NAME, ENV_MODEL_FINGERPRINT, ENV_CONTRACT_PARAMETER, ENV_ACCESS_SCOPE, ENV_REPLICA_REGIONS):
             if reserved in env:
                 raise ConstructPropsError(f"TableFunction {id!r}: environment key {reserved!r} is set by the construct")
         what = f"TableFunction {id!r}"
+        table.check_function_region(what, self)
         check_pinned_slice(what, table, self.scope)
         bindings = check_bindings(what, "counters", counters)
         with asset_errors():

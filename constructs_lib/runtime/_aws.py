@@ -32,6 +32,12 @@ if TYPE_CHECKING:
 #: calls; read by whatever observes the calls at this seam, e.g. the traffic recorder).
 ACCESS_PATTERN: contextvars.ContextVar[str | None] = contextvars.ContextVar("constructs_lib_access_pattern", default=None)
 
+#: The entity and table key (``{pk attribute: value, sk attribute: value}``) of every item the
+#: current write request carries (set by ``TableClient`` around its writes only while a hook is
+#: attached; read by the traffic recorder, which counts writes per entity). None: not known.
+WRITE_ENTITIES: contextvars.ContextVar[Sequence[tuple[str, Mapping[str, str]]] | None] = contextvars.ContextVar(
+    "constructs_lib_write_entities", default=None)
+
 #: A hook at this seam, e.g. the traffic recorder's: ``hook(send, operation, params)`` makes the
 #: call with ``send(**params)`` and returns the response the caller gets — what ``send`` returned,
 #: unchanged in meaning (a hook may add a request option it then removes from the response). A

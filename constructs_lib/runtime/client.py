@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 from . import _aws, contract, keys, request_params
 from .contract import load_bundled_model
 from .cursors import CursorSigner, client_parts, derive_cursor_key
-from .environment import ENV_CURSOR_KEY, ENV_TABLE_NAME, ENV_UNAVAILABLE_INDEXES
+from .environment import ENV_CURSOR_KEY, ENV_REPLICA_REGIONS, ENV_TABLE_NAME, ENV_UNAVAILABLE_INDEXES
 from .exceptions import (
     BatchIncompleteError,
     ConditionFailedError,
@@ -28,7 +28,6 @@ from .exceptions import (
 from .items import ItemMapper
 from .limits import BATCH_WRITE_LIMIT
 from .queries import QueryMethods
-from .replication import Replication
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
@@ -37,6 +36,7 @@ if TYPE_CHECKING:
     from ..model import ResolvedEntity as Entity
     from ..model.scope import AccessScope
     from .conditions import Condition, Name
+    from .replication import Replication
     from .scope import ScopeGuard
     from .stats import TrafficRecorder
     from .tenant import TenantTableClient
@@ -153,7 +153,9 @@ class TableClient(QueryMethods):
 
             kwargs["scope"] = scope_from_environment(model)
         contract.verify(model, scope=kwargs["scope"])
-        if "replication" not in kwargs:
+        if "replication" not in kwargs and os.environ.get(ENV_REPLICA_REGIONS):
+            from .replication import Replication  # loaded by functions on a replicated table only
+
             kwargs["replication"] = Replication.from_environment()
         return cls(model, name, **kwargs)
 
@@ -282,7 +284,13 @@ class TableClient(QueryMethods):
             expected_version=expected_version, expires_in=expires_in, expires_at=expires_at, condition=condition,
         )
         if req.kind == "continue_version":
-            req = self._put_continuing(ent, req)
+            # Names the entity written for observers of the AWS-call seam (only when one is attached).
+            token = _aws.WRITE_ENTITIES.set(((ent.name, req.key),)) if self.hooks else None
+            try:
+                req = self._put_continuing(ent, req)
+            finally:
+                if token is not None:
+                    _aws.WRITE_ENTITIES.reset(token)
         else:
             self._write(req, "put_item")
         if req.item is not None:  # the item as built: what a decode of the stored item gives, without the decode
@@ -393,12 +401,17 @@ class TableClient(QueryMethods):
         params = dict(self._stamped(operation, req.params), **extra)
         if "ConditionExpression" in params:
             params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+        # Names the entity written for observers of the AWS-call seam (only when one is attached).
+        token = _aws.WRITE_ENTITIES.set(((req.entity, req.key),)) if self.hooks else None
         try:
             if operation == "delete_item" and self.replication is not None:
                 return self.replication.delete(self._call, params, self.model.pk_attribute)
             return _aws.call(self.client, operation, hooks=self.hooks, **params)
         except ConditionFailedError as exc:
             raise req.condition_error(exc, getattr(exc, "old_item", None), self.mapper.decode) from exc
+        finally:
+            if token is not None:
+                _aws.WRITE_ENTITIES.reset(token)
 
     def _call(self, operation: str, **params: Any) -> dict[str, Any]:
         return _aws.call(self.client, operation, hooks=self.hooks, **params)
@@ -451,6 +464,7 @@ class TableClient(QueryMethods):
         leftovers if some could not be written after every retry.
         """
         writes: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        entities: list[str] = []  # the entity of each of writes
         for what, pairs in (("puts", puts), ("deletes", deletes)):
             for pair in pairs:
                 if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and isinstance(pair[1], Mapping)):
@@ -473,6 +487,7 @@ class TableClient(QueryMethods):
             built = self.mapper.build_item(ent, item)
             wire = self._stamped("Put", {"Item": _aws.serialize(built)})["Item"]
             writes.append((self.mapper.table_key(ent, built), {"PutRequest": {"Item": wire}}))
+            entities.append(ent.name)
         if deletes and self.replication is not None:
             raise UpdateRejectedError(
                 f"batch_write: {len(deletes)} delete(s) on a table replicated to {', '.join(self.replication.regions)}; "
@@ -480,8 +495,10 @@ class TableClient(QueryMethods):
                 "use delete() for each item"
             )
         for entity, key in deletes:
-            k = self.mapper.key_values(self.entity(entity), key, what="batch_write delete key")
+            ent = self.entity(entity)
+            k = self.mapper.key_values(ent, key, what="batch_write delete key")
             writes.append((k, {"DeleteRequest": {"Key": _aws.serialize(k)}}))
+            entities.append(ent.name)
         seen: set[tuple[tuple[str, str], ...]] = set()
         for k, _ in writes:
             ident = tuple(sorted(k.items()))
@@ -492,6 +509,17 @@ class TableClient(QueryMethods):
                 )
             seen.add(ident)
         requests = [w for _, w in writes]
+        # Names the entity of each item for observers of the AWS-call seam (only when one is attached).
+        token = _aws.WRITE_ENTITIES.set([(e, k) for e, (k, _) in zip(entities, writes, strict=True)]) \
+            if self.hooks else None
+        try:
+            self._batch_write_chunks(requests)
+        finally:
+            if token is not None:
+                _aws.WRITE_ENTITIES.reset(token)
+        return len(requests)
+
+    def _batch_write_chunks(self, requests: list[dict[str, Any]]) -> None:
         done: list[dict[str, Any]] = []
         for start in range(0, len(requests), BATCH_WRITE_LIMIT):
             later = requests[start + BATCH_WRITE_LIMIT:]
@@ -514,7 +542,6 @@ class TableClient(QueryMethods):
                     ".unprocessed (later chunks were not sent)",
                     unprocessed=chunk.unprocessed + later, written=done, operation="BatchWriteItem",
                 )
-        return len(requests)
 
     # Transactions ----------------------------------------------------------------------------------------
     def transaction(self, *, client_request_token: str | None = None) -> Transaction:

@@ -178,6 +178,17 @@ class TrafficInsightError(RuntimeClientError, ValueError):
     (0, 1], a negative threshold, one recorder for two tables…); the message names the value."""
 
 
+class SnapshotFileError(TrafficInsightError):
+    """A traffic snapshot file cannot be read or written: it is missing, not JSON, of another
+    format or version, or a field breaks its rule. The message names the file (``path``) and
+    the problem."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"traffic snapshot {path}: {problem}")
+        self.path = path
+        self.problem = problem
+
+
 class TrafficInsightNotBundledError(RuntimeClientError, ImportError):
     """Traffic recording was asked for (``record_traffic``, ``traffic=``, a name of
     :mod:`constructs_lib.runtime.stats`) in a function whose asset leaves the recorder out: it
@@ -227,6 +238,11 @@ class ForeignItemError(RuntimeClientError, LookupError):
 class IndexNotReadyError(RuntimeClientError, LookupError):
     """An access pattern reads an index the table does not have yet (a model rollout creates
     GSIs one deployment at a time); querying it would fail or silently return nothing."""
+
+
+class ReplicatedDeleteError(DynamoDBError):
+    """A delete on a replicated table gave up: other writes replaced its region stamp between the
+    stamp and the delete in every round (``runtime/replication.py``); nothing was deleted."""
 
 
 class BackfillError(RuntimeClientError):

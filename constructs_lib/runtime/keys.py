@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
-from . import buckets, key_segments
+from . import key_segments
 from .exceptions import KeyValueError
 
 if TYPE_CHECKING:
@@ -64,6 +64,8 @@ def segment_value(entity: Entity, placeholder: Any, value: Any) -> str:
     name = f"{entity.name}.{placeholder.field}"
     spec = entity.field(placeholder.field)
     if placeholder.bucket:
+        from . import buckets  # loaded by models with time-bucketed keys only
+
         return key_segments.escape(buckets.bucket(value, placeholder.bucket, field=name), field=name)
     return key_segments.encode(value, spec.kind, width=spec.width, field=name)
 

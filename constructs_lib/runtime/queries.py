@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import _aws, buckets, keys, request_params
+from . import _aws, keys, request_params
 from .cursors import query_parts
 from .exceptions import (
     IndexNotReadyError,
@@ -213,6 +213,8 @@ class QueryMethods:
         vals = {**(values or {}), **{k: v for k, v in kw.items() if k not in QUERY_OPTIONS}}
         if resolved.sk != "between" or not resolved.sk_fields:
             return None
+        from . import buckets  # loaded by between patterns only
+
         starts = buckets.range_partitions(self._pk_template(resolved), resolved.sk_fields[-1], vals.get(resolved.sk_fields[-1]))
         descending = resolved.descending if kw.get("descending") is None else kw["descending"]
         return starts[::-1] if starts and descending else starts
@@ -225,6 +227,8 @@ class QueryMethods:
                                     f"pattern {resolved.name!r} has none")
             return None
         field = resolved.sk_fields[-1]
+        from . import buckets  # loaded by between patterns only
+
         starts = buckets.range_partitions(self._pk_template(resolved), field, vals.get(field))
         if starts is None:
             if partition_at is not None:

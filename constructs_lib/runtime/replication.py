@@ -6,7 +6,9 @@ So on a replicated table :class:`TableClient` stamps each write: a put or update
 :data:`ORIGIN_ATTRIBUTE` to the writing region (and clears a leftover delete stamp); a delete first
 sets :data:`DELETE_ATTRIBUTE` to ``<region>#<token>`` and then deletes the item only while that
 stamp is still there, so the REMOVE record's old image names the deleting region. Stream
-consumers (``StreamAudit``) filter on these attributes in their event source mapping.
+consumers (``StreamAudit``) filter on these attributes in their event source mapping. A put
+overwrites the stamps of the item it is given (one read back and written again); an update that
+sets, removes or adds a stamp attribute itself is refused.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .environment import ENV_REGION, ENV_REPLICA_REGIONS
-from .exceptions import ConditionFailedError, ConditionNotMetError, SettingsError
+from .exceptions import ConditionFailedError, ReplicatedDeleteError, SettingsError, UpdateRejectedError
 
 #: The region whose write produced the item's current state (set on every put and update).
 ORIGIN_ATTRIBUTE = "_origin_region"
@@ -32,6 +34,7 @@ DELETE_ATTEMPTS = 5
 
 _REGION_RE = re.compile(r"[a-z][a-z0-9-]{1,30}[a-z0-9]")
 _CLAUSE_RE = re.compile(r"\b(SET|REMOVE|ADD|DELETE)\b")
+_NAME_RE = re.compile(r"#[A-Za-z0-9_]+")
 
 
 def check_region(region: Any, what: str) -> str:
@@ -88,15 +91,27 @@ class Replication:
 
     # Stamping ------------------------------------------------------------------------------------
     def stamp_item(self, item: Mapping[str, Any]) -> dict[str, Any]:
-        """A wire-format item for PutItem with this region as its origin."""
+        """A wire-format item for PutItem with this region as its origin.
+
+        The item's own stamps are replaced: an item read back (stamped by the write that made it)
+        and put again is a new write, made here; a leftover delete stamp is not carried over."""
         stamped = {k: v for k, v in item.items() if k != DELETE_ATTRIBUTE}
         stamped[ORIGIN_ATTRIBUTE] = {"S": self.region}
         return stamped
 
     def stamp_update(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        """UpdateItem parameters that also set the origin and remove a delete stamp."""
+        """UpdateItem parameters that also set the origin and remove a delete stamp.
+
+        Raises :class:`UpdateRejectedError` when the update itself sets, removes or adds a stamp
+        attribute (its conditions may read them)."""
         out = dict(params)
         names = dict(out.get("ExpressionAttributeNames") or {})
+        own = sorted({names.get(p, p) for p in _NAME_RE.findall(out.get("UpdateExpression", ""))} & set(ATTRIBUTES))
+        if own:
+            raise UpdateRejectedError(
+                f"update of {out.get('Key')!r} writes {own!r} on a table replicated to {', '.join(self.regions)}: "
+                "these attributes name the region of each write and only the client sets them (ADR 0055)"
+            )
         values = dict(out.get("ExpressionAttributeValues") or {})
         names.update({"#rorigin": ORIGIN_ATTRIBUTE, "#rdel": DELETE_ATTRIBUTE})
         values[":rorigin"] = {"S": self.region}
@@ -114,7 +129,7 @@ class Replication:
         the delete itself raises from the stamp (the stored item is the same); an absent item is
         deleted plainly (nothing is removed, so no stream record names anyone). Another write
         landing between the two calls removes the stamp: the round is repeated, up to
-        :data:`DELETE_ATTEMPTS` times, then :class:`ConditionNotMetError`.
+        :data:`DELETE_ATTEMPTS` times, then :class:`ReplicatedDeleteError` (nothing deleted).
         """
         for _ in range(DELETE_ATTEMPTS):
             token = f"{self.region}#{secrets.token_hex(8)}"
@@ -144,9 +159,10 @@ class Replication:
                 return call("delete_item", **delete)
             except ConditionFailedError:
                 continue  # another write replaced the stamp: stamp again
-        raise ConditionNotMetError(
+        raise ReplicatedDeleteError(
             f"delete of {params.get('Key')!r} in region {self.region!r}: other writes replaced the delete stamp "
-            f"{DELETE_ATTEMPTS} times in a row; retry the delete later",
+            f"{DELETE_ATTEMPTS} times in a row (a delete on a replicated table is stamped with its region first); "
+            "nothing was deleted, retry the delete later",
             operation="DeleteItem",
         )
 

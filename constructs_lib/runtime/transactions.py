@@ -119,8 +119,11 @@ class Transaction:
                 params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
             items.append({req.operation: params})
         extra = {"ClientRequestToken": self.request_token} if self.request_token else {}
+        hooks = self._table.hooks
+        # Names the entity of each action for observers of the AWS-call seam (only when one is attached).
+        token = _aws.WRITE_ENTITIES.set([(r.entity, r.key) for r in self._requests]) if hooks else None
         try:
-            _aws.call(self._table.client, "transact_write_items", hooks=self._table.hooks, TransactItems=items, **extra)
+            _aws.call(self._table.client, "transact_write_items", hooks=hooks, TransactItems=items, **extra)
         except TransactionCanceledError as exc:
             details = []
             for req, reason in zip(self._requests, exc.reasons, strict=False):
@@ -134,6 +137,9 @@ class Transaction:
             if reused is None:
                 raise
             raise reused from exc
+        finally:
+            if token is not None:
+                _aws.WRITE_ENTITIES.reset(token)
         self.committed = True
 
     def _raise_condition_not_met(self, exc: TransactionCanceledError) -> None:

@@ -161,19 +161,23 @@ def utf8_size(text: str) -> int:
 
 
 def number_size(value: Any) -> int:
-    """The size of a number: 1 byte per base-100 digit, plus 1. DynamoDB documents "1 byte per
-    two significant digits, plus 1" (leading and trailing zeros trimmed); the pairs are aligned
-    on the decimal point, so ``123.456`` takes 4 (``01 23 . 45 60``), not 3 — measured against
-    DynamoDB Local's 400 KB limit (ADR 0047). ``value``: an int, a Decimal or decimal text."""
+    """The size of a number: 1 byte per base-100 digit, plus 1, plus 1 if negative; zero is 1.
+    DynamoDB documents "1 byte per two significant digits, plus 1" (leading and trailing zeros
+    trimmed); the pairs are aligned on the decimal point, so ``123.456`` takes 4 (``01 23 . 45 60``),
+    not 3 — measured against DynamoDB Local's 400 KB limit (ADR 0047) — and a negative number and
+    zero were measured against its consumed capacity (ADR 0051). ``value``: an int, a Decimal or
+    decimal text."""
     number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
-    if not number.is_finite() or not number:
-        return 2
-    _, digits, exponent = number.as_tuple()
+    if not number.is_finite():
+        return 2  # not storable; validation refuses it before any size matters
+    if not number:
+        return 1  # zero: the length byte alone
+    negative, digits, exponent = number.as_tuple()
     text = "".join(map(str, digits)).lstrip("0")
     kept = text.rstrip("0")
     low = int(exponent) + len(text) - len(kept)  # the place of the lowest significant digit
     high = low + len(kept) - 1
-    return high // 2 - low // 2 + 1 + 1
+    return high // 2 - low // 2 + 1 + 1 + negative  # a negative number carries one more byte
 
 
 def _binary_size(value: Any) -> int:

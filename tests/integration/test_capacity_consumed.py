@@ -13,9 +13,8 @@ before and after (read back raw) and from what each Query page read. Writes must
 table and every index; reads too (both are whole or half units, so exact comparison is DynamoDB's
 rounding: 1 KB per write, 4 KB per read request, a Query page summed before rounding).
 
-Numbers are drawn where the runtime's ``item_size`` agrees with DynamoDB (positive integers and
-decimals); ``test_number_sizes_match_dynamodb_local`` is a strict xfail naming the numbers it
-still miscounts (negative numbers, 0). 12 examples per model
+Numbers are drawn positive, negative and zero; ``test_number_sizes_match_dynamodb_local`` pins the
+number rule's edges (zero, the sign byte, pairs aligned on the decimal point). 12 examples per model
 in ``make test``; ``CONSTRUCTS_LIB_SOAK=1`` runs 10x.
 """
 
@@ -196,9 +195,9 @@ class Harness:
 
 def payloads() -> st.SearchStrategy[dict[str, Any]]:
     """0-3 payload attributes of every DynamoDB type, up to ~5 KB: sizes cross 1 KB and 4 KB."""
-    safe_int = st.one_of(st.integers(1, 10**30), st.decimals(Decimal("0.0001"), Decimal("1E+20"), places=None,
-                                                             allow_nan=False, allow_infinity=False)
-                         .filter(lambda d: d > 0 and len(d.as_tuple().digits) <= 38))
+    safe_int = st.one_of(st.integers(-(10**30), 10**30), st.decimals(Decimal("-1E+20"), Decimal("1E+20"), places=None,
+                                                                     allow_nan=False, allow_infinity=False)
+                         .filter(lambda d: len(d.as_tuple().digits) <= 38 and (d == 0 or -130 <= d.adjusted() <= 125)))
     value = st.one_of(
         st.text(min_size=1, max_size=40),
         st.integers(0, 5000).map(lambda n: "x" * n),
@@ -485,13 +484,12 @@ def test_transitions_of_a_sparse_index_are_priced(harnesses: list[Harness]) -> N
     assert_equal("DeleteItem sparse-leave", write_cost(h, old, None), h.one_call("delete_item"))
 
 
-#: Numbers ``item_size`` miscounts: DynamoDB Local counts 0 as 1 byte (item_size: 2) and adds a
-#: byte for the sign of a negative number (item_size does not).
-NUMBERS = [-12, 0, Decimal("-0.5")]
+#: Numbers at the edges of the size rule: zero (1 byte), negative numbers (one byte for the sign),
+#: pairs aligned on the decimal point, large and small exponents.
+NUMBERS = [0, -12, 12, Decimal("-0.5"), Decimal("0.5"), -1, 1, Decimal("-123.456"), Decimal("123.456"),
+           -(10**37 + 1), 10**37 + 1, Decimal("-1E-100"), Decimal("1E+100"), Decimal("-99.99"), Decimal("1200000")]
 
 
-@pytest.mark.xfail(strict=True, reason="runtime.values.item_size miscounts these numbers (see ADR 0051); "
-                   "remove the xfail when the runtime's size rule is fixed")
 def test_number_sizes_match_dynamodb_local(dynamodb_local: Any, harnesses: list[Harness]) -> None:
     # GIVEN items padded to exactly 1,024 bytes by the runtime's size rule, each holding one number
     h = harnesses[-1]

@@ -230,6 +230,7 @@ def test_every_client_input_is_classified(tables: dict[str, str], dynamodb_local
 
     from constructs_lib.model import AccessScope
     from constructs_lib.runtime import _aws
+    from constructs_lib.runtime.replication import Replication
     from constructs_lib.runtime.stats import TrafficRecorder
 
     def boto(endpoint: str = dynamodb_local.endpoint, region: str = "us-east-1") -> Any:
@@ -250,6 +251,8 @@ def test_every_client_input_is_classified(tables: dict[str, str], dynamodb_local
         ("traffic", {"traffic": TrafficRecorder(1.0)}, None),
         ("scope", {"scope": AccessScope(patterns=("things of an owner",))}, None),
         ("mapper", {"mapper": TableClient(MODEL, tables["A"], client=boto()).mapper}, None),
+        # the region a replicated table's client writes in: it stamps writes, pages are the same
+        ("replication", {"replication": Replication("us-east-1", ("us-east-1", "eu-west-1"))}, None),
     ]
     for option in sorted(_aws.ConnectionOptions.__annotations__):  # used only to build a client when given none
         cases.append((option, {}, None))

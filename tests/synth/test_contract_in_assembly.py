@@ -23,8 +23,8 @@ def test_the_shop_app_writes_one_contract_per_model(shop_cdk_out: Path) -> None:
     # GIVEN app.py synthesized once for the session
     # WHEN listing its contract files THEN every SingleTable's model has one
     names = sorted(p.name for p in shop_cdk_out.glob("*.contract.json"))
-    assert names == ["iot.contract.json", "saas.contract.json", "shop.contract.json", "store.contract.json",
-                     "viral.contract.json"]
+    assert names == ["globaldocs.contract.json", "iot.contract.json", "saas.contract.json", "shop.contract.json",
+                     "store.contract.json", "viral.contract.json"]
 
 
 def test_the_shop_contract_describes_the_synthesized_table(shop_cdk_out: Path, shop_template: dict[str, Any]) -> None:

@@ -3,8 +3,8 @@
 Off by default. Turn it on for one table client::
 
     table = TableClient(model, "shop-data", traffic=TrafficRecorder(sample_rate=0.01))
-    report = table.traffic.report(hot_share=0.10)
-    print(report.to_markdown())
+    print(table.traffic.report(hot_share=0.10).to_markdown())
+    write_snapshot(table.traffic.snapshot(), "traffic.json")   # for ``cost --recording``
 
 Sampled requests are counted per partition key in bounded memory, thread-safely; reports hold
 partition key values (docs/adr/0027-traffic-recording-off-by-default.md). A generated Lambda ships the
@@ -42,6 +42,10 @@ EXPORTS = {
     "QueryShape": "snapshot",
     "Snapshot": "snapshot",
     "TrafficRecord": "snapshot",
+    "read_snapshot": "snapshot_file",
+    "snapshot_from_dict": "snapshot_file",
+    "snapshot_to_dict": "snapshot_file",
+    "write_snapshot": "snapshot_file",
 }
 
 __all__, _export, __dir__ = lazy_exports(__name__, EXPORTS)
@@ -82,3 +86,7 @@ if TYPE_CHECKING:
     from .snapshot import QueryShape as QueryShape
     from .snapshot import Snapshot as Snapshot
     from .snapshot import TrafficRecord as TrafficRecord
+    from .snapshot_file import read_snapshot as read_snapshot
+    from .snapshot_file import snapshot_from_dict as snapshot_from_dict
+    from .snapshot_file import snapshot_to_dict as snapshot_to_dict
+    from .snapshot_file import write_snapshot as write_snapshot

@@ -29,6 +29,7 @@ class Layout:
 
     def __init__(self, model: Model) -> None:
         self.pk = model.pk_attribute
+        self.sk: str | None = model.sk_attribute if model.has_sort_key else None
         self.gsis: dict[str, str] = {i.name: i.pk_attribute for i in model.gsis}
 
 
@@ -168,6 +169,40 @@ def breakdown(
     if label == "GetItem":
         count = 1 if response.get("Item") else 0
     return Breakdown(hits, TABLE, TABLE, count, None, None, cap)
+
+
+#: Write operation label (and transaction/batch verb) -> the write kind of the rates file.
+_KINDS = {"PutItem": "put", "UpdateItem": "update", "DeleteItem": "delete", ("TransactWrite", "Put"): "transaction_put",
+          ("TransactWrite", "Update"): "transaction_update", ("TransactWrite", "Delete"): "transaction_delete",
+          ("BatchWrite", "PutRequest"): "batch_put", ("BatchWrite", "DeleteRequest"): "batch_delete"}
+WRITE_LABELS = frozenset({"PutItem", "UpdateItem", "DeleteItem", "TransactWrite", "BatchWrite"})
+
+
+def written(layout: Layout, table: str, label: str, params: Mapping[str, Any]) -> list[tuple[str, tuple[str | None, ...]]]:
+    """``(write kind, table key as text)`` of every item a write request writes to ``table``
+    (a transaction's condition checks write nothing and are left out)."""
+    out: list[tuple[Mapping[str, Any], str]] = []
+    if label in ("PutItem", "UpdateItem", "DeleteItem"):
+        out.append((params.get("Item") or params.get("Key") or {}, _KINDS[label]))
+    elif label == "BatchWrite":
+        for write in params["RequestItems"][table]:
+            for verb, body in write.items():
+                kind = _KINDS.get((label, verb))
+                if kind is not None:
+                    out.append((body.get("Item") or body.get("Key") or {}, kind))
+    elif label == "TransactWrite":
+        for action in params.get("TransactItems", []):
+            for verb, body in action.items():
+                kind = _KINDS.get((label, verb))
+                if kind is not None and body.get("TableName") == table:
+                    out.append((body.get("Item") or body.get("Key") or {}, kind))
+    return [(kind, key_text(layout, item)) for item, kind in out]
+
+
+def key_text(layout: Layout, item: Mapping[str, Any]) -> tuple[str | None, ...]:
+    """The table key of a wire item (or key) as text: ``(pk, sk)``, or ``(pk,)`` without a sort key."""
+    pk = plain(item.get(layout.pk))
+    return (pk,) if layout.sk is None else (pk, plain(item.get(layout.sk)))
 
 
 def _gsi_key(image: Mapping[str, Any] | None, attr: str) -> str | None:

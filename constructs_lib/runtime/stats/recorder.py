@@ -6,12 +6,12 @@ import random
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from .._aws import ACCESS_PATTERN
+from .._aws import ACCESS_PATTERN, WRITE_ENTITIES
 from ..exceptions import TrafficInsightError
 from ..limits import THROTTLING_CODES
 from ._parse import (
@@ -20,9 +20,11 @@ from ._parse import (
     READS,
     TABLE,
     WRITE,
+    WRITE_LABELS,
     Layout,
     breakdown,
     is_for,
+    written,
 )
 from .sketch import KeyCount, SpaceSaving
 from .snapshot import QueryShape, Snapshot, TrafficRecord, check, is_int, is_number
@@ -149,6 +151,8 @@ class TrafficRecorder:
             self._errors: dict[str, int] = {}
             self._index_reads: dict[str, int] = {}
             self._index_writes: dict[str, list[Any]] = {}
+            self._entity_writes: dict[tuple[str, str], list[Any]] = {}
+            self._unattributed: dict[str, list[Any]] = {}
             self._patterns: dict[str, int] = {}
             self._shapes: dict[tuple[str, str, str], QueryShape] = {}
             self._records: deque[TrafficRecord] = deque(maxlen=self.keep_records)
@@ -159,6 +163,7 @@ class TrafficRecorder:
     def observe(
         self, operation: str, params: Mapping[str, Any], response: Mapping[str, Any] | None = None, *,
         pattern: str | None = None, error_code: str | None = None,
+        entities: Sequence[tuple[str, Mapping[str, str]]] | None = None,
     ) -> bool:
         """Sample and record a request made without a :class:`RecordingClient` (e.g. another SDK).
 
@@ -172,6 +177,10 @@ class TrafficRecorder:
             The access pattern served. Default None.
         error_code
             AWS error code of a failed call (throttles are counted per key). Default None.
+        entities
+            For a write: ``(entity, table key)`` of the items it writes, e.g.
+            ``[("Order", {"PK": "USER#u1", "SK": "ORDER#o1"})]``; its items are counted per entity
+            and write kind (others as unattributed). Default None.
 
         Returns
         -------
@@ -185,7 +194,7 @@ class TrafficRecorder:
             raise TrafficInsightError("this recorder is not bound to a table: pass model= and table_name=")
         if not is_for(self.table_name, params) or not self._draw():
             return False
-        self._record(label, params, response, pattern, error_code)
+        self._record(label, params, response, pattern, error_code, entities)
         return True
 
     def hook(self, send: Callable[..., dict[str, Any]], operation: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -209,19 +218,23 @@ class TrafficRecorder:
         except Exception as exc:  # only recorded: re-raised unchanged below
             error = getattr(exc, "response", None)
             if isinstance(error, dict):  # a ClientError (AWS answered)
-                self._record(label, params, None, PATTERN.get(), error.get("Error", {}).get("Code", "Unknown"))
+                self._record(label, params, None, PATTERN.get(), error.get("Error", {}).get("Code", "Unknown"),
+                             WRITE_ENTITIES.get())
             raise
-        self._record(label, params, response, PATTERN.get(), None)
+        self._record(label, params, response, PATTERN.get(), None, WRITE_ENTITIES.get())
         if added:
             response.pop("ConsumedCapacity", None)
         return response
 
     def _record(self, label: str, params: Mapping[str, Any], response: Mapping[str, Any] | None,
-                pattern: str | None, error: str | None) -> None:
+                pattern: str | None, error: str | None,
+                entities: Sequence[tuple[str, Mapping[str, str]]] | None = None) -> None:
         layout, table_name = self._layout, self.table_name
         assert layout is not None and table_name is not None  # bound: set together by bind()
         b = breakdown(layout, table_name, label, params, response)
         units = b.capacity.total if b.capacity else None
+        writes = self._attribute(layout, table_name, label, params, entities) if label in WRITE_LABELS else []
+        per_write = (units or 0.0) / len(writes) if writes else 0.0
         throttled = 1 if error in THROTTLING_CODES else 0
         own = tuple(key for sketch, _, key, _ in b.hits if sketch == b.sketch)
         record = TrafficRecord(label, b.index, own, pattern, units, b.count, b.scanned, error)
@@ -237,6 +250,12 @@ class TrafficRecorder:
                 self._patterns[pattern] = self._patterns.get(pattern, 0) + 1
             if label in READS:
                 self._index_reads[b.index] = self._index_reads.get(b.index, 0) + 1
+            if error is None:  # a refused write wrote nothing
+                for entity, kind in writes:
+                    count = (self._entity_writes.setdefault((entity, kind), [0, 0.0]) if entity is not None
+                             else self._unattributed.setdefault(kind, [0, 0.0]))
+                    count[0] += 1
+                    count[1] += per_write
             for sketch_index, kind, key, cu in b.hits:
                 if kind == WRITE and sketch_index != TABLE:
                     written = self._index_writes.setdefault(sketch_index, [0, 0.0])
@@ -262,6 +281,19 @@ class TrafficRecorder:
                 shape.capacity_units += units or 0.0
             if self.keep_records:
                 self._records.append(record)
+
+    @staticmethod
+    def _attribute(layout: Layout, table: str, label: str, params: Mapping[str, Any],
+                   entities: Sequence[tuple[str, Mapping[str, str]]] | None) -> list[tuple[str | None, str]]:
+        """``(entity or None, write kind)`` of each item a write request writes: the entity named
+        for its table key at the AWS-call seam, None for an item no entity was named for."""
+        items = written(layout, table, label, params)
+        if not entities:
+            return [(None, kind) for kind, _ in items]
+        if len(entities) == 1 and len(items) == 1:
+            return [(entities[0][0], items[0][0])]
+        named = {tuple(key.get(a) for a in (layout.pk, layout.sk) if a is not None): entity for entity, key in entities}
+        return [(named.get(key), kind) for kind, key in items]
 
     # Reading back --------------------------------------------------------------------------------------------
     @property
@@ -299,6 +331,8 @@ class TrafficRecorder:
                 dict(self._errors), dict(self._index_reads),
                 {k: (v[0], v[1]) for k, v in self._index_writes.items()},
                 dict(self._patterns), [replace(s) for s in self._shapes.values()],
+                {k: (v[0], v[1]) for k, v in self._entity_writes.items()},
+                {k: (v[0], v[1]) for k, v in self._unattributed.items()},
             )
 
     def report(self, model: Model | None = None, **thresholds: Any) -> TrafficReport:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..exceptions import TrafficInsightError
@@ -79,3 +79,7 @@ class Snapshot:
     index_writes: dict[str, tuple[int, float]]  # GSI -> (item writes, capacity units)
     patterns: dict[str, int]
     shapes: list[QueryShape]
+    #: (entity, write kind) -> (item writes, capacity units), for writes named at the AWS-call seam
+    entity_writes: dict[tuple[str, str], tuple[int, float]] = field(default_factory=dict)
+    #: write kind -> (item writes, capacity units), for items written with no entity named (raw calls)
+    unattributed_writes: dict[str, tuple[int, float]] = field(default_factory=dict)

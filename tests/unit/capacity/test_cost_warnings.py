@@ -64,3 +64,13 @@ def test_a_bounded_pattern_on_the_same_collection_does_not_warn() -> None:
     # GIVEN the pattern bounded to the user's sort key THEN no warning
     model = collection_model(bounded=True)
     assert cost_warnings(model) == []
+
+
+def test_a_model_whose_item_cannot_be_built_gets_one_warning_saying_so() -> None:
+    # GIVEN a sort key that can never fit DynamoDB's 1,024 bytes (synthesis refuses it on its own)
+    from constructs_lib.model import Entity
+
+    model = Model("m", entities=[Entity("Doc", pk="DOC#{id}", sk="X" * 1030, fields={"id": "string"})])
+    # WHEN its cost warnings are computed THEN one warning names the reason, nothing is raised
+    (warning,) = cost_warnings(model)
+    assert warning.code == "CostNotEstimated" and "limited to 1024 bytes" in warning.message

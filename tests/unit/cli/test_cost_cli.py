@@ -81,6 +81,23 @@ def test_cost_of_the_showcase_app_in_markdown(runs: dict[str, Run]) -> None:
     assert "## Assumptions" in run.out and "730 hours" in run.out
 
 
+def test_the_readme_and_the_cost_page_show_the_figures_the_command_prints(runs: dict[str, Run]) -> None:
+    # GIVEN the shop's totals as the command prints them
+    run = runs["markdown"]
+    section = run.out.split("## ShopStack/Data", 1)[1]
+    total = next(line for line in section.splitlines() if line.startswith("| **total $/month** |"))
+    on_demand, provisioned = [c.strip(" *") for c in total.strip("|").split("|")[1:3]]
+    aggregator = next(line for line in section.splitlines() if "aggregator reads shards" in line).split("|")[-2].strip()
+    # WHEN the README's excerpt is read THEN it quotes the same figures (a changed price, rate or
+    # formula makes this fail until the excerpt is refreshed)
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert f"| total $/month | {on_demand} | {provisioned} |" in readme
+    assert f"${aggregator} on demand" in readme
+    # AND the cost page's full output carries them too
+    page = (REPO / "docs" / "cost.md").read_text(encoding="utf-8")
+    assert f"**{on_demand}**" in page and f"**{provisioned}**" in page
+
+
 def test_cost_as_json_adds_up(runs: dict[str, Run]) -> None:
     run = runs["json"]
     assert run.code == 0, run.err

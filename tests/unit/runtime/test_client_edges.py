@@ -141,8 +141,8 @@ def test_the_connection_keywords_are_declared_once_and_checked() -> None:
     # WHEN a keyword is misspelt THEN Python's error for it names the client, the keyword and the options
     with pytest.raises(TypeError, match=r"TableClient: unexpected keyword argument\(s\) 'retrymode'.*retry_mode"):
         TableClient(MODEL, "t", retrymode="standard")  # type: ignore[call-arg]
-    with pytest.raises(TypeError, match=r"CounterClient: unexpected keyword argument\(s\) 'region'"):
-        CounterClient(CounterSpec(family="views", shards=2), "t", region="eu-west-1")  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"CounterClient: unexpected keyword argument\(s\) 'regionname'"):
+        CounterClient(CounterSpec(family="views", shards=2), "t", regionname="eu-west-1")  # type: ignore[call-arg]
     with pytest.raises(TypeError, match=r"AuditClient: unexpected keyword argument\(s\) 'endpoint'"):
         AuditClient(AuditSpec(), "audit", "source", endpoint="http://x")  # type: ignore[call-arg]
     # AND the documented keywords still build a client with those settings

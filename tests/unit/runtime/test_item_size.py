@@ -40,9 +40,10 @@ def _stream_json(value: Any) -> Any:
     # numbers: 1 byte per two significant digits (leading and trailing zeros trimmed, pairs aligned
     # on the decimal point) + 1
     ({"n": 12345}, 1 + 4),
-    ({"n": 0}, 1 + 2),
+    ({"n": 0}, 1 + 1),  # zero: one byte
+    ({"n": -12}, 1 + 3),  # a negative number: one byte more
     ({"n": 1200000}, 1 + 3),  # 01 20 (00 00)
-    ({"n": Decimal("-0.0012")}, 1 + 2),
+    ({"n": Decimal("-0.0012")}, 1 + 3),
     ({"n": Decimal("1.5")}, 1 + 3),  # 01.50: two pairs
     ({"n": Decimal("123.456")}, 1 + 5),  # 01 23 . 45 60
     ({"n": Decimal("12.3456")}, 1 + 4),
