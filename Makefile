@@ -50,8 +50,8 @@ demo: synth
 	$(PY) scripts/demo.py --cdk-out cdk.out
 
 # One pytest-xdist worker per core (each with its own DynamoDB Local and synthesized apps), a
-# module's tests on one worker: docs/testing.md, "What shares what". pytest's exit status is
-# passed through (5 = no tests collected).
+# module's tests on one worker, the longest-running directories handed out first (tests/conftest.py):
+# docs/testing.md, "What shares what". pytest's exit status is passed through (5 = no tests collected).
 test: setup
 	$(PY) -m pytest -n auto --dist loadfile
 
@@ -66,8 +66,9 @@ lint: setup
 
 # The model-based test of TableClient at 10x its `make test` size: 300 programs of 50 steps from
 # a random seed, printed in the summary (replay with CONSTRUCTS_LIB_SEED=<seed> make soak); every
-# property test that reads CONSTRUCTS_LIB_SOAK at 10x its examples; then the backfill scenario
-# (killed twice, resumed, checked item by item) with 100,000 items.
+# test that reads CONSTRUCTS_LIB_SOAK at its larger size (property tests at 10x their examples, the
+# throttled-counter and audit-trail e2e tests at 8x and 5x their writes: docs/testing.md); then the
+# backfill scenario (killed twice, resumed, checked item by item) with 100,000 items.
 SOAK_TESTS := $(shell grep -rl CONSTRUCTS_LIB_SOAK tests --include='test_*.py' | sort)
 soak: setup
 	CONSTRUCTS_LIB_SOAK=1 $(PY) -m pytest $(SOAK_TESTS)

@@ -3,8 +3,10 @@ from the synthesized template into DynamoDB Local (fixtures from constructs_lib.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,14 +34,50 @@ _context.setdefault("aws:cdk:enable-asset-metadata", True)
 os.environ["CDK_CONTEXT_JSON"] = json.dumps(_context)
 
 
+# Scheduling under `pytest -n auto --dist loadfile` (docs/testing.md, "What shares what"). xdist hands
+# out whole modules in the order below; by default it first re-sorts them by number of tests, which
+# put the few-test, longest-running modules (packaging, e2e) last, one worker finishing them alone
+# while the other idled. So modules keep collection order (reorder off) and the directories whose
+# modules run longest come first; the many short modules after them even out the two workers.
+# Tests inside a module keep their order.
+LONGEST_FIRST = ("packaging", "e2e", "examples", "integration")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config.option, "loadscopereorder"):  # pytest-xdist's --[no-]loadscope-reorder
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    tests = Path(__file__).resolve().parent
+
+    def rank(item: pytest.Item) -> int:
+        parts = item.path.resolve().relative_to(tests).parts if item.path.resolve().is_relative_to(tests) else ()
+        return LONGEST_FIRST.index(parts[0]) if parts and parts[0] in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: modules stay contiguous, tests keep their order
+
+
 @pytest.fixture(scope="session")
 def shop_cdk_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``app.py`` synthesized into a temporary cloud assembly (once per session)."""
+    """``app.py`` synthesized into a temporary cloud assembly, once per run: under pytest-xdist the
+    first worker to need it synthesizes it into the run's shared temporary directory while the
+    others wait on a lock, then every worker reads the same assembly (nothing writes into it)."""
     from app import build_app
 
-    out = tmp_path_factory.mktemp("cdk.out")
-    build_app(str(out)).synth()
-    return out
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        out = tmp_path_factory.mktemp("cdk.out")
+        build_app(str(out)).synth()
+        return out
+    shared = tmp_path_factory.getbasetemp().parent / "shop-cdk.out"
+    done = shared / ".synthesized"
+    with (shared.parent / "shop-cdk.out.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not done.is_file():
+            shutil.rmtree(shared, ignore_errors=True)  # a worker that failed midway left it half-written
+            build_app(str(shared)).synth()
+            done.touch()
+    return shared
 
 
 @pytest.fixture(scope="session")

@@ -3,8 +3,8 @@ verbatim, the pinned CDK CLI installed with its npm command, ``npx cdk synth`` a
 ``python -m pytest`` run as written — with DynamoDB Local and the handler's requirement installed
 into an empty per-user cache on first use.
 
-Two steps differ from the page, to stay offline and fast: the wheel is built without build
-isolation (``--no-build-isolation --no-index``), and the virtualenv gets the wheel with
+Two steps differ from the page, to stay offline and fast: the wheel is the session's, built once
+without build isolation (``--no-build-isolation --no-index``, tests/packaging/conftest.py), and the virtualenv gets the wheel with
 ``--no-deps`` plus a ``.pth`` line naming this environment's site-packages for the third-party
 packages (aws-cdk-lib, pytest...), as tests/packaging/test_wheel_install.py does.
 """
@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import sysconfig
@@ -27,6 +26,7 @@ pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
 PAGE = REPO / "docs" / "getting-started.md"
 SECTION = ("## Use it in your project", "### How DynamoDB Local is provisioned")
+CLOCK_TITLE = "getting-started steps check"
 
 
 def readme_files() -> dict[str, str]:
@@ -67,21 +67,14 @@ def test_the_section_shows_four_files_and_the_commands_it_runs() -> None:
     assert 'pip install "/path/to/constructs_lib/dist/constructs_lib-0.1.0-py3-none-any.whl[cdk,testing]"' in commands
 
 
-def test_the_steps_work_in_a_fresh_project(tmp_path: Path) -> None:
-    # GIVEN the wheel, built from a copy of the sources
-    src = tmp_path / "src"
-    src.mkdir()
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(REPO / name, src / name)
-    shutil.copytree(REPO / "constructs_lib", src / "constructs_lib", ignore=shutil.ignore_patterns("__pycache__"))
+def test_the_steps_work_in_a_fresh_project(wheel_file: Path, tmp_path: Path) -> None:
+    # GIVEN the session's wheel (tests/packaging/conftest.py: built once from a copy of the sources)
     base = {k: v for k, v in os.environ.items()
             if not k.startswith(("PYTEST_", "CONSTRUCTS_LIB_", "DYNAMODB_LOCAL")) and k not in (
                 "PYTHONPATH", "VIRTUAL_ENV", "CDK_CONTEXT_JSON")}
     base.update(CONSTRUCTS_LIB_CACHE_DIR=str(tmp_path / "user-cache"), CDK_DISABLE_CLI_TELEMETRY="true",
                 JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION="20", PIP_DISABLE_PIP_VERSION_CHECK="1")
-    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q", "-w", "dist", "."],
-        cwd=src, env=base)
-    (wheel,) = (src / "dist").glob("constructs_lib-*.whl")
+    wheel = wheel_file
     assert wheel.name == "constructs_lib-0.1.0-py3-none-any.whl"  # the name the page installs
     # AND a project directory with the page's files, a virtualenv holding the wheel, and its npm command run
     project = tmp_path / "my-project"

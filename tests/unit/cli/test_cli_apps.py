@@ -1,8 +1,8 @@
 """``python -m constructs_lib`` on CDK apps whose tables are imported (a consumer repository) or
 partly owned and partly imported, run as the command line in subprocesses.
 
-Each app-building command runs once per module (jsii costs ~3 s a process); the tests read the
-recorded runs. The unit test process itself never imports the AWS CDK.
+Each app-building command runs once per module, all but one in a single interpreter (jsii costs
+~3 s a process); the tests read the recorded runs. The unit test process itself never imports the AWS CDK.
 """
 
 from __future__ import annotations
@@ -90,16 +90,13 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
     handler.write_text("def handler(event, context):\n    return None\n", encoding="utf-8")
     coarse.write_text(textwrap.dedent(COARSE_APP.format(outdir=str(scratch / "out"), handler=str(handler))),
                       encoding="utf-8")
-    out = {
-        "consumer describe": _cli("describe", CONSUMER),
-        "consumer fingerprint": _cli("fingerprint", CONSUMER),
-        "consumer codegen": _cli("codegen", CONSUMER),
-        "mixed describe": _cli("describe", MIXED),
-        "mixed fingerprint": _cli("fingerprint", MIXED),
-        "mixed codegen": _cli("codegen", MIXED),
-    }
-    # The smaller apps share one interpreter: main() as the command line runs it, once per case.
-    cases = {"no table": ["describe", str(empty)], "coarse": ["describe", str(coarse)],
+    # One command through `python -m constructs_lib` itself; the others share one interpreter
+    # (one jsii start instead of one each): main() as the command line runs it, once per case.
+    out = {"consumer describe": _cli("describe", CONSUMER)}
+    cases = {"consumer fingerprint": ["fingerprint", CONSUMER], "consumer codegen": ["codegen", CONSUMER],
+             "mixed describe": ["describe", MIXED], "mixed fingerprint": ["fingerprint", MIXED],
+             "mixed codegen": ["codegen", MIXED],
+             "no table": ["describe", str(empty)], "coarse": ["describe", str(coarse)],
              "lock consumer": ["lock", "--lock", str(scratch / "lock.json"), CONSUMER]}
     done = subprocess.run([sys.executable, "-c", IN_ONE_PROCESS, json.dumps(list(cases.values()))], cwd=REPO,
                           capture_output=True, text=True, timeout=300, check=False)
