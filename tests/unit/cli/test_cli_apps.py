@@ -7,15 +7,14 @@ Each app-building command runs once per module, all but one in a single interpre
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import NamedTuple
 
 import pytest
+from cli_runs import Run, run_in_one_process
 
 from constructs_lib.codegen import generate
 from constructs_lib.runtime.contract import fingerprint
@@ -29,12 +28,6 @@ CONSUMER = "examples/reporting/app.py:build_consumer_app"
 #: The showcase app: ShopStack owns the shop table, ShopReportingStack imports it.
 MIXED = "app.py"
 SHOP = fingerprint(shop_model)
-
-
-class Run(NamedTuple):
-    code: int
-    out: str
-    err: str
 
 
 def _cli(*args: str) -> Run:
@@ -67,21 +60,6 @@ TableFunction(stack, "Everything", table=data, entry={handler!r})
 TableFunction(stack, "Nothing", table=data, entry={handler!r}, access=None)
 """
 
-#: Several command lines in one interpreter (one jsii start): [argv, exit status, stdout, stderr].
-IN_ONE_PROCESS = """
-import contextlib, io, json, sys
-from constructs_lib.__main__ import main
-
-out = []
-for argv in json.loads(sys.argv[1]):
-    stdout, stderr = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(stdout):
-        code = main(argv)
-    out.append([argv, code, stdout.getvalue(), stderr.getvalue()])
-print(json.dumps(out))
-"""
-
-
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
     scratch = tmp_path_factory.mktemp("cli-apps")
@@ -98,12 +76,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
              "mixed codegen": ["codegen", MIXED],
              "no table": ["describe", str(empty)], "coarse": ["describe", str(coarse)],
              "lock consumer": ["lock", "--lock", str(scratch / "lock.json"), CONSUMER]}
-    done = subprocess.run([sys.executable, "-c", IN_ONE_PROCESS, json.dumps(list(cases.values()))], cwd=REPO,
-                          capture_output=True, text=True, timeout=300, check=False)
-    assert done.returncode == 0, done.stderr
-    for name, (_, code, stdout, stderr) in zip(cases, json.loads(done.stdout), strict=True):
-        out[name] = Run(code, stdout, stderr)
-    return out
+    return {**out, **run_in_one_process(cases, cwd=REPO)}
 
 
 # --------------------------------------------------------------------------- a consumer owning no table

@@ -8,35 +8,13 @@ never imports the AWS CDK.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
-from typing import NamedTuple
 
 import pytest
+from cli_runs import Run, run_in_one_process
 
 REPO = Path(__file__).resolve().parents[3]
 RATES = "examples/shop/rates.json"
-
-IN_ONE_PROCESS = """
-import contextlib, io, json, sys
-from constructs_lib.__main__ import main
-
-out = []
-for argv in json.loads(sys.argv[1]):
-    stdout, stderr = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(stdout):
-        code = main(argv)
-    out.append([argv, code, stdout.getvalue(), stderr.getvalue()])
-print(json.dumps(out))
-"""
-
-
-class Run(NamedTuple):
-    code: int
-    out: str
-    err: str
-
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
@@ -58,11 +36,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
         "format": "constructs_lib.rates", "version": 1,
         "tables": {"shop": {"reads": {"product by sku": 100}, "writes": {"Order": {"update": 2}}}},
     }), encoding="utf-8")
-    done = subprocess.run([sys.executable, "-c", IN_ONE_PROCESS, json.dumps(list(cases.values()))], cwd=REPO,
-                          capture_output=True, text=True, timeout=300, check=False)
-    assert done.returncode == 0, done.stderr
-    return {name: Run(code, stdout, stderr)
-            for name, (_, code, stdout, stderr) in zip(cases, json.loads(done.stdout), strict=True)}
+    return run_in_one_process(cases, cwd=REPO)
 
 
 def test_cost_of_the_showcase_app_in_markdown(runs: dict[str, Run]) -> None:
