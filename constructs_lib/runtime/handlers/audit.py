@@ -1,11 +1,12 @@
 """The audit Lambda: stream records in, audit items out (:func:`handler`).
 
 Reading top to bottom: typed values (Lambda's stream JSON), building one audit item from one
-record (:func:`build_item`: diff, redaction, size limit), writing a batch (:func:`write_records`),
-and the handler. Every attribute of an item is a function of the record, never of the clock, so
-a redelivered record rewrites the identical item. The first record that cannot be built or
-written is reported in ``batchItemFailures`` with every later one: nothing is dropped and
-per-item order holds. The key layout belongs to the audit pattern (``runtime/patterns/audit``).
+record in wire form (:func:`build_item`: diff, redaction, size limit), writing a batch with
+prepared request bodies (:func:`write_records`, ADR 0059), and the handler. Every attribute of
+an item is a function of the record, never of the clock, so a redelivered record rewrites the
+identical item. The first record that cannot be built or written is reported in
+``batchItemFailures`` with every later one: nothing is dropped and per-item order holds. The key
+layout belongs to the audit pattern (``runtime/patterns/audit``).
 
 See docs/adr/0013-audit-key-layout-and-idempotency.md.
 """
@@ -173,7 +174,7 @@ def _wire_diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, dict[str, 
 
 
 @functools.lru_cache(maxsize=4)
-def _keyed(salt: str) -> Any:
+def _keyed(salt: str) -> hmac.HMAC:
     """The HMAC-SHA256 state after the salt (copied for each value)."""
     return hmac.new(salt.encode("utf-8", "surrogatepass"), digestmod=hashlib.sha256)
 
@@ -184,17 +185,15 @@ class _Hasher:
 
     def __init__(self, salt: str | None) -> None:
         self.salt = salt or ""
-        self.done: dict[int, tuple[Mapping[str, Any], dict[str, str]]] = {}
+        self.done: dict[int, tuple[Mapping[str, Any], str]] = {}
 
     def __call__(self, value: Mapping[str, Any], where: str) -> dict[str, str]:
         seen = self.done.get(id(value))
-        if seen is not None and seen[0] is value:
-            return seen[1]
-        digest = _keyed(self.salt).copy()
-        digest.update(canonical_json(value, where).encode())
-        hashed = {"S": "sha256:" + digest.hexdigest()}
-        self.done[id(value)] = (value, hashed)
-        return hashed
+        if seen is None or seen[0] is not value:
+            digest = _keyed(self.salt).copy()
+            digest.update(canonical_json(value, where).encode())
+            seen = self.done[id(value)] = (value, "sha256:" + digest.hexdigest())
+        return {"S": seen[1]}
 
 
 def _entity(spec: AuditSpec, *images: Mapping[str, Any] | None) -> str:
