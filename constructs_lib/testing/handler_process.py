@@ -25,8 +25,9 @@ __all__ = ["LambdaContext", "inject_faults", "load_handler", "loaded_modules", "
 Handler = Callable[[Any, Any], Any]
 #: Top-level modules of the AWS CDK, reported when the handler's process loaded any.
 CDK_MODULES = ("aws_cdk", "jsii", "constructs")
-#: The botocore method every API call goes through: faults are injected by replacing it.
-_API_CALL = "_make_api_call"
+#: The botocore method every API call goes through: faults are injected by replacing it (and the one
+#: that sends the serialized request).
+_API_CALL, _SEND = "_make_api_call", "_make_request"
 
 
 def load_handler(asset: str, handler: str) -> Handler:
@@ -70,22 +71,38 @@ class LambdaContext:
 
 
 def inject_faults(faults: list[dict[str, str]]) -> None:
-    """Make every botocore call whose operation and JSON parameters match a fault fail with its
-    error code, as a persistent server-side error would (``handlers.Fault``)."""
+    """Make every botocore call whose operation and parameters match a fault fail with its error
+    code, as a persistent server-side error would (``handlers.Fault``). Parameters are matched as
+    given (JSON) and as sent (the request body): a client may prepare the body itself, as the audit
+    writer does (ADR 0059)."""
     import botocore.client
     import botocore.exceptions
 
-    original = getattr(botocore.client.BaseClient, _API_CALL)
+    original, original_request = getattr(botocore.client.BaseClient, _API_CALL), getattr(botocore.client.BaseClient, _SEND)
 
-    def faulty(self: botocore.client.BaseClient, operation_name: str, api_params: dict[str, Any]) -> Any:
-        text = json.dumps(api_params, default=str)
+    def check(operation_name: str, text: str) -> None:
         for fault in faults:
             if fault["operation"] == operation_name and fault["contains"] in text:
                 raise botocore.exceptions.ClientError(
                     {"Error": {"Code": fault["code"], "Message": fault["message"]}}, operation_name)
+
+    def faulty(self: botocore.client.BaseClient, operation_name: str, api_params: dict[str, Any]) -> Any:
+        check(operation_name, json.dumps(api_params, default=str))
         return original(self, operation_name, api_params)
 
+    def faulty_request(self: botocore.client.BaseClient, operation_model: Any, request_dict: dict[str, Any],
+                       request_context: Any) -> Any:
+        body = request_dict.get("body")
+        text = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body or "")
+        try:
+            text = json.dumps(json.loads(text), ensure_ascii=False)  # JSON protocols escape non-ASCII text
+        except ValueError:
+            pass
+        check(operation_model.name, text)
+        return original_request(self, operation_model, request_dict, request_context)
+
     setattr(botocore.client.BaseClient, _API_CALL, faulty)
+    setattr(botocore.client.BaseClient, _SEND, faulty_request)
 
 
 class _Replies:

@@ -45,8 +45,9 @@ class Fault:
     """An AWS error injected into a :class:`LocalFunction`'s process.
 
     Every call of ``operation`` (botocore's name, e.g. ``"BatchWriteItem"``) whose parameters,
-    as JSON, contain ``contains`` fails with ``code`` — after botocore's own retries, as a
-    persistent server-side error would. Use it to make one record a poison record.
+    as JSON (as given, or in the request body sent), contain ``contains`` fails with ``code`` —
+    after botocore's own retries, as a persistent server-side error would. Use it to make one
+    record a poison record.
     """
 
     operation: str

@@ -1,17 +1,19 @@
 """The audit Lambda: stream records in, audit items out (:func:`handler`).
 
 Reading top to bottom: typed values (Lambda's stream JSON), building one audit item from one
-record (:func:`build_item`: diff, redaction, size limit), writing a batch (:func:`write_records`),
-and the handler. Every attribute of an item is a function of the record, never of the clock, so
-a redelivered record rewrites the identical item. The first record that cannot be built or
-written is reported in ``batchItemFailures`` with every later one: nothing is dropped and
-per-item order holds. The key layout belongs to the audit pattern (``runtime/patterns/audit``).
+record in wire form (:func:`build_item`: diff, redaction, size limit), writing a batch with
+prepared request bodies (:func:`write_records`, ADR 0059), and the handler. Every attribute of
+an item is a function of the record, never of the clock, so a redelivered record rewrites the
+identical item. The first record that cannot be built or written is reported in
+``batchItemFailures`` with every later one: nothing is dropped and per-item order holds. The key
+layout belongs to the audit pattern (``runtime/patterns/audit``).
 
 See docs/adr/0013-audit-key-layout-and-idempotency.md.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from .. import _aws, key_segments
 from ..exceptions import DynamoDBError, KeyValueError, RuntimeClientError
 from ..limits import BATCH_WRITE_LIMIT, THROTTLING_CODES
+from ..patterns.audit import wire
 from ..patterns.audit.client import AuditClient
 from ..patterns.audit.keys import audit_pk, day_shard, format_ms, sha256_hex
 from ..patterns.audit.spec import (
@@ -47,7 +50,7 @@ from ..patterns.audit.spec import (
     AuditSpec,
     check_salt,
 )
-from ..patterns.audit.values import b64, binary, number_text, typed_tag, utf8_len
+from ..patterns.audit.values import b64, binary, is_wire, number_text, to_wire, typed_tag, utf8_len
 from ..replication import DELETE_ATTRIBUTE, Replication
 from ..values import wire_item_size
 
@@ -153,9 +156,44 @@ def diff(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> dict[s
     return changes
 
 
-def _hashed(value: Mapping[str, Any], salt: str, where: str) -> dict[str, str]:
-    digest = hmac.new(salt.encode("utf-8", "surrogatepass"), canonical_json(value, where).encode(), hashlib.sha256)
-    return {"S": "sha256:" + digest.hexdigest()}
+def _wire_diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """:func:`diff` of images whose values all passed :func:`is_wire` (so they are valid): values
+    equal as they are need no canonical form, which a changed value alone pays for."""
+    changes: dict[str, dict[str, Any]] = {}
+    for name in sorted(old.keys() | new.keys()):
+        if name in old and name in new:
+            before, after = old[name], new[name]
+            if before == after or _canonical(before, name) == _canonical(after, name):
+                continue
+            changes[name] = {"before": before, "after": after}
+        elif name in old:
+            changes[name] = {"before": old[name]}
+        else:
+            changes[name] = {"after": new[name]}
+    return changes
+
+
+@functools.lru_cache(maxsize=4)
+def _keyed(salt: str) -> hmac.HMAC:
+    """The HMAC-SHA256 state after the salt (copied for each value)."""
+    return hmac.new(salt.encode("utf-8", "surrogatepass"), digestmod=hashlib.sha256)
+
+
+class _Hasher:
+    """Salted hashes of one record's redacted values; the same value object (a change's ``after``
+    and the image's entry) is hashed once."""
+
+    def __init__(self, salt: str | None) -> None:
+        self.salt = salt or ""
+        self.done: dict[int, tuple[Mapping[str, Any], str]] = {}
+
+    def __call__(self, value: Mapping[str, Any], where: str) -> dict[str, str]:
+        seen = self.done.get(id(value))
+        if seen is None or seen[0] is not value:
+            digest = _keyed(self.salt).copy()
+            digest.update(canonical_json(value, where).encode())
+            seen = self.done[id(value)] = (value, "sha256:" + digest.hexdigest())
+        return {"S": seen[1]}
 
 
 def _entity(spec: AuditSpec, *images: Mapping[str, Any] | None) -> str:
@@ -166,7 +204,7 @@ def _entity(spec: AuditSpec, *images: Mapping[str, Any] | None) -> str:
     return UNKNOWN
 
 
-def _actor(spec: AuditSpec, event: str, new: Mapping[str, Any] | None, salt: str | None) -> str:
+def _actor(spec: AuditSpec, event: str, new: Mapping[str, Any] | None, hashed: _Hasher) -> str:
     if event == "EXPIRE":
         return TTL_ACTOR
     if event == "REMOVE" or spec.actor_attribute is None:
@@ -176,10 +214,10 @@ def _actor(spec: AuditSpec, event: str, new: Mapping[str, Any] | None, salt: str
         return UNKNOWN
     if spec.actor_attribute not in spec.redact:
         return str(value["S"])
-    return REDACTED_ACTOR if spec.redaction == "drop" else _hashed(value, salt or "", "actor")["S"]
+    return REDACTED_ACTOR if spec.redaction == "drop" else hashed(value, "actor")["S"]
 
 
-def _redact(spec: AuditSpec, changes: dict[str, Any], image: dict[str, Any] | None, salt: str | None) -> None:
+def _redact(spec: AuditSpec, changes: dict[str, Any], image: dict[str, Any] | None, hashed: _Hasher) -> None:
     for name in spec.redact:
         if spec.redaction == "drop":
             if name in changes:
@@ -188,9 +226,9 @@ def _redact(spec: AuditSpec, changes: dict[str, Any], image: dict[str, Any] | No
                 image.pop(name, None)
             continue
         if name in changes:
-            changes[name] = {side: _hashed(v, salt or "", name) for side, v in changes[name].items()}
+            changes[name] = {side: hashed(v, name) for side, v in changes[name].items()}
         if image is not None and name in image:
-            image[name] = _hashed(image[name], salt or "", name)
+            image[name] = hashed(image[name], name)
 
 
 def _table_key(spec: AuditSpec, keys: Any, seq: str) -> dict[str, Any]:
@@ -207,7 +245,8 @@ def _table_key(spec: AuditSpec, keys: Any, seq: str) -> dict[str, Any]:
 def build_item(record: Mapping[str, Any], spec: AuditSpec, source_table: str, salt: str | None = None) -> dict[str, Any]:
     """The audit item for one Lambda DynamoDB stream record, typed and ready for PutItem.
 
-    Deterministic: the same record, spec and salt always give the identical item.
+    Deterministic: the same record, spec and salt always give the identical item. Values the
+    record holds unchanged may be shared with it, not copied.
 
     Raises
     ------
@@ -217,6 +256,21 @@ def build_item(record: Mapping[str, Any], spec: AuditSpec, source_table: str, sa
     RedactionError
         ``spec`` hashes redacted attributes and ``salt`` is empty.
     """
+    return _for_boto(*_build(record, spec, source_table, salt))
+
+
+def _for_boto(item: dict[str, Any], text: str) -> dict[str, Any]:
+    """The wire item as the low-level boto3 client takes it: binary values as bytes. ``text`` (its
+    JSON) holds ``{"B": "`` or ``{"BS": [`` wherever a binary value is (JSON escapes every quote
+    inside a string); without them there is nothing to convert."""
+    if '{"B": "' in text or '{"BS": [' in text:
+        return {name: _to_boto(value) for name, value in item.items()}
+    return item
+
+
+def _build(record: Mapping[str, Any], spec: AuditSpec, source_table: str, salt: str | None) -> tuple[dict[str, Any], str]:
+    """:func:`build_item` in wire form (binary values as canonical base64 text), and its JSON text
+    as botocore would serialize it (``json.dumps`` with its defaults)."""
     check_salt(spec, salt)
     if not isinstance(source_table, str) or not source_table:
         raise KeyValueError(f"source_table {source_table!r} must be a non-empty table name")
@@ -228,8 +282,8 @@ def build_item(record: Mapping[str, Any], spec: AuditSpec, source_table: str, sa
         raise KeyValueError(f"stream record SequenceNumber {seq!r} must be 1 to {SEQUENCE_DIGITS} decimal digits")
     event = event_kind(record)
     new, old = ddb.get("NewImage"), ddb.get("OldImage")
-    for needed, image, name in ((event in ("INSERT", "MODIFY"), new, "NewImage"), (event != "INSERT", old, "OldImage")):
-        if needed and not isinstance(image, Mapping):
+    for needed, given, name in ((event in ("INSERT", "MODIFY"), new, "NewImage"), (event != "INSERT", old, "OldImage")):
+        if needed and not isinstance(given, Mapping):
             raise KeyValueError(f"{event} record {seq} has no {name}; the audited stream must be NEW_AND_OLD_IMAGES")
     if event not in ("INSERT", "MODIFY"):
         new = None
@@ -241,15 +295,24 @@ def build_item(record: Mapping[str, Any], spec: AuditSpec, source_table: str, sa
     gsi_sk = f"{sk}#{pk}"
     if utf8_len(gsi_sk) > MAX_GSI_SK_BYTES:
         gsi_sk = f"{sk}#{HASHED_PREFIX}{sha256_hex(pk)}"
-    changes = diff(old if event != "INSERT" else None, new)
-    image = dict(new) if new is not None else None
-    _redact(spec, changes, image, salt)
+    before = old if event != "INSERT" else None
+    image: dict[str, Any] | None
+    if all(map(is_wire, keys.values())) and all(map(is_wire, (before or {}).values())) \
+            and all(map(is_wire, (new or {}).values())):  # as Lambda delivers them: used as they are
+        changes = _wire_diff(dict(before or {}), dict(new or {}))
+        image = dict(new) if new is not None else None
+    else:  # diff() checks every value (raising for a malformed one); then the wire form of each
+        changes = {n: {side: to_wire(v) for side, v in c.items()} for n, c in diff(before, new).items()}
+        image = {n: to_wire(v) for n, v in new.items()} if new is not None else None
+        keys = {a: to_wire(v) for a, v in keys.items()}
+    hashed = _Hasher(salt)
+    _redact(spec, changes, image, hashed)
     item: dict[str, Any] = {
         PK: {"S": pk}, SK: {"S": sk},
         GSI1PK: {"S": f"DAY#{changed_at[:10]}#{day_shard(spec, pk):03d}"}, GSI1SK: {"S": gsi_sk},
         "_type": {"S": AUDIT_TYPE}, "source_table": {"S": source_table}, "entity": {"S": _entity(spec, new, old)},
         "key": {"M": keys}, "event": {"S": event}, "changed": {"L": [{"S": n} for n in changes]},
-        "changes": {"M": {n: {"M": c} for n, c in changes.items()}}, "actor": {"S": _actor(spec, event, new, salt)},
+        "changes": {"M": {n: {"M": c} for n, c in changes.items()}}, "actor": {"S": _actor(spec, event, new, hashed)},
         "changed_at": {"S": changed_at}, "sequence_number": {"S": seq},
     }
     if image is not None:
@@ -258,8 +321,17 @@ def build_item(record: Mapping[str, Any], spec: AuditSpec, source_table: str, sa
         item["event_id"] = {"S": record["eventID"]}
     if spec.retention_seconds is not None:
         item[spec.audit_ttl_attribute] = {"N": str(ms // 1000 + spec.retention_seconds)}
-    _fit(item, spec)
-    return {name: _to_boto(value) for name, value in item.items()}
+    text = _json(item)
+    if len(text) > MAX_ITEM_BYTES:  # the JSON text is never shorter than the item's size (ADR 0059)
+        _fit(item, spec)
+        text = _json(item)
+    return item, text
+
+
+def _json(item: Mapping[str, Any]) -> str:
+    """A wire item's JSON text as botocore's JSON serializer writes it (``json.dumps`` defaults: ASCII
+    with escapes, ``", "`` and ``": "``), so it can go into the request body as it is."""
+    return json.dumps(item)
 
 
 def _fit(item: dict[str, Any], spec: AuditSpec) -> None:
@@ -312,11 +384,11 @@ def write_records(
         A record has no ``dynamodb.SequenceNumber`` (it could not be reported as a failure).
     """
     seqs = [_sequence_of(record, n) for n, record in enumerate(records)]
-    items: list[dict[str, Any]] = []
+    items: list[tuple[dict[str, Any], str]] = []
     error: str | None = None
     for record in records:
         try:
-            items.append(build_item(record, spec, source_table, salt))
+            items.append(_build(record, spec, source_table, salt))
         except RuntimeClientError as exc:  # KeyValueError, RedactionError: this record cannot be audited
             error = f"cannot build the audit record: {exc}"
             break
@@ -348,29 +420,59 @@ def _sequence_of(record: Any, position: int) -> str:
     return seq
 
 
-def _write_chunk(client: BaseClient, table: str, chunk: list[dict[str, Any]], retries: int) -> tuple[int, str | None]:
-    """Write ≤ 25 items; return (how many leading items are stored, error or None)."""
-    position = {(item[PK]["S"], item[SK]["S"]): n for n, item in enumerate(chunk)}
-    result = _aws.batch_write_chunk(
-        client, table, [{"PutRequest": {"Item": item}} for item in chunk], retries=retries, retry_codes=THROTTLING_CODES
-    )
-    if result.error is not None and result.error.code not in THROTTLING_CODES:  # e.g. ValidationException
-        return _put_each(client, table, chunk, retries, result.error)  # find the bad item
-    if not result.unprocessed:
-        return len(chunk), None
-    problem = str(result.error) if result.error is not None else f"{len(result.unprocessed)} item(s) unprocessed (throttling)"
-    pending = [position[(r["PutRequest"]["Item"][PK]["S"], r["PutRequest"]["Item"][SK]["S"])] for r in result.unprocessed]
+def _write_chunk(client: BaseClient, table: str, chunk: list[tuple[dict[str, Any], str]],
+                 retries: int) -> tuple[int, str | None]:
+    """Write ≤ 25 items; return (how many leading items are stored, error or None).
+
+    One BatchWriteItem, then the items DynamoDB left unprocessed (and a throttled call) again with
+    jittered exponential backoff, up to ``retries`` times; another error: item by item."""
+    position = {(item[PK]["S"], item[SK]["S"]): n for n, (item, _) in enumerate(chunk)}
+    pending, cause = list(range(len(chunk))), None
+    for attempt in range(retries + 1):
+        if attempt:
+            _aws.sleep(_aws.backoff(attempt - 1))
+        try:
+            left = _batch_write(client, table, [chunk[n] for n in pending])
+        except DynamoDBError as exc:
+            cause = exc
+            if exc.code not in THROTTLING_CODES:  # e.g. ValidationException: find the bad item
+                return _put_each(client, table, chunk, retries, exc)
+            continue
+        cause, pending = None, [position[key] for key in left]
+        if not pending:
+            return len(chunk), None
+    problem = str(cause) if cause is not None else f"{len(pending)} item(s) unprocessed (throttling)"
     return min(pending), f"BatchWriteItem still incomplete after {retries} retries: {problem}"
 
 
-def _put_each(client: BaseClient, table: str, chunk: list[dict[str, Any]], retries: int,
+def _batch_write(client: BaseClient, table: str, items: list[tuple[dict[str, Any], str]]) -> list[tuple[str, str]]:
+    """One BatchWriteItem of ``items``; the keys (PK, SK) of those DynamoDB left unprocessed.
+
+    A botocore client gets the body built from the items' JSON text (:mod:`..patterns.audit.wire`:
+    what botocore would serialize, without its per-value validation and serialization); any other
+    client, the request items."""
+    if wire.usable(client):
+        try:
+            response = wire.send_body(client, table, wire.body(table, [text for _, text in items]))
+        except wire.NotSwapped as exc:
+            logger.warning(json.dumps({"msg": "the client did not take the prepared body; sending request items",
+                                       "error": str(exc)}))
+            return _batch_write(client, table, items)
+    else:
+        response = _aws.call(client, "batch_write_item",
+                             RequestItems={table: [{"PutRequest": {"Item": _for_boto(*built)}} for built in items]})
+    left = (response.get("UnprocessedItems") or {}).get(table) or []
+    return [(r["PutRequest"]["Item"][PK]["S"], r["PutRequest"]["Item"][SK]["S"]) for r in left]
+
+
+def _put_each(client: BaseClient, table: str, chunk: list[tuple[dict[str, Any], str]], retries: int,
               cause: DynamoDBError) -> tuple[int, str | None]:
     logger.warning(json.dumps({"msg": "BatchWriteItem refused; writing item by item to isolate the bad record",
                                "error": str(cause)}))
-    for n, item in enumerate(chunk):
+    for n, built in enumerate(chunk):
         for attempt in range(retries + 1):
             try:
-                _aws.call(client, "put_item", TableName=table, Item=item)
+                _aws.call(client, "put_item", TableName=table, Item=_for_boto(*built))
                 break
             except DynamoDBError as exc:
                 if exc.code not in THROTTLING_CODES or attempt == retries:
