@@ -12,7 +12,7 @@ Two figures (see ``benchmarks/README.md``):
    ``python3.X -B -c "import boto3; import <handler module>"`` with the asset directory as
    shipped (its bytecode included) on ``PYTHONPATH``, run interleaved; each child times its
    imports with ``perf_counter`` and prints them, so interpreter start-up is not in the figure.
-   Goal ≤ 15 ms.
+   Goal ≤ 10 ms for every handler; a row names the worst one (highest median) and repeats its figure.
 """
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ NEEDS_DYNAMODB = False
 
 #: Zipped asset goal (KB, 1 KB = 1,024 bytes).
 SIZE_GOAL_KB = 100
-#: Extra import time goal over `import boto3` (ms).
-IMPORT_GOAL_MS = 15
+#: Extra import time goal over `import boto3` (ms), for every handler.
+IMPORT_GOAL_MS = 10
 #: Modules a bundled handler must never import.
 FORBIDDEN = ("aws_cdk", "jsii", "constructs")
 
@@ -270,13 +270,16 @@ def _imports(assets: list[LambdaAsset], plan: Plan, work: Path) -> tuple[list[Ro
     rows = [Row.measured("import time in a fresh interpreter", base, "ms", base_total, baseline=True)]
     problems = []
     from_bytecode: dict[str, int] = {}
+
+    def ratios(n: str) -> list[float]:
+        total = [b + e for b, e in zip(ms(n, "boto3"), ms(n, "extra"), strict=True)]
+        return [t / b for t, b in zip(total, base_total, strict=True)]
+
     for name, (a, source_name) in shipped.items():
         for n, goal in ((name, f"≤ {IMPORT_GOAL_MS} ms extra"), (source_name, "none (context: source only)")):
             extra = ms(n, "extra")
-            total = [b + e for b, e in zip(ms(n, "boto3"), extra, strict=True)]
-            ratios = [t / b for t, b in zip(total, base_total, strict=True)]
             rows.append(Row.measured("extra import time over import boto3 (measured in the child)", n, "ms", extra,
-                                     ratios=ratios, goal=goal,
+                                     ratios=ratios(n), goal=goal,
                                      met=Stats.of(extra).median <= IMPORT_GOAL_MS if n == name else None))
             for r in timed[n]:
                 where = str(r["file"] or "")
@@ -287,6 +290,14 @@ def _imports(assets: list[LambdaAsset], plan: Plan, work: Path) -> tuple[list[Ro
                     problems.append(f"{n}: {r['from_bytecode']} modules came from bytecode")
             if n == name:
                 from_bytecode[a.module] = int(timed[n][-1]["from_bytecode"])  # type: ignore[call-overload]
+    # The goal holds for every handler: one row names the worst (highest median, as shipped) and repeats it.
+    worst = max(shipped, key=lambda n: Stats.of(ms(n, "extra")).median)
+    worst_extra = ms(worst, "extra")
+    rows.append(Row.measured(
+        "worst handler: extra import time over import boto3 (measured in the child)",
+        f"{shipped[worst][0].module} (worst of {len(shipped)} handler modules, as shipped)", "ms", worst_extra,
+        ratios=ratios(worst), goal=f"≤ {IMPORT_GOAL_MS} ms extra, every handler",
+        met=all(Stats.of(ms(n, "extra")).median <= IMPORT_GOAL_MS for n in shipped)))
     paired = {
         name: [b_h + e - b for b_h, e, b in zip(ms(name, "boto3"), ms(name, "extra"), base_total, strict=True)]
         for name in shipped

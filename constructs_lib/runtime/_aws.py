@@ -11,9 +11,9 @@ import contextvars
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack, cast
 
+from ._records import record
 from .exceptions import (
     BatchIncompleteError,
     ConditionFailedError,
@@ -301,7 +301,7 @@ def batch_get(
     return found
 
 
-@dataclass
+@record
 class ChunkWrite:
     """What :func:`batch_write_chunk` achieved: the requests written (in the order DynamoDB took
     them), those still unprocessed, and the error that stopped it (None if none did)."""
@@ -309,6 +309,10 @@ class ChunkWrite:
     written: list[dict[str, Any]]
     unprocessed: list[dict[str, Any]]
     error: DynamoDBError | None = None
+
+    def __init__(self, written: list[dict[str, Any]], unprocessed: list[dict[str, Any]],
+                 error: DynamoDBError | None = None) -> None:
+        self.written, self.unprocessed, self.error = written, unprocessed, error
 
 
 def batch_write_chunk(

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import key_segments
+from ._records import frozen_record
 from .exceptions import InvalidConditionError, KeyValueError, UnknownAttributeError
 from .values import check_attribute_name, to_dynamo
 
@@ -253,13 +253,16 @@ class Placeholders:
         return out
 
 
-@dataclass(frozen=True)
+@frozen_record
 class Rendered:
     """An expression's text and its placeholders (values as Python values, not yet serialized)."""
 
     text: str
     names: dict[str, str]
     values: dict[str, Any]
+
+    def __init__(self, text: str, names: dict[str, str], values: dict[str, Any]) -> None:
+        self.__dict__.update(text=text, names=names, values=values)
 
 
 class Attributes:

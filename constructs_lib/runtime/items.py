@@ -14,11 +14,11 @@ and every secondary index's — is a function of the item's own attributes:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from . import _aws, key_segments, keys, sharding, ttl
+from ._records import record
 from .exceptions import (
     ItemValidationError,
     KeyValueError,
@@ -35,17 +35,26 @@ if TYPE_CHECKING:
 
 
 
-@dataclass
+@record
 class UpdatePlan:
-    """Attribute changes for one UpdateItem, derived keys included."""
+    """Attribute changes for one UpdateItem, derived keys included (each empty unless given)."""
 
-    set: dict[str, Any] = field(default_factory=dict)
-    remove: list[str] = field(default_factory=list)
-    add: dict[str, Any] = field(default_factory=dict)
-    delete: dict[str, Any] = field(default_factory=dict)
+    set: dict[str, Any]
+    remove: list[str]
+    add: dict[str, Any]
+    delete: dict[str, Any]
     #: Upserts only: required attributes the update does not write; creating the item without
     #: them is refused (the update then applies only to an existing item).
-    create_missing: list[str] = field(default_factory=list)
+    create_missing: list[str]
+
+    def __init__(self, set: dict[str, Any] | None = None, remove: list[str] | None = None,  # noqa: A002
+                 add: dict[str, Any] | None = None, delete: dict[str, Any] | None = None,
+                 create_missing: list[str] | None = None) -> None:
+        self.set = {} if set is None else set
+        self.remove = [] if remove is None else remove
+        self.add = {} if add is None else add
+        self.delete = {} if delete is None else delete
+        self.create_missing = [] if create_missing is None else create_missing
 
 
 class ItemMapper:

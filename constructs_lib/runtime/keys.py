@@ -30,21 +30,22 @@ UPPER = key_segments.UPPER_BOUND
 
 _MISSING = object()
 
-# What buckets.bucket() produces for each granularity (strptime format; None = ISO week).
-_BUCKET_FORMATS: dict[str, tuple[re.Pattern[str], str | None]] = {
-    "year": (re.compile(r"[0-9]{4}"), "%Y"),
-    "month": (re.compile(r"[0-9]{4}-[0-9]{2}"), "%Y-%m"),
-    "day": (re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}"), "%Y-%m-%d"),
-    "hour": (re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}"), "%Y-%m-%dT%H"),
-    "minute": (re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}"), "%Y-%m-%dT%H:%M"),
-    "week": (re.compile(r"([0-9]{4})-W([0-9]{2})"), None),
+# What buckets.bucket() produces for each granularity (strptime format; None = ISO week). The
+# patterns compile on first use (re's cache): only models with time-bucketed keys parse buckets.
+_BUCKET_FORMATS: dict[str, tuple[str, str | None]] = {
+    "year": (r"[0-9]{4}", "%Y"),
+    "month": (r"[0-9]{4}-[0-9]{2}", "%Y-%m"),
+    "day": (r"[0-9]{4}-[0-9]{2}-[0-9]{2}", "%Y-%m-%d"),
+    "hour": (r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}", "%Y-%m-%dT%H"),
+    "minute": (r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}", "%Y-%m-%dT%H:%M"),
+    "week": (r"([0-9]{4})-W([0-9]{2})", None),
 }
 
 
 def _parse_bucket(text: str, granularity: str, *, key: str, field: str) -> str:
     """Return a bucket component as text, rejecting anything :func:`buckets.bucket` cannot produce."""
     pattern, fmt = _BUCKET_FORMATS[granularity]
-    match = pattern.fullmatch(text)
+    match = re.fullmatch(pattern, text)
     try:
         if match is None:
             raise ValueError

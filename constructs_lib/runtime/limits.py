@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+#: Largest shard count a counter family may use (exact reads then take 10 BatchGetItem calls).
+MAX_COUNTER_SHARDS = 1000
 #: Write capacity one partition sustains per second (a write of up to :data:`WCU_BYTES` costs 1 WCU).
 PARTITION_WCU = 1000
 #: Read capacity one partition sustains per second.
@@ -26,6 +28,7 @@ MAX_EXPRESSION_BYTES = 4096
 THROTTLING_CODES = frozenset({"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"})
 
 __all__ = [
-    "BATCH_GET_LIMIT", "BATCH_WRITE_LIMIT", "MAX_EXPRESSION_BYTES", "MAX_ITEM_BYTES", "MAX_NAME_BYTES", "MAX_PK_BYTES",
-    "MAX_SK_BYTES", "PARTITION_RCU", "PARTITION_WCU", "THROTTLING_CODES", "TRANSACTION_LIMIT", "WCU_BYTES",
+    "BATCH_GET_LIMIT", "BATCH_WRITE_LIMIT", "MAX_COUNTER_SHARDS", "MAX_EXPRESSION_BYTES", "MAX_ITEM_BYTES",
+    "MAX_NAME_BYTES", "MAX_PK_BYTES", "MAX_SK_BYTES", "PARTITION_RCU", "PARTITION_WCU", "THROTTLING_CODES",
+    "TRANSACTION_LIMIT", "WCU_BYTES",
 ]

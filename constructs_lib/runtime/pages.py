@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
+
+from ._records import frozen_record
 
 #: What a page holds: decoded items (``dict[str, Any]``), or an entity's ``TypedDict`` in a
 #: generated typed module (``Page[OrderItem]``).
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
+@frozen_record
 class Page(Generic[T]):
     """One page of query results; ``cursor`` is None on the last page."""
 
     items: list[T]
     cursor: str | None
+
+    def __init__(self, items: list[T], cursor: str | None) -> None:
+        self.__dict__.update(items=items, cursor=cursor)
 
     def __iter__(self) -> Iterator[T]:
         return iter(self.items)

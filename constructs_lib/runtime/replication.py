@@ -17,9 +17,9 @@ import os
 import re
 import secrets
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from ._records import frozen_record
 from .environment import ENV_REGION, ENV_REPLICA_REGIONS
 from .exceptions import ConditionFailedError, ReplicatedDeleteError, SettingsError, UpdateRejectedError
 
@@ -44,7 +44,7 @@ def check_region(region: Any, what: str) -> str:
     return region
 
 
-@dataclass(frozen=True)
+@frozen_record
 class Replication:
     """The writing region of a function on a replicated table, and the table's regions.
 
@@ -59,7 +59,8 @@ class Replication:
     region: str
     regions: tuple[str, ...]
 
-    def __post_init__(self) -> None:
+    def __init__(self, region: str, regions: tuple[str, ...]) -> None:
+        self.__dict__.update(region=region, regions=regions)
         check_region(self.region, "region")
         regions = tuple(self.regions)
         for name in regions:
@@ -71,7 +72,7 @@ class Replication:
                 f"region {self.region!r} is not a replica region of the table ({', '.join(regions)}); "
                 "a function writes to the replica of its own region"
             )
-        object.__setattr__(self, "regions", regions)
+        self.__dict__["regions"] = regions
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> Replication | None:

@@ -8,12 +8,12 @@ exactly what a plain put does (derived keys, create-only, optimistic locking, TT
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from . import _aws, keys, ttl
+from ._records import frozen_record
 from .exceptions import (
     ConditionFailedError,
     ConditionNotMetError,
@@ -77,7 +77,7 @@ class Expression:
         return params
 
 
-@dataclass(frozen=True)
+@frozen_record
 class Request:
     """One write: the DynamoDB parameters plus what is needed to explain a failed condition."""
 
@@ -96,6 +96,15 @@ class Request:
     #: The model's own condition, to tell whose failed: None, ("absent",), ("present",), ("never",),
     #: ("version", attribute, n) or ("unversioned", attribute) — see :func:`own_condition_held`.
     own: tuple[Any, ...] | None = None
+
+    def __init__(
+        self, operation: str, params: dict[str, Any], entity: str, key: dict[str, Any], kind: str,
+        expected_version: int | None = None, create_missing: tuple[str, ...] = (), item: dict[str, Any] | None = None,
+        condition: Condition | None = None, own: tuple[Any, ...] | None = None,
+    ) -> None:
+        self.__dict__.update(operation=operation, params=params, entity=entity, key=key, kind=kind,
+                             expected_version=expected_version, create_missing=create_missing, item=item,
+                             condition=condition, own=own)
 
     def user_condition_failed(self, old_item: Mapping[str, Any] | None) -> bool:
         """Whether a failed condition was the caller's: the model's own held on ``old_item``."""

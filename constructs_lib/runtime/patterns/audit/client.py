@@ -10,11 +10,11 @@ from __future__ import annotations
 import heapq
 import os
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Unpack
 
 from ... import _aws, contract, key_segments
+from ..._records import frozen_record
 from ...cursors import CursorSigner, derive_cursor_key
 from ...environment import (
     ENV_AUDIT_SALT,
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 
 # Reading the trail ------------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@frozen_record
 class AuditRecord:
     """One change of one source item, values deserialized (numbers as Decimal, like boto3).
 
@@ -68,6 +68,17 @@ class AuditRecord:
     values_omitted: bool = False
     changes_omitted: bool = False
 
+    def __init__(
+        self, key: dict[str, Any], entity: str, event: str, changed: tuple[str, ...],
+        changes: dict[str, dict[str, Any]], actor: str, changed_at: datetime, sequence_number: str,
+        event_id: str | None, image: dict[str, Any] | None, source_table: str, image_omitted: bool = False,
+        values_omitted: bool = False, changes_omitted: bool = False,
+    ) -> None:
+        self.__dict__.update(
+            key=key, entity=entity, event=event, changed=changed, changes=changes, actor=actor, changed_at=changed_at,
+            sequence_number=sequence_number, event_id=event_id, image=image, source_table=source_table,
+            image_omitted=image_omitted, values_omitted=values_omitted, changes_omitted=changes_omitted)
+
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> AuditRecord:
         """From a typed audit item as GetItem/Query return it."""
@@ -82,12 +93,15 @@ class AuditRecord:
         )
 
 
-@dataclass(frozen=True)
+@frozen_record
 class AuditPage:
     """One page of an item's history, newest first; ``cursor`` is None on the last page."""
 
     records: list[AuditRecord]
     cursor: str | None
+
+    def __init__(self, records: list[AuditRecord], cursor: str | None) -> None:
+        self.__dict__.update(records=records, cursor=cursor)
 
     def __iter__(self) -> Iterator[AuditRecord]:
         return iter(self.records)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from ..._records import frozen_record
 from ...environment import ENV_AUDIT_SALT, ENV_AUDIT_SALT_SECRET
 from ...exceptions import RedactionError, SettingsError
 
@@ -36,7 +36,7 @@ MAX_EPOCH_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
 
 
 # The spec: what the construct tells the runtime --------------------------------------------------
-@dataclass(frozen=True)
+@frozen_record
 class AuditSpec:
     """How the audit function reads the source table and writes the audit table.
 
@@ -74,7 +74,18 @@ class AuditSpec:
     retention_seconds: int | None = None
     audit_ttl_attribute: str = "expires_at"
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self, source_pk_attribute: str = "PK", source_sk_attribute: str | None = "SK", entity_attribute: str = "_type",
+        actor_attribute: str | None = "updated_by", redact: tuple[str, ...] = (), redaction: str = "hash",
+        day_shards: int = 8, retention_seconds: int | None = None, audit_ttl_attribute: str = "expires_at",
+    ) -> None:
+        self.__dict__.update(
+            source_pk_attribute=source_pk_attribute, source_sk_attribute=source_sk_attribute,
+            entity_attribute=entity_attribute, actor_attribute=actor_attribute, redact=redact, redaction=redaction,
+            day_shards=day_shards, retention_seconds=retention_seconds, audit_ttl_attribute=audit_ttl_attribute)
+        self._check()
+
+    def _check(self) -> None:
         for name in ("source_pk_attribute", "entity_attribute", "audit_ttl_attribute"):
             _check_name(name, getattr(self, name))
         for name in ("source_sk_attribute", "actor_attribute"):
@@ -84,7 +95,7 @@ class AuditSpec:
             raise SettingsError(f"source_sk_attribute {self.source_sk_attribute!r} must differ from source_pk_attribute")
         if isinstance(self.redact, str) or not isinstance(self.redact, (tuple, list)):
             raise SettingsError(f"redact {self.redact!r} must be a sequence of attribute names (a str is not one)")
-        object.__setattr__(self, "redact", tuple(self.redact))
+        self.__dict__["redact"] = tuple(self.redact)
         for name in self.redact:
             _check_name("redact entry", name)
             if name in self.key_attributes:

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 
+from ..._records import frozen_record
 from ...exceptions import BackfillError
 
 _JOB_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
-@dataclass(frozen=True)
+@frozen_record
 class BackfillSpec:
     """A backfill job.
 
@@ -41,7 +42,15 @@ class BackfillSpec:
     page_size: int = 100
     max_attempts: int = 5
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self, job_id: str = "default", segments: int = 4, wcu_per_second: float = 100.0,
+        indexes: tuple[str, ...] | None = None, page_size: int = 100, max_attempts: int = 5,
+    ) -> None:
+        self.__dict__.update(job_id=job_id, segments=segments, wcu_per_second=wcu_per_second, indexes=indexes,
+                             page_size=page_size, max_attempts=max_attempts)
+        self._check()
+
+    def _check(self) -> None:
         if not isinstance(self.job_id, str) or not _JOB_RE.match(self.job_id):
             raise BackfillError(f"backfill job_id {self.job_id!r} must be 1-64 characters of A-Z a-z 0-9 _ . -")
         if isinstance(self.segments, bool) or not isinstance(self.segments, int) or not 1 <= self.segments <= 1000:
@@ -53,7 +62,7 @@ class BackfillSpec:
         if not isinstance(self.max_attempts, int) or self.max_attempts < 1:
             raise BackfillError(f"backfill max_attempts {self.max_attempts!r} must be a positive int")
         if self.indexes is not None:
-            object.__setattr__(self, "indexes", tuple(self.indexes))
+            self.__dict__["indexes"] = tuple(self.indexes)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)

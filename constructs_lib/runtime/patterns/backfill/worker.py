@@ -14,10 +14,10 @@ import math
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ... import _aws
+from ..._records import record
 from ...exceptions import (
     BackfillError,
     ConditionFailedError,
@@ -44,14 +44,24 @@ MAX_FAILURES_KEPT = 100
 COUNTERS = ("scanned", "updated", "unchanged", "skipped", "conflicts", "failed", "vanished")
 
 
-@dataclass
+@record
 class SegmentState:
+    """Where one Scan segment of a job is: its cursor, whether it is done, counts (each of
+    :data:`COUNTERS`, zero unless given), WCU consumed and kept failures (none unless given)."""
+
     segment: int
-    cursor: dict[str, Any] | None = None
-    done: bool = False
-    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))
-    consumed_wcu: float = 0.0
-    failures: list[dict[str, Any]] = field(default_factory=list)
+    cursor: dict[str, Any] | None
+    done: bool
+    counts: dict[str, int]
+    consumed_wcu: float
+    failures: list[dict[str, Any]]
+
+    def __init__(self, segment: int, cursor: dict[str, Any] | None = None, done: bool = False,
+                 counts: dict[str, int] | None = None, consumed_wcu: float = 0.0,
+                 failures: list[dict[str, Any]] | None = None) -> None:
+        self.segment, self.cursor, self.done, self.consumed_wcu = segment, cursor, done, consumed_wcu
+        self.counts = dict.fromkeys(COUNTERS, 0) if counts is None else counts
+        self.failures = [] if failures is None else failures
 
 
 class BackfillWorker:

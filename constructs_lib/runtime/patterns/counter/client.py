@@ -10,11 +10,11 @@ import os
 import random
 import secrets
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Unpack
 
 from ... import _aws, contract, tokens
+from ..._records import frozen_record
 from ...environment import ENV_COUNTER_PREFIX, ENV_REGION
 from ...exceptions import (
     ConditionFailedError,
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 
 # Values returned ----------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@frozen_record
 class CounterValue:
     """A counter's value.
 
@@ -59,8 +59,11 @@ class CounterValue:
     aggregated_at: datetime | None
     exact: bool = False
 
+    def __init__(self, counter_id: str, total: int, aggregated_at: datetime | None, exact: bool = False) -> None:
+        self.__dict__.update(counter_id=counter_id, total=total, aggregated_at=aggregated_at, exact=exact)
 
-@dataclass(frozen=True)
+
+@frozen_record
 class Increment:
     """What :meth:`CounterClient.increment` did.
 
@@ -72,6 +75,9 @@ class Increment:
     shard: int
     by: int
     duplicate: bool = False
+
+    def __init__(self, counter_id: str, shard: int, by: int, duplicate: bool = False) -> None:
+        self.__dict__.update(counter_id=counter_id, shard=shard, by=by, duplicate=duplicate)
 
 
 # The client ---------------------------------------------------------------------------------------------------------

@@ -11,10 +11,10 @@ import math
 from dataclasses import dataclass
 
 from ...exceptions import SettingsError
-from ...limits import PARTITION_WCU, WCU_BYTES
+from ...limits import MAX_COUNTER_SHARDS, PARTITION_WCU, WCU_BYTES
 
 #: Largest shard count a family may use (exact reads then take 10 BatchGetItem calls).
-MAX_SHARDS = 1000
+MAX_SHARDS = MAX_COUNTER_SHARDS
 DEFAULT_HEADROOM = 1.2
 
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from ... import key_segments
+from ..._records import frozen_record
 from ...environment import ENV_COUNTER_PREFIX
 from ...exceptions import KeyValueError, SettingsError
-from .sizing import MAX_SHARDS
+from ...limits import MAX_COUNTER_SHARDS as MAX_SHARDS
 
 # Layout -----------------------------------------------------------------------------------------------
 PREFIX = "COUNTER"
@@ -47,7 +47,7 @@ _REGION_RE = re.compile(r"[a-z][a-z0-9-]{1,30}[a-z0-9]")
 
 
 # The spec: what the construct tells the runtime ------------------------------------------------------------
-@dataclass(frozen=True)
+@frozen_record
 class CounterSpec:
     """One counter family as synthesized: its name, shard count and the table's attribute names.
 
@@ -82,7 +82,17 @@ class CounterSpec:
     idempotency_ttl_seconds: int | None = None
     regions: tuple[str, ...] = ()
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self, family: str, shards: int, pk_attribute: str = "PK", sk_attribute: str = "SK",
+        entity_attribute: str = "_type", ttl_attribute: str | None = None, idempotency_ttl_seconds: int | None = None,
+        regions: tuple[str, ...] = (),
+    ) -> None:
+        self.__dict__.update(family=family, shards=shards, pk_attribute=pk_attribute, sk_attribute=sk_attribute,
+                             entity_attribute=entity_attribute, ttl_attribute=ttl_attribute,
+                             idempotency_ttl_seconds=idempotency_ttl_seconds, regions=regions)
+        self._check()
+
+    def _check(self) -> None:
         regions = tuple(self.regions)
         for region in regions:
             if not isinstance(region, str) or not _REGION_RE.fullmatch(region):
@@ -95,7 +105,7 @@ class CounterSpec:
                 f"counter family {self.family!r}: regions {list(regions)!r} must be two or more distinct replica "
                 "regions, or empty for a single-region table"
             )
-        object.__setattr__(self, "regions", regions)
+        self.__dict__["regions"] = regions
         if not isinstance(self.family, str) or not _FAMILY_RE.fullmatch(self.family):
             raise SettingsError(
                 f"counter family {self.family!r} must match [a-z][a-z0-9_]{{0,47}} (lowercase, starts with a letter)"
