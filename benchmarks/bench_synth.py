@@ -331,7 +331,10 @@ def _inprocess_figure(dirs: Outdirs, assets: Path, plan: Plan, *, parity: bool) 
                      goal=f"≤ {INPROCESS_GOAL:.2f}× (same templates)",
                      met=Stats.of(t.time_ratio(ours)).median <= INPROCESS_GOAL and parity),
     ]
-    bundle_ms, build_ms, calls = _bundling_share(dirs)
+    ours_profile = profile_build(lambda: build_covered(str(dirs.new("app-profile"))).synth())
+    hand_profile = profile_build(
+        lambda: handwritten_app.build_app(str(dirs.new("hand-profile")), assets=assets).synth())
+    spots = "; ".join(f"{label} {ms:,.0f} ms" for label, ms in ours_profile.spots.items())
     notes = [
         (f"In-process: one Python process that has imported aws_cdk (jsii/Node already running) builds a new "
          f"`cdk.App` with the two stacks and calls `app.synth()` into a fresh directory — app.py's stacks built as its "
@@ -340,36 +343,67 @@ def _inprocess_figure(dirs: Outdirs, assets: Path, plan: Plan, *, parity: bool) 
          f"This isolates what the constructs cost (model validation, derived grants and filters, asset bundling, "
          f"more jsii calls) from process and jsii start-up. app.py's asset staging is content-addressed "
          f"(`{tempfile.gettempdir()}/constructs-lib-assets/<hash>`), so after the first build a rebuild only "
-         f"reads and prepares the bundled files. Where the time goes: in one more, untimed build with a timer around "
-         f"`constructs_lib.assets.bundling.bundle`, its {calls} calls (one per generated function) took "
-         f"{bundle_ms:,.0f} ms of the build's {build_ms:,.0f} ms."),
+         f"reads and prepares the bundled files."),
+        (f"Where the time goes (one more, untimed build of each under cProfile, which inflates Python-heavy work): "
+         f"app.py's stacks took {ours_profile.total_ms:,.0f} ms with {ours_profile.round_trips} jsii round trips "
+         f"({ours_profile.jsii_ms:,.0f} ms waiting for the kernel's answers); the hand-written app "
+         f"{hand_profile.total_ms:,.0f} ms with {hand_profile.round_trips} round trips ({hand_profile.jsii_ms:,.0f} ms "
+         f"waiting). app.py's own spots (cumulative, overlapping): {spots}. Before docs/adr/0056-synth-cost.md the "
+         "same profile found the import analysis of the bundled runtime redone for every function (a third of the "
+         "build) and 979 round trips (185 of them re-reading the table's name and creating one `Duration` per metric)."),
     ]
     return rows, notes
 
 
-def _bundling_share(dirs: Outdirs) -> tuple[float, float, int]:
-    """``(ms in _bundling.bundle, ms of the whole build + synth, calls)`` of one build of the covered stacks."""
-    from constructs_lib.assets import bundling as _bundling
+@dataclass(frozen=True)
+class BuildProfile:
+    """One build + synth under cProfile: total, jsii round trips and the time spent waiting for them, and
+    named spots of constructs_lib (cumulative ms)."""
 
-    original = _bundling.bundle
-    spent = [0.0, 0]
+    total_ms: float
+    round_trips: int
+    jsii_ms: float
+    spots: dict[str, float]
 
-    def timed(*args: Any, **kwargs: Any) -> Any:
-        started = time.perf_counter()
-        try:
-            return original(*args, **kwargs)
-        finally:
-            spent[0] += time.perf_counter() - started
-            spent[1] += 1
 
-    _bundling.bundle = timed  # type: ignore[assignment]
+#: Profile spots: label → (file suffix, function name) whose cumulative time is reported.
+SPOTS = {
+    "asset bundling": ("constructs_lib/assets/bundling.py", "bundle"),
+    "its import analysis": ("constructs_lib/assets/bytecode.py", "import_path"),
+    "operations view": ("constructs_lib/constructs/operations/construct.py", "__init__"),
+    "model docs and contract files": ("constructs_lib/docgen/cloud_assembly.py", "write_model_docs"),
+}
+
+
+def profile_build(build: Callable[[], object]) -> BuildProfile:
+    """Run ``build`` once under cProfile, counting the requests sent to the jsii kernel."""
+    import cProfile
+    import pstats
+
+    from jsii._kernel.providers import process as jsii_process
+
+    original = jsii_process._NodeProcess.send
+    sent = [0]
+
+    def counted(self: Any, request: Any, response_type: Any) -> Any:
+        sent[0] += 1
+        return original(self, request, response_type)
+
+    jsii_process._NodeProcess.send = counted
+    profile = cProfile.Profile()
     try:
         started = time.perf_counter()
-        build_covered(str(dirs.new("app-bundling"))).synth()
+        profile.runcall(build)
         total = time.perf_counter() - started
     finally:
-        _bundling.bundle = original  # type: ignore[assignment]
-    return spent[0] * 1000, total * 1000, int(spent[1])
+        jsii_process._NodeProcess.send = original
+    stats: dict[tuple[str, int, str], tuple[Any, ...]] = pstats.Stats(profile).stats
+
+    def cumulative(suffix: str, name: str) -> float:
+        return 1000 * sum(v[3] for (file, _, func), v in stats.items() if file.endswith(suffix) and func == name)
+
+    return BuildProfile(total * 1000, sent[0], cumulative(jsii_process.__file__, "_next_message"),
+                        {label: cumulative(*where) for label, where in SPOTS.items()})
 
 
 # -----------------------------------------------------------------------------------------------
