@@ -87,7 +87,12 @@ def _mapper(model: Model) -> ItemMapper:
     key = id(model)
     found = _MAPPERS.get(key)
     if found is None or found[0]() is not model:
-        found = _MAPPERS[key] = (weakref.ref(model, lambda _gone: _MAPPERS.pop(key, None)), ItemMapper(model))
+        cache = _MAPPERS  # the callback keeps the dict: at interpreter exit the module's globals may be gone
+
+        def forget(_gone: object) -> None:
+            cache.pop(key, None)
+
+        found = _MAPPERS[key] = (weakref.ref(model, forget), ItemMapper(model))
     return found[1]
 
 
