@@ -287,10 +287,11 @@ def _subprocess_figure(
          f"context plus what the CLI adds ({', '.join(f'`{k}`' for k in CLI_CONTEXT)}): the environment `cdk synth` "
          f"gives the app, without the CLI's own start-up (the same for all). Wall time of the whole process (Python "
          f"and jsii/Node start, imports, construction, synthesis, asset staging and copying), {plan.subprocess_rounds} "
-         f"interleaved rounds after one untimed synth of each (the resource comparison). The hand-written app's three "
-         f"Lambda asset directories are copies of the asset directories app.py's functions got in that first synth "
-         f"(made before timing), so both apps hash and copy exactly the same bytes; app.py also stages its assets "
-         f"(bundling) inside the timed process, which is part of what it costs."),
+         f"interleaved rounds after one untimed synth of each (the resource comparison). The hand-written app's "
+         f"{len(ASSET_SOURCES)} Lambda asset directories are copies of the asset directories app.py's functions got "
+         f"in that first synth, and its contract parameters' literal values are app.py's (made before timing), so "
+         f"both apps hash and copy exactly the same bytes; app.py also stages its assets (bundling) inside the "
+         f"timed process, which is part of what it costs."),
         (f"Resource comparison ({covered}, `benchmarks/template_parity.py`): " + (
             "the two apps synthesize the same resources in both stacks — the same types in the same numbers, and "
             "each resource (matched by type and logical id without its hash) with the same properties, references, "
