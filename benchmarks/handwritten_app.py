@@ -1,21 +1,25 @@
 """The synth-cost baseline: ``app.py``'s two stacks written by hand with plain aws-cdk-lib.
 
-Same resources as ``app.py`` (``ShopStack``: the single table with its GSIs, TTL, stream and
-PITR; the audit table and its redaction-salt secret; the counter aggregator, audit writer and
-orders API functions with their log groups, roles and least-privilege policies; the failure
-queues with TLS-only policies; the two stream mappings with their event filters; the consumers'
-alarms, the table's throttle / system-error / latency alarms and its operations dashboard —
-``SaasStack``: the documents table, tenant and back-office roles, the audit table, writer,
-queue, mapping and alarms), written the way one would without ``constructs_lib``: ``TableV2``
-with literal attribute definitions, ``Code.from_asset`` on plain directories, hand-written
-IAM statements and filter patterns, environment variables as literal JSON.
+The same resources as ``app.py`` — checked by the benchmark, resource by resource
+(``template_parity.py``): ``ShopStack``, the single table with its three GSIs, TTL, stream and
+PITR; its contract published in six SSM parameters; the audit table and its redaction-salt
+secret; the counter aggregator, audit writer and orders API functions with their log groups,
+roles and least-privilege policies (the orders API's declared scope, one statement per action
+and key shape); the failure queues with TLS-only policies; the two stream mappings with their
+event filters; the consumers' alarms, the table's throttle / system-error / latency alarms and
+its operations dashboard — ``SaasStack``, the documents table, the tenant, back-office and editor
+roles, the audit table, writer, queue, mapping and alarms. Written the way one would without
+``constructs_lib``: ``TableV2`` with literal attribute definitions, ``Code.from_asset`` on plain
+directories, hand-written IAM statements and filter patterns, environment variables as literal JSON.
 
 It imports nothing but aws-cdk-lib and constructs when it runs. The functions' code comes from
 plain asset directories under ``$HANDWRITTEN_ASSETS`` — like a build step that copies a vendored
-runtime into ``lambda/``. The synth benchmark fills them, before timing, with copies of the asset
-directories app.py's functions get, so both apps hash and copy the same bytes; run on its own,
-the app stages them with :func:`stage_assets` into a temp dir. ``python
-benchmarks/handwritten_app.py`` writes to ``$CDK_OUTDIR`` (as ``cdk synth`` sets it) or a temp dir.
+runtime into ``lambda/`` — and the contract's literal values (model JSON, fingerprints) from
+``shop-contract.json`` there. The synth benchmark fills them, before timing, with copies of the
+asset directories app.py's functions get and of its parameter values, so both apps hash and copy
+the same bytes; run on its own, the app stages them with :func:`stage_assets` into a temp dir.
+``python benchmarks/handwritten_app.py`` writes to ``$CDK_OUTDIR`` (as ``cdk synth`` sets it) or a
+temp dir.
 """
 
 from __future__ import annotations
@@ -36,13 +40,21 @@ from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_sqs as sqs
+from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
 #: Environment variable naming the asset root (see :func:`stage_assets`).
 ASSETS_ENV = "HANDWRITTEN_ASSETS"
-#: Asset directories under the root: the shop runtime (aggregator + audit writer), the orders
-#: API (runtime + handler module), the SaaS runtime (audit writer).
-SHOP_RUNTIME, ORDERS_API, SAAS_RUNTIME = "shop-runtime", "orders-api", "saas-runtime"
+#: Asset directories under the root: the shop's counter aggregator and audit writer, the orders
+#: API (runtime + handler module), the SaaS audit writer — each function ships only the runtime
+#: modules its handler can import, so each has its own directory.
+SHOP_COUNTER, SHOP_AUDIT, ORDERS_API, SAAS_AUDIT = "shop-counter", "shop-audit", "orders-api", "saas-audit"
+#: The shop table's published contract under the root: the SSM parameters' literal values
+#: (``model``, ``model-fingerprint``, ``contract``), JSON — what a build step would generate.
+SHOP_CONTRACT = "shop-contract.json"
+CONTRACT_PREFIX = "/constructs-lib-showcase/shop/data"
+#: An SSM parameter above this many bytes needs the advanced tier.
+SSM_STANDARD_LIMIT = 4096
 REPO = Path(__file__).resolve().parent.parent
 
 COUNTER_SPEC = json.dumps({
@@ -53,6 +65,12 @@ COUNTER_SPEC = json.dumps({
 SHARDS_DERIVATION = ("50000 writes/s x 1 WCU (ceil(1024 B / 1024 B)) x2 (transactional) x headroom 1.2 = 120000 WCU; "
                      "/ 1000 WCU per partition = 120 shard(s)")
 COUNTER_ENTITIES = ["CounterDedup", "CounterShard", "CounterTotal"]
+#: The orders API's declared scope, which its bundled client enforces.
+ORDERS_SCOPE = json.dumps({
+    "batch_gets": [], "patterns": ["user's orders newest first", "order by id", "items of an order",
+                                   "orders by status newest first"],
+    "tenant": None, "writes": {"Order": ["update", "transaction_put"], "OrderItem": ["transaction_put"]},
+}, separators=(",", ":"))
 
 
 def _audit_spec(redact: list[str], retention_seconds: int) -> str:
@@ -87,6 +105,16 @@ def _table(
     )
 
 
+def _leading_keys(*shapes: str, tag: str | None = None) -> dict[str, object]:
+    """Partition keys limited to ``shapes``, and required (``ForAllValues`` alone passes a request without one)."""
+    present = {"dynamodb:LeadingKeys": "false", **({f"aws:PrincipalTag/{tag}": "false"} if tag else {})}
+    return {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": list(shapes)}, "Null": present}
+
+
+def _in_transaction(conditions: dict[str, object]) -> dict[str, object]:
+    return {**conditions, "StringEquals": {"dynamodb:EnclosingOperation": "TransactWriteItems"}}
+
+
 def _gsi(name: str, pk: str, sk: str, *, include_type: bool = False) -> dynamodb.GlobalSecondaryIndexPropsV2:
     return dynamodb.GlobalSecondaryIndexPropsV2(
         index_name=name, partition_key=_string(pk), sort_key=_string(sk),
@@ -99,15 +127,16 @@ def _function(
     scope: Construct, id: str, *, asset: Path, handler: str, environment: dict[str, str], timeout: int,
     description: str,
 ) -> lambda_.Function:
-    """Log group (one month), role with write access to that group only, and the function."""
-    log_group = logs.LogGroup(scope, f"{id}Logs", retention=logs.RetentionDays.ONE_MONTH,
+    """Log group (one month), role with write access to that group only, and the function, grouped under ``id``."""
+    group = Construct(scope, id)
+    log_group = logs.LogGroup(group, "Logs", retention=logs.RetentionDays.ONE_MONTH,
                               removal_policy=cdk.RemovalPolicy.RETAIN)
-    role = iam.Role(scope, f"{id}Role", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
-                    description=f"Execution role of {scope.node.path}/{id}")
+    role = iam.Role(group, "Role", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+                    description=f"Execution role of {group.node.path}")
     role.add_to_principal_policy(iam.PolicyStatement(
         actions=["logs:CreateLogStream", "logs:PutLogEvents"], resources=[log_group.log_group_arn]))
     return lambda_.Function(
-        scope, f"{id}Handler",
+        group, "Function",
         runtime=lambda_.Runtime.PYTHON_3_13, architecture=lambda_.Architecture.ARM_64,
         handler=handler, code=lambda_.Code.from_asset(str(asset)), environment=environment,
         memory_size=256, timeout=cdk.Duration.seconds(timeout), log_group=log_group, role=role,
@@ -161,7 +190,7 @@ def _graph(title: str, left: list[cloudwatch.IMetric], *, width: int = 12, unit:
 
 
 def _operations(scope: Construct, table: dynamodb.TableV2, *, gsis: list[str],
-                consumers: list[tuple[str, lambda_.Function, sqs.Queue]]) -> None:
+                consumers: list[tuple[str, lambda_.Function, sqs.Queue, int]]) -> None:
     """The table's alarms (throttles per table/GSI, system errors, p99 latency) and an operations dashboard."""
     what = f"DynamoDB table {scope.node.path}/Data"
 
@@ -222,7 +251,7 @@ def _operations(scope: Construct, table: dynamodb.TableV2, *, gsis: list[str],
     ], width=24, unit="count"))
     for index in gsis:
         dashboard.add_widgets(*capacity(index))
-    for title, fn, queue in consumers:
+    for title, fn, queue, iterator_age_minutes in consumers:
         dashboard.add_widgets(
             _graph(f"{title}: invocations", [fn.metric_invocations(label="invocations"),
                                              fn.metric_errors(label="errors"), fn.metric_throttles(label="throttles")],
@@ -231,7 +260,8 @@ def _operations(scope: Construct, table: dynamodb.TableV2, *, gsis: list[str],
                                                (("p50", "p50"), ("p99", "p99"), ("Maximum", "max"))],
                    width=6, unit="ms"),
             _graph(f"{title}: iterator age (ms)", [fn.metric("IteratorAge", statistic="Maximum",
-                                                             label="iterator age, max")], width=6, unit="ms"),
+                                                             label="iterator age, max")], width=6, unit="ms",
+                   annotations=[(iterator_age_minutes * 60_000, "alarm above")]),
             _graph(f"{title}: failure queue depth", [queue.metric_approximate_number_of_messages_visible(
                 statistic="Maximum", label="messages visible")], width=6, unit="count",
                 annotations=[(1, "alarm at")]),
@@ -301,6 +331,20 @@ def _audit(
     return audit_table, writer, queue
 
 
+def _contract(scope: Construct, table: dynamodb.TableV2, *, contract: dict[str, str]) -> None:
+    """The table's contract published in SSM for consumers: name, ARNs, the model and its fingerprints."""
+    values = {"table-name": table.table_name, "table-arn": table.table_arn,
+              "model-fingerprint": contract["model-fingerprint"], "stream-arn": table.table_stream_arn or "",
+              "model": contract["model"], "contract": contract["contract"]}
+    for name, value in values.items():
+        ssm.StringParameter(
+            scope, "DataContract" + ("" if name == "contract" else "".join(p.title() for p in name.split("-"))),
+            parameter_name=f"{CONTRACT_PREFIX}/{name}", string_value=value,
+            tier=ssm.ParameterTier.STANDARD if len(value.encode()) <= SSM_STANDARD_LIMIT else ssm.ParameterTier.ADVANCED,
+            description=f"Contract of {scope.node.path}/Data: {name}",
+        )
+
+
 # -----------------------------------------------------------------------------------------------
 # The two stacks
 # -----------------------------------------------------------------------------------------------
@@ -310,15 +354,16 @@ class HandwrittenShopStack(cdk.Stack):
     def __init__(self, scope: Construct, id: str, *, assets: Path, **kwargs: object) -> None:
         super().__init__(scope, id, **kwargs)
         data = _table(self, "DataTable", gsis=[_gsi("GSI1", "GSI1PK", "GSI1SK"),
-                                                _gsi("GSI2", "GSI2PK", "GSI2SK", include_type=True)],
+                                                _gsi("GSI2", "GSI2PK", "GSI2SK", include_type=True),
+                                                _gsi("GSI3", "GSI3PK", "GSI3SK")],
                       ttl="expires_at", stream=True)
         counter_env = {"CONSTRUCTS_LIB_COUNTER_PRODUCT_VIEWS": COUNTER_SPEC,
                        "CONSTRUCTS_LIB_COUNTER_PRODUCT_VIEWS_TABLE": data.table_name}
-        counter_keys = {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["COUNTER#product_views#*"]}}
+        counter_keys = _leading_keys("COUNTER#product_views#*")
 
         # The sharded counter's aggregator.
         aggregator = _function(
-            self, "ProductViews", asset=assets / SHOP_RUNTIME, handler="constructs_lib.runtime.handlers.counter.handler",
+            self, "ProductViews", asset=assets / SHOP_COUNTER, handler="constructs_lib.runtime.handlers.counter.handler",
             environment={**counter_env, "CONSTRUCTS_LIB_COUNTER_FAMILY": "product_views",
                          "COUNTER_SHARDS_DERIVATION": SHARDS_DERIVATION},
             timeout=30, description=f"Recomputes totals of counter family product_views (120 shards: {SHARDS_DERIVATION})",
@@ -328,7 +373,7 @@ class HandwrittenShopStack(cdk.Stack):
         views_queue = _queue(self, "ProductViewsFailedBatches")
         _stream_mapping(
             self, "ProductViewsStreamMapping", function=aggregator, table=data, queue=views_queue,
-            filters=[{"dynamodb": {"Keys": {"PK": {"S": [lambda_.FilterRule.begins_with("COUNTER#product_views#")]},
+            filters=[{"dynamodb": {"Keys": {"PK": {"S": lambda_.FilterRule.begins_with("COUNTER#product_views#")},
                                             "SK": {"S": lambda_.FilterRule.is_equal("SHARD")}}}}],
             max_record_age=cdk.Duration.hours(1),
         )
@@ -337,9 +382,9 @@ class HandwrittenShopStack(cdk.Stack):
 
         # The audit trail, counter items filtered out, emails redacted.
         not_counter = [{"anything-but": COUNTER_ENTITIES}]
-        untyped = {"PK": {"S": [{"exists": True}]}, "_type": [{"exists": False}]}
+        untyped = {"PK": {"S": [{"exists": True}]}, "_type": {"S": [{"exists": False}]}}
         audit_table, audit_writer, audit_queue = _audit(
-            self, source=data, asset=assets / SHOP_RUNTIME, redact=["email", "GSI1PK"], retention_days=365,
+            self, source=data, asset=assets / SHOP_AUDIT, redact=["email", "GSI1PK"], retention_days=365,
             filters=[
                 {"dynamodb": {"NewImage": {"_type": {"S": not_counter}}}},
                 {"eventName": ["REMOVE"], "dynamodb": {"OldImage": {"_type": {"S": not_counter}}}},
@@ -350,21 +395,27 @@ class HandwrittenShopStack(cdk.Stack):
 
         # The orders API.
         api = _function(self, "OrdersApi", asset=assets / ORDERS_API, handler="orders_api.handler",
-                        environment={"TABLE_NAME": data.table_name, **counter_env}, timeout=10,
+                        environment={"TABLE_NAME": data.table_name, "CONSTRUCTS_LIB_ACCESS_SCOPE": ORDERS_SCOPE,
+                                     **counter_env}, timeout=10,
                         description="Orders API on the shop single table")
-        api.add_to_role_policy(iam.PolicyStatement(
-            actions=["dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:ConditionCheckItem",
-                     "dynamodb:DeleteItem", "dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem",
-                     "dynamodb:Query", "dynamodb:UpdateItem"],
-            resources=[data.table_arn, f"{data.table_arn}/index/GSI1", f"{data.table_arn}/index/GSI2"]))
-        api.add_to_role_policy(iam.PolicyStatement(
-            actions=["dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"],
-            resources=[data.table_arn], conditions=counter_keys))
+        # Its declared scope, one statement per action and key shape: Query on the table and GSI1 for
+        # USER#/ORDER# keys, on GSI3 for STATUS#*#*, transaction-only puts, one update; the counter.
+        for actions, resource, conditions in (
+            (["dynamodb:Query"], data.table_arn, _leading_keys("ORDER#*", "USER#*")),
+            (["dynamodb:UpdateItem"], data.table_arn, _leading_keys("USER#*")),
+            (["dynamodb:PutItem"], data.table_arn, _in_transaction(_leading_keys("ORDER#*", "USER#*"))),
+            (["dynamodb:Query"], f"{data.table_arn}/index/GSI1", _leading_keys("ORDER#*")),
+            (["dynamodb:Query"], f"{data.table_arn}/index/GSI3", _leading_keys("STATUS#*#*")),
+            (["dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"], data.table_arn,
+             counter_keys),
+        ):
+            api.add_to_role_policy(iam.PolicyStatement(actions=actions, resources=[resource], conditions=conditions))
 
         # The operations view: table alarms and one dashboard with the stream consumers' rows.
-        _operations(self, data, gsis=["GSI1", "GSI2"], consumers=[
-            ("ShardedCounter ProductViews (product_views)", aggregator, views_queue),
-            ("StreamAudit Audit", audit_writer, audit_queue)])
+        _contract(self, data, contract=json.loads((assets / SHOP_CONTRACT).read_text(encoding="utf-8")))
+        _operations(self, data, gsis=["GSI1", "GSI2", "GSI3"], consumers=[
+            ("ShardedCounter ProductViews (product_views)", aggregator, views_queue, 1),
+            ("StreamAudit Audit", audit_writer, audit_queue, 5)])
 
         cdk.CfnOutput(self, "TableName", value=data.table_name)
         cdk.CfnOutput(self, "OrdersApiFunction", value=api.function_name)
@@ -385,13 +436,10 @@ class HandwrittenSaasStack(cdk.Stack):
                         "dynamodb:UpdateItem"]
         tenant = iam.Role(self, "TenantRole", assumed_by=iam.AccountPrincipal(self.account).with_session_tags(),
                           description="Tenant-facing access to the documents table, confined to the caller's tenant tag")
+        tenant_key = "TENANT#${aws:PrincipalTag/tenant}"
         tenant.add_to_principal_policy(iam.PolicyStatement(
             actions=item_actions, resources=[docs.table_arn, f"{docs.table_arn}/index/ByOwner"],
-            conditions={
-                "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["TENANT#${aws:PrincipalTag/tenant}",
-                                                                      "TENANT#${aws:PrincipalTag/tenant}#*"]},
-                "Null": {"aws:PrincipalTag/tenant": "false"},
-            }))
+            conditions=_leading_keys(tenant_key, f"{tenant_key}#*", tag="tenant")))
         tenant.add_to_principal_policy(iam.PolicyStatement(
             effect=iam.Effect.DENY,
             actions=["dynamodb:BatchGetItem", "dynamodb:ConditionCheckItem", "dynamodb:GetItem", "dynamodb:Query"],
@@ -400,9 +448,21 @@ class HandwrittenSaasStack(cdk.Stack):
                                description="Operators: documents by status across tenants (Query on ByStatus only)")
         back_office.add_to_principal_policy(iam.PolicyStatement(
             actions=["dynamodb:Query"], resources=[f"{docs.table_arn}/index/ByStatus"]))
-        _audit(self, source=docs, asset=assets / SAAS_RUNTIME, redact=[], retention_days=730, filters=[])
+        # Editors: documents and their versions, an owner's documents, transactional writes, own tenant.
+        editor = iam.Role(self, "EditorRole", assumed_by=iam.AccountPrincipal(self.account).with_session_tags(),
+                          description="Document editors: the declared editor scope, confined to the caller's tenant tag")
+        docs_keys = _leading_keys(f"{tenant_key}#DOC#*", tag="tenant")
+        for actions, resource, conditions in (
+            (["dynamodb:GetItem", "dynamodb:Query"], docs.table_arn, docs_keys),
+            (["dynamodb:PutItem", "dynamodb:UpdateItem"], docs.table_arn, _in_transaction(docs_keys)),
+            (["dynamodb:Query"], f"{docs.table_arn}/index/ByOwner", _leading_keys(f"{tenant_key}#OWNER#*", tag="tenant")),
+        ):
+            editor.add_to_principal_policy(iam.PolicyStatement(actions=actions, resources=[resource],
+                                                               conditions=conditions))
+        _audit(self, source=docs, asset=assets / SAAS_AUDIT, redact=[], retention_days=730, filters=[])
         cdk.CfnOutput(self, "DocsTableName", value=docs.table_name)
         cdk.CfnOutput(self, "TenantRoleArn", value=tenant.role_arn)
+        cdk.CfnOutput(self, "EditorRoleArn", value=editor.role_arn)
 
 
 def build_app(outdir: str | None = None, *, assets: str | os.PathLike[str] | None = None) -> cdk.App:
@@ -427,20 +487,23 @@ def stage_assets(root: Path) -> Path:
     """Write the plain asset directories under *root* (replacing them) and return *root*.
 
     Each holds what the function needs at run time — the runtime and model packages copied from
-    this repository, the model JSON, and for the orders API its handler module. This is the build
+    this repository, the model JSON, and for the orders API its handler module — and
+    :data:`SHOP_CONTRACT` the shop's published contract, generated from its model. This is the build
     step of the hand-written app when it runs on its own; the benchmark stages copies of
-    ``app.py``'s synthesized assets instead (byte-identical to what its functions ship).
+    ``app.py``'s synthesized assets and parameter values instead (byte-identical to what it ships).
     """
     sys.path.insert(0, str(REPO))
     try:
+        from constructs_lib.model.slices import published_json
+        from constructs_lib.runtime.contract import fingerprint
         from examples.saas.model import saas_model
         from examples.shop.model import shop_model
     finally:
         sys.path.remove(str(REPO))
     package = REPO / "constructs_lib"
     handler = REPO / "examples" / "shop" / "handlers" / "orders_api.py"
-    for name, model, extra in ((SHOP_RUNTIME, shop_model, None), (ORDERS_API, shop_model, handler),
-                               (SAAS_RUNTIME, saas_model, None)):
+    for name, model, extra in ((SHOP_COUNTER, shop_model, None), (SHOP_AUDIT, shop_model, None),
+                               (ORDERS_API, shop_model, handler), (SAAS_AUDIT, saas_model, None)):
         target = root / name
         shutil.rmtree(target, ignore_errors=True)
         for sub in ("model", "runtime"):
@@ -450,6 +513,9 @@ def stage_assets(root: Path) -> Path:
         (target / "model.json").write_text(model.to_json(), encoding="utf-8")
         if extra is not None:
             shutil.copyfile(extra, target / extra.name)
+    (root / SHOP_CONTRACT).write_text(json.dumps({
+        "model": shop_model.to_json(compact=True), "model-fingerprint": fingerprint(shop_model),
+        "contract": published_json(shop_model, include_model=True)}), encoding="utf-8")
     return root
 
 

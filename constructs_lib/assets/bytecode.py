@@ -20,7 +20,10 @@ import subprocess
 import sys
 from functools import cache, lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import ast
 
 from .exceptions import AssetError
 
@@ -160,6 +163,59 @@ def _parse(source: bytes) -> Any:
     return ast.parse(source)
 
 
+#: An import statement and whether it sits under ``if TYPE_CHECKING:``.
+Statement = tuple["ast.Import | ast.ImportFrom", bool]
+
+
+def _is_type_checking(node: Any) -> bool:
+    import ast
+
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _statements(body: list[Any], *, typing_only: bool, at_call: bool) -> list[Statement]:
+    """The import statements of ``body`` with whether each sits under ``if TYPE_CHECKING:``."""
+    import ast
+
+    out: list[Statement] = []
+    for node in body:
+        if isinstance(node, ast.If):
+            out += _statements(node.body, typing_only=typing_only or _is_type_checking(node), at_call=at_call)
+            out += _statements(node.orelse, typing_only=typing_only, at_call=at_call)
+        elif isinstance(node, (ast.Try, ast.With)):
+            for block in (node.body, *(h.body for h in getattr(node, "handlers", [])),
+                          getattr(node, "orelse", []), getattr(node, "finalbody", [])):
+                out += _statements(block, typing_only=typing_only, at_call=at_call)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            out.append((node, typing_only))
+        elif at_call and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out += _statements(node.body, typing_only=typing_only, at_call=at_call)
+        elif at_call:  # for/while/match/… bodies
+            for child in ast.iter_child_nodes(node):
+                block = [child] if isinstance(child, ast.stmt) else (
+                    child.body if isinstance(child, (ast.match_case, ast.ExceptHandler)) else [])
+                out += _statements([n for n in block if isinstance(n, ast.stmt)], typing_only=typing_only,
+                                   at_call=at_call)
+    return out
+
+
+@lru_cache(maxsize=2048)
+def _module_imports(source: bytes, at_call: bool) -> tuple[Statement, ...]:
+    """A module's import statements (cached by content and ``at_call``, like :func:`_parse`)."""
+    return tuple(_statements(_parse(source).body, typing_only=False, at_call=at_call))
+
+
+@lru_cache(maxsize=1024)
+def _string_constants(source: bytes) -> frozenset[str]:
+    """Every string literal of a module (cached by content: walking the tree is the costly part)."""
+    import ast
+
+    return frozenset(node.value for node in ast.walk(_parse(source))
+                     if isinstance(node, ast.Constant) and isinstance(node.value, str))
+
+
 def import_path(sources: dict[str, bytes], entry_modules: list[str], *, at_call: bool = False) -> set[str]:
     """Asset paths of the ``.py`` files importing ``entry_modules`` loads, found statically.
 
@@ -168,7 +224,8 @@ def import_path(sources: dict[str, bytes], entry_modules: list[str], *, at_call:
     above every module, ``from pkg import sub`` submodules, and names a package exports lazily
     (PEP 562), found in its ``if TYPE_CHECKING:`` block. Imports inside functions run at the
     first call, not at cold start, and are not followed — unless ``at_call``: then every module
-    the entry modules can ever import is returned (see :func:`import_closure`).
+    the entry modules can ever import is returned (see :func:`import_closure`). What each module
+    imports is analysed once per process and content, whatever asset it is bundled into.
     """
     import ast
 
@@ -177,38 +234,9 @@ def import_path(sources: dict[str, bytes], entry_modules: list[str], *, at_call:
         if rel.endswith(".py"):
             name = rel.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
             modules[name] = rel
-    trees: dict[str, ast.Module] = {}
 
-    def tree(module: str) -> ast.Module:
-        if module not in trees:
-            trees[module] = _parse(sources[modules[module]])
-        return trees[module]
-
-    def is_type_checking(node: ast.If) -> bool:
-        test = node.test
-        return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-            isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-    def statements(body: list[ast.stmt], *, typing_only: bool) -> list[tuple[ast.Import | ast.ImportFrom, bool]]:
-        out: list[tuple[ast.Import | ast.ImportFrom, bool]] = []
-        for node in body:
-            if isinstance(node, ast.If):
-                out += statements(node.body, typing_only=typing_only or is_type_checking(node))
-                out += statements(node.orelse, typing_only=typing_only)
-            elif isinstance(node, (ast.Try, ast.With)):
-                for block in (node.body, *(h.body for h in getattr(node, "handlers", [])),
-                              getattr(node, "orelse", []), getattr(node, "finalbody", [])):
-                    out += statements(block, typing_only=typing_only)
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                out.append((node, typing_only))
-            elif at_call and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                out += statements(node.body, typing_only=typing_only)
-            elif at_call:  # for/while/match/… bodies
-                for child in ast.iter_child_nodes(node):
-                    block = [child] if isinstance(child, ast.stmt) else (
-                        child.body if isinstance(child, (ast.match_case, ast.ExceptHandler)) else [])
-                    out += statements([n for n in block if isinstance(n, ast.stmt)], typing_only=typing_only)
-        return out
+    def imports(module: str) -> tuple[Statement, ...]:
+        return _module_imports(sources[modules[module]], at_call)
 
     def absolute(module: str, node: ast.ImportFrom) -> str:
         if not node.level:
@@ -220,7 +248,7 @@ def import_path(sources: dict[str, bytes], entry_modules: list[str], *, at_call:
 
     def lazy_sources(package: str, name: str | None) -> list[str]:
         """The modules defining ``package``'s lazy export ``name`` (None: every lazy export)."""
-        return [absolute(package, node) for node, typing_only in statements(tree(package).body, typing_only=False)
+        return [absolute(package, node) for node, typing_only in imports(package)
                 if typing_only and isinstance(node, ast.ImportFrom)
                 and (name is None or any(a.name == name for a in node.names))]
 
@@ -241,9 +269,8 @@ def import_path(sources: dict[str, bytes], entry_modules: list[str], *, at_call:
         if parent:
             todo.append(parent)
         if at_call:  # importlib.import_module("constructs_lib.…") and the like, with a literal name
-            todo += [node.value for node in ast.walk(tree(module))
-                     if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in modules]
-        for node, typing_only in statements(tree(module).body, typing_only=False):
+            todo += sorted(_string_constants(sources[modules[module]]) & modules.keys())
+        for node, typing_only in imports(module):
             if typing_only:
                 continue
             if isinstance(node, ast.Import):

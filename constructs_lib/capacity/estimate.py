@@ -11,6 +11,7 @@ docs/adr/0052-capacity-estimates.md.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -75,6 +76,26 @@ def _attribute_value(kind: str, name: str) -> Any:
     return values.get(kind, text)  # string and any: a string
 
 
+#: id(model) → (a weak reference to it, its ItemMapper): see :func:`_mapper`.
+_MAPPERS: dict[int, tuple[weakref.ref[Model], ItemMapper]] = {}
+
+
+def _mapper(model: Model) -> ItemMapper:
+    """The model's :class:`ItemMapper`, built once per model object: building one resolves every
+    entity's key templates, and an estimate per entity and pattern would otherwise make the cost
+    warnings and the capacity tables quadratic in the number of entities."""
+    key = id(model)
+    found = _MAPPERS.get(key)
+    if found is None or found[0]() is not model:
+        cache = _MAPPERS  # the callback keeps the dict: at interpreter exit the module's globals may be gone
+
+        def forget(_gone: object) -> None:
+            cache.pop(key, None)
+
+        found = _MAPPERS[key] = (weakref.ref(model, forget), ItemMapper(model))
+    return found[1]
+
+
 def representative_item(model: Model, entity: str, *, index: str | None = None) -> dict[str, Any]:
     """The stored item an estimate of ``entity`` prices: what the runtime's put writes for the
     example values (:func:`~constructs_lib.model.examples.example_values`, in every sparse index it
@@ -85,7 +106,7 @@ def representative_item(model: Model, entity: str, *, index: str | None = None) 
     attrs.update({name: _attribute_value(kind, name) for name, kind in resolved.attributes.items()})
     if index is not None and index in resolved.indexes:
         attrs.update(sparse_values(resolved, [index]))
-    item = request_params.put(ItemMapper(model), "estimate", resolved, attrs).item
+    item = request_params.put(_mapper(model), "estimate", resolved, attrs).item
     assert item is not None  # a put request always carries its item
     return dict(item)
 
@@ -103,7 +124,7 @@ def update_attribute(model: Model, entity: str) -> str | None:
     there is none: the estimate then stands for such an attribute of the same size)."""
     resolved = _entity(model, entity)
     item = representative_item(model, entity)
-    mapper = ItemMapper(model)
+    mapper = _mapper(model)
     inputs = set(resolved.table_key_fields).union(*(mapper.index_inputs(resolved, i) for i in resolved.indexes))
     reserved = {model.entity_attribute, resolved.version_attribute, *model.key_attributes()}
     projected = set().union(*(projected_attributes(model, i) or () for i in model.indexes.values()))

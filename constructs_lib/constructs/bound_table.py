@@ -100,13 +100,22 @@ class ModelBoundTable(Construct):
         return "pass stream=StreamViewType.NEW_AND_OLD_IMAGES (or another view type) to SingleTable"
 
     # Attributes ----------------------------------------------------------------------------------
+    def _table_attribute(self, name: str) -> str:
+        """``self.table.<name>``, read from the jsii kernel once per table object: a token string
+        that never changes, asked for by every grant, metric and environment built on the table."""
+        cache: dict[str, tuple[object, str]] = self.__dict__.setdefault("_table_attributes", {})
+        found = cache.get(name)
+        if found is None or found[0] is not self.table:
+            found = cache[name] = (self.table, getattr(self.table, name))
+        return found[1]
+
     @property
     def table_name(self) -> str:
-        return self.table.table_name
+        return self._table_attribute("table_name")
 
     @property
     def table_arn(self) -> str:
-        return self.table.table_arn
+        return self._table_attribute("table_arn")
 
     @property
     def table_stream_arn(self) -> str | None:

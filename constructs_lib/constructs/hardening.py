@@ -12,6 +12,7 @@ See docs/adr/0025-hardening-by-context-flags.md and docs/security/checks.md ("St
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import aws_cdk as cdk
@@ -111,6 +112,7 @@ class Hardening(Construct):
         self._secrets_endpoint: ec2.InterfaceVpcEndpoint | None = None
         if self._key is not None:
             self._allow_logs(self._key)
+        _SETTINGS[cdk.Stack.of(self)] = self
 
     # Finding the stack's settings -------------------------------------------------------------
     @classmethod
@@ -139,11 +141,17 @@ class Hardening(Construct):
     def of(cls, scope: IConstruct) -> Hardening | _Defaults:
         """The settings of ``scope``'s stack (created from the context flags on first use)."""
         stack = cdk.Stack.of(scope)
+        known = _SETTINGS.get(stack)
+        if known is not None:
+            return known
         found = stack.node.try_find_child(cls.ID)
         if isinstance(found, Hardening):
             return found
         if _flag(stack, CMK_CONTEXT) or _flag(stack, VPC_CONTEXT):
             return cls(stack, cls.ID)
+        # The flags cannot change any more (CDK refuses context once a stack has children) and a
+        # Hardening created later replaces this entry: asking again need not cross to jsii.
+        _SETTINGS[stack] = _DEFAULTS
         return _DEFAULTS
 
     # The key ----------------------------------------------------------------------------------
@@ -272,3 +280,7 @@ class _Defaults:
 
 
 _DEFAULTS = _Defaults()
+
+
+#: Stack → its settings, as :meth:`Hardening.of` found them (weakly held: an app's stacks go with it).
+_SETTINGS: weakref.WeakKeyDictionary[cdk.Stack, Hardening | _Defaults] = weakref.WeakKeyDictionary()

@@ -148,11 +148,12 @@ class PublishedContract(Construct):
             CONTRACT: "published contract: per-entity and per-index fingerprints",
         }
         parameters = {}
+        path = table.node.path
         for name, value in values.items():
             parameters[name] = ssm.StringParameter(
                 self, "".join(part.title() for part in name.split("-")),
                 parameter_name=f"{contract.parameter_prefix}/{name}", string_value=value, tier=tiers[name],
-                description=f"DynamoDB table {table.node.path} ({table.model.name}): {described[name]}",
+                description=f"DynamoDB table {path} ({table.model.name}): {described[name]}",
             )
         self.parameters: Mapping[str, ssm.StringParameter] = MappingProxyType(parameters)
 

@@ -439,4 +439,4 @@ class SingleTable(ModelBoundTable):
     def table_stream_arn(self) -> str | None:
         """The stream ARN, or None when the table has no stream (``TableV2.table_stream_arn``
         is a token even then, which would fail at deploy time)."""
-        return self.table.table_stream_arn if self.stream_view_type is not None else None
+        return self._table_attribute("table_stream_arn") if self.stream_view_type is not None else None

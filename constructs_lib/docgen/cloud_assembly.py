@@ -70,10 +70,11 @@ def doc_basename(table: DocumentedTable) -> str:
 
 def _first_writer(table: DocumentedTable, stage: cdk.Stage, basename: str) -> bool:
     """True if no documented table before ``table`` (construct-tree order) in ``stage`` uses ``basename``."""
+    stage_path, table_path = stage.node.path, table.node.path  # each read is a jsii round trip
     for other in stage.node.find_all():
-        if not _documented(other) or (of := cdk.Stage.of(other)) is None or of.node.path != stage.node.path:
+        if not _documented(other) or (of := cdk.Stage.of(other)) is None or of.node.path != stage_path:
             continue
-        if other.node.path == table.node.path:
+        if other is table or other.node.path == table_path:
             return True
         if doc_basename(other) == basename:
             return False
@@ -110,10 +111,11 @@ def write_model_docs(table: DocumentedTable) -> list[Path]:
 def _first_contract_writer(table: DocumentedTable, stage: cdk.Stage) -> bool:
     """True if no table before ``table`` (construct-tree order) in ``stage`` writes a contract for
     a model of the same name (``<model name>.contract.json`` is one file per stage)."""
+    stage_path, table_path = stage.node.path, table.node.path
     for other in stage.node.find_all():
-        if not _documented(other) or (of := cdk.Stage.of(other)) is None or of.node.path != stage.node.path:
+        if not _documented(other) or (of := cdk.Stage.of(other)) is None or of.node.path != stage_path:
             continue
-        if other.node.path == table.node.path:
+        if other is table or other.node.path == table_path:
             return True
         if _has_contract(other) and other.model.name == table.model.name:
             return False

@@ -71,6 +71,11 @@ class TableOperations(Construct):
         self._alarms: dict[str, cloudwatch.Alarm] = {}
         self._consumers: list[MonitoredConsumer] = []
         self._gsis = [i.name for i in table.model.gsis]
+        # Read once: each is a call into the jsii kernel, and every metric, alarm and widget uses
+        # them (the token strings and the immutable Durations are the same each time).
+        self._table_name = table.table_name
+        self._table_path = table.node.path
+        self._durations: dict[int, cdk.Duration] = {}
         self.dashboard: cloudwatch.Dashboard | None = None
         self._stack_dashboards: dict[str, cloudwatch.Dashboard] = {}
         if settings.dashboard:
@@ -94,13 +99,20 @@ class TableOperations(Construct):
     # Metrics -----------------------------------------------------------------------------------------
     def _metric(self, name: str, *, statistic: str = "Sum", index: str | None = None, operation: str | None = None,
                 period: int = FIVE_MINUTES, label: str | None = None) -> cloudwatch.Metric:
-        dimensions = {"TableName": self._table.table_name}
+        dimensions = {"TableName": self._table_name}
         if index is not None:
             dimensions["GlobalSecondaryIndexName"] = index
         if operation is not None:
             dimensions["Operation"] = operation
         return cloudwatch.Metric(namespace=NAMESPACE, metric_name=name, dimensions_map=dimensions, statistic=statistic,
-                                 period=cdk.Duration.seconds(period), label=label)
+                                 period=self._seconds(period), label=label)
+
+    def _seconds(self, seconds: int) -> cdk.Duration:
+        """``cdk.Duration.seconds(seconds)``, one object per value."""
+        found = self._durations.get(seconds)
+        if found is None:
+            found = self._durations[seconds] = cdk.Duration.seconds(seconds)
+        return found
 
     def _replicated_to(self) -> tuple[str, ...]:
         """The replica Regions with a ``ReplicationLatency`` metric: MREC only (MRSC publishes none)."""
@@ -110,14 +122,14 @@ class TableOperations(Construct):
         """``ReplicationLatency`` from the table's Region (where the metric is published) to ``region``."""
         return cloudwatch.Metric(
             namespace=NAMESPACE, metric_name="ReplicationLatency",
-            dimensions_map={"TableName": self._table.table_name, "ReceivingRegion": region}, statistic=statistic,
-            period=cdk.Duration.seconds(FIVE_MINUTES), label=f"to {region} ({statistic.lower()})" if labelled else None,
+            dimensions_map={"TableName": self._table_name, "ReceivingRegion": region}, statistic=statistic,
+            period=self._seconds(FIVE_MINUTES), label=f"to {region} ({statistic.lower()})" if labelled else None,
         )
 
     def _per_second(self, kind: str, index: str | None, period: int = FIVE_MINUTES) -> cloudwatch.MathExpression:
         consumed = self._metric(f"Consumed{kind}CapacityUnits", index=index, period=period)
         return cloudwatch.MathExpression(expression="consumed / PERIOD(consumed)", using_metrics={"consumed": consumed},
-                                         label=f"consumed {kind.lower()} units/s", period=cdk.Duration.seconds(period))
+                                         label=f"consumed {kind.lower()} units/s", period=self._seconds(period))
 
     def _utilization(self, kind: str, index: str | None) -> cloudwatch.MathExpression:
         consumed = self._metric(f"Consumed{kind}CapacityUnits", index=index)
@@ -125,7 +137,7 @@ class TableOperations(Construct):
         return cloudwatch.MathExpression(
             expression="100 * (consumed / PERIOD(consumed)) / provisioned",
             using_metrics={"consumed": consumed, "provisioned": provisioned},
-            label=f"{kind.lower()} capacity used (% of provisioned)", period=cdk.Duration.seconds(FIVE_MINUTES),
+            label=f"{kind.lower()} capacity used (% of provisioned)", period=self._seconds(FIVE_MINUTES),
         )
 
     # Alarms ------------------------------------------------------------------------------------------
@@ -135,7 +147,7 @@ class TableOperations(Construct):
             self, key.replace("/", "-") + "Alarm", threshold=threshold, evaluation_periods=periods,
             datapoints_to_alarm=periods, comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-            alarm_description=f"DynamoDB table {self._table.node.path}: {description}",
+            alarm_description=f"DynamoDB table {self._table_path}: {description}",
         )
         self._add(key, alarm)
         return alarm
@@ -169,12 +181,12 @@ class TableOperations(Construct):
         self._alarm("SystemErrors",
                     cloudwatch.MathExpression(expression=" + ".join(f"FILL({m}, 0)" for m in system),
                                               using_metrics=system, label="SystemErrors, all operations",
-                                              period=cdk.Duration.seconds(FIVE_MINUTES)),
+                                              period=self._seconds(FIVE_MINUTES)),
                     threshold=s.system_errors_threshold,
                     description=f"more than {s.system_errors_threshold} system error(s) (HTTP 500) in 5 minutes")
         if s.user_errors_threshold is not None:
             user = cloudwatch.Metric(namespace=NAMESPACE, metric_name="UserErrors", statistic="Sum",
-                                     period=cdk.Duration.seconds(FIVE_MINUTES))
+                                     period=self._seconds(FIVE_MINUTES))
             self._alarm("UserErrors", user, threshold=s.user_errors_threshold,
                         description=f"more than {s.user_errors_threshold} user error(s) (HTTP 400) in 5 minutes, "
                                     "account- and region-wide")
@@ -233,7 +245,7 @@ class TableOperations(Construct):
         table, s = self._table, self.settings
         billing = "provisioned" if table.provisioned else "on-demand"
         self.dashboard.add_widgets(cloudwatch.TextWidget(
-            markdown=f"## DynamoDB table {table.node.path}\nModel `{table.model.name}`, {billing} billing, "
+            markdown=f"## DynamoDB table {self._table_path}\nModel `{table.model.name}`, {billing} billing, "
                      f"GSIs: {', '.join(self._gsis) or 'none'}. Throttles alarm above {s.throttle_threshold} per "
                      f"{s.throttle_period.to_human_string()}; system errors above {s.system_errors_threshold} per "
                      "5 minutes.", width=24, height=2))
