@@ -165,7 +165,8 @@ def run(ctx: Context) -> Section:
                       ["read", "pattern", "items", "Queries", "RCU"], cost_rows)],
         notes=[
             ("A merged page costs one Query per shard; each shard's first read asks for its share of the page "
-             "with margin (ceil(1.5 × limit / N) + 2 items, runtime.merged_reads.first_read_limit) and a shard that "
+             f"with margin ({merged_reads.first_read_limit(PAGE, 4)} items of a page of {PAGE} over 4 shards, "
+             f"{merged_reads.first_read_limit(PAGE, 16)} over 16: runtime.merged_reads.first_read_limit) and a shard that "
              "runs dry is read again, so a page reads more items than it returns, and every Query rounds its "
              "RCU up; the whole read costs about the same RCU as one partition (each item read once)."),
             ("Shards are read on a shared pool of at most 8 threads (runtime.merged_reads.MAX_PARALLEL); the serial "

@@ -459,21 +459,20 @@ class ItemMapper:
         """An application item from a stored one: key attributes dropped (unless ``raw``),
         integral numbers as int, and fields missing from a projection (``KEYS_ONLY``) parsed
         back from the table and index keys the item carries."""
-        out = {k: v if type(v) is str or type(v) is int else from_dynamo(v) for k, v in item.items()}
-        return out if raw else self._finish(out)
-
-    def _finish(self, out: dict[str, Any]) -> dict[str, Any]:
+        if raw:
+            return {k: from_dynamo(v) for k, v in item.items()}
+        key_attributes = self._key_attribute_set
+        out = {k: v if type(v) is str or type(v) is int else from_dynamo(v)
+               for k, v in item.items() if k not in key_attributes}
         entity = self.entity_of(out)
         if entity is not None and not self._fields_by_entity[entity.name] <= out.keys():
             for attr, template, fields in self._templates_by_entity[entity.name]:
-                text = out.get(attr)
+                text = item.get(attr)
                 if isinstance(text, str) and not fields <= out.keys():  # a field to recover from it
                     for name, value in keys.parse(entity, template, text).items():
                         # (a time-bucket component, parsed as "field:bucket", is not a field)
                         if name in fields and name not in out:
                             out[name] = _stored_form(entity, name, value)
-        for attr in self.key_attributes:
-            out.pop(attr, None)
         return out
 
 
