@@ -11,7 +11,10 @@ parallelism buys. A hook at the AWS-call seam counts the Queries and the RCU Dyn
 
 from __future__ import annotations
 
+import os
+import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from benchmarks._harness import Context, Row, Section, Table, interleave, log
@@ -53,6 +56,16 @@ def _model() -> Any:
     )
 
 
+def _server_cpu(pid: int | None) -> float | None:
+    """CPU seconds (user + system) DynamoDB Local's JVM has used so far, or None where unknown
+    (no pid, or no Linux ``/proc``)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
 class _Meter:
     """A seam hook asking DynamoDB for the consumed capacity and counting it."""
 
@@ -80,6 +93,7 @@ def run(ctx: Context) -> Section:
     assert ctx.ddb is not None
     items = 600 if ctx.quick else 3000
     rounds, ops, full_ops = (3, 5, 1) if ctx.quick else (9, 20, 2)
+    cpu_reads = 10 if ctx.quick else 40
     model = _model()
     app = cdk.App()
     stack = cdk.Stack(app, "Bench")
@@ -141,6 +155,16 @@ def run(ctx: Context) -> Section:
             finally:
                 table.hooks = ()
             cost_rows.append([label, pattern, str(n), str(meter.calls), f"{meter.rcu:g}"])
+        cpu_rows = []
+        for pattern in ("single", "sharded 4", "sharded 16"):  # where a first page's time goes
+            reads = cpu_reads
+            server, client = _server_cpu(ctx.ddb.pid), time.process_time()
+            for _ in range(reads):
+                table.query(pattern, status="PAID", limit=PAGE)
+            client_ms = (time.process_time() - client) / reads * 1000
+            after = _server_cpu(ctx.ddb.pid)
+            server_ms = None if server is None or after is None else (after - server) / reads * 1000
+            cpu_rows.append([pattern, f"{client_ms:.1f}", "—" if server_ms is None else f"{server_ms:.1f}"])
         serial_pool.shutdown()
     finally:
         deployment.delete()
@@ -162,16 +186,24 @@ def run(ctx: Context) -> Section:
                  "ratio = sharded read ÷ one-partition read of the same items in the same round (> 1 is slower)."),
         rows=rows,
         tables=[Table("Queries and RCU per read (DynamoDB's ReturnConsumedCapacity)",
-                      ["read", "pattern", "items", "Queries", "RCU"], cost_rows)],
+                      ["read", "pattern", "items", "Queries", "RCU"], cost_rows),
+                Table(f"CPU per first page (limit={PAGE}), ms: this process (boto3 and the library) and DynamoDB Local",
+                      ["pattern", "client CPU", "DynamoDB Local CPU"], cpu_rows)],
         notes=[
             ("A merged page costs one Query per shard; each shard's first read asks for its share of the page "
-             "with margin (ceil(1.5 × limit / N) + 2 items, runtime.merged_reads.first_read_limit) and a shard that "
+             f"with margin ({merged_reads.first_read_limit(PAGE, 4)} items of a page of {PAGE} over 4 shards, "
+             f"{merged_reads.first_read_limit(PAGE, 16)} over 16: runtime.merged_reads.first_read_limit) and a shard that "
              "runs dry is read again, so a page reads more items than it returns, and every Query rounds its "
              "RCU up; the whole read costs about the same RCU as one partition (each item read once)."),
             ("Shards are read on a shared pool of at most 8 threads (runtime.merged_reads.MAX_PARALLEL); the serial "
              "row runs the same read with one thread, the cost the bounded parallelism avoids."),
             ("DynamoDB Local serves every partition from one JVM on this machine's 2 shared cores, so parallel "
              "Queries compete for the same CPU; these ratios describe this machine, not AWS."),
+            (f"*CPU per first page*: {cpu_reads} reads of each pattern, one after another; client CPU is this "
+             "process's (all threads: botocore builds each request and parses every item read, the library merges "
+             "and decodes), DynamoDB Local's is its JVM's (user + system, from /proc, in 10 ms ticks). Both grow with "
+             "the items read and the Queries sent, and on this machine they share the same cores: a merged page's "
+             "time over one partition's is about their sums' ratio, whatever the parallelism."),
         ],
         meta={"items": items, "page": PAGE, "rounds": rounds, "ops": ops},
     )

@@ -228,7 +228,7 @@ def read_estimate(
     its table or index (index projections decide the entry size), its entities taken in turn,
     summed before rounding; a page ends early at 1 MB. A pattern on a write-sharded index sends
     one Query per shard, each reading the runtime's first-read share of the page
-    (``ceil(1.5 × items / shards) + 2``, at most ``items``), each rounded on its own. Every
+    (``merged_reads.first_read_limit``: the share with margin, at most ``items``), each rounded on its own. Every
     shard and partition is assumed to hold enough of the pattern's own items to fill its read.
 
     Parameters

@@ -360,8 +360,9 @@ def _patterns_section(model: Model, mapper: ItemMapper) -> list[str]:
             out.append(
                 f"- {_cell(r.name)}: one page = {r.shards} Queries, one per shard partition, run in parallel (at "
                 f"most 8 at once) and merged in sort-key order; each costs at least 0.5 RCU even when empty, and "
-                f"with `limit=n` each shard first reads ceil(1.5 × n / {r.shards}) + 2 items (more if it runs "
-                f"dry), so a page reads about 1.5× the items it returns. The cursor resumes every shard."
+                f"with `limit=n` each shard first reads its share of n with margin (at most ceil(1.5 × n / {r.shards}) "
+                f"+ 2 items; more if it runs dry), so a page reads up to about 1.5× the items it returns. The cursor "
+                f"resumes every shard."
             )
     return out + ["", *READ_COST_NOTE, ""]
 

@@ -192,15 +192,20 @@ def deserialize_value(value: Mapping[str, Any]) -> Any:
 def call(client: BaseClient, operation: str, *, hooks: Sequence[CallHook] = (), **params: Any) -> dict[str, Any]:
     """Call ``client.<operation>(**params)`` through ``hooks`` (the first outermost; none: a direct
     call), translating AWS errors into ours."""
-    from botocore.exceptions import ClientError
-
     method = _method(client, operation)
     try:
         if hooks:
             return _through(hooks, method, operation, params)
         return method(**params)
-    except ClientError as exc:
+    except _client_error() as exc:
         raise translate(exc, operation) from exc
+
+
+def _client_error() -> type[Exception]:
+    """botocore's ``ClientError`` (imported when a call first fails: the seam imports no botocore before)."""
+    from botocore.exceptions import ClientError
+
+    return ClientError
 
 
 def _method(client: BaseClient, operation: str) -> Callable[..., dict[str, Any]]:

@@ -398,7 +398,9 @@ class TableClient(QueryMethods):
         return self.mapper.decode_wire(old) if old else None
 
     def _write(self, req: request_params.Request, operation: str, **extra: Any) -> dict[str, Any]:
-        params = dict(self._stamped(operation, req.params), **extra)
+        params = self._stamped(operation, req.params)  # (a copy: the request keeps its own)
+        if extra:
+            params.update(extra)
         if "ConditionExpression" in params:
             params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
         # Names the entity written for observers of the AWS-call seam (only when one is attached).

@@ -17,7 +17,7 @@ import hashlib
 import hmac
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .exceptions import CursorError
@@ -81,7 +81,19 @@ def query_parts(pattern: str, params: Mapping[str, Any], *, shards: int | None =
 
 
 def _canonical(value: Any) -> str:
+    """``value`` as canonical JSON (sorted keys, no spaces, text as is). Text and one-key maps of
+    text (a key value: ``{"S": ...}``) are written inline, exactly as ``json.dumps`` writes them."""
+    if type(value) is str:
+        return _json_text(value)
+    if type(value) is dict and len(value) == 1:
+        ((tag, inner),) = value.items()
+        if type(tag) is str and type(inner) is str:
+            return f"{{{_json_text(tag)}:{_json_text(inner)}}}"
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_bytes)
+
+
+#: What ``json.dumps(text, ensure_ascii=False)`` writes for a str (json's own encoder of text).
+_json_text: Callable[[str], str] = json.encoder.encode_basestring
 
 
 def _bytes(value: Any) -> Any:
@@ -91,6 +103,10 @@ def _bytes(value: Any) -> Any:
 
 
 # Signing ---------------------------------------------------------------------------------------------------
+#: Most part digests a signer keeps (see ``CursorSigner._part``).
+PART_CACHE = 1024
+
+
 class CursorSigner:
     """Tamper-evident cursors: the last evaluated key and a keyed digest of each part of the
     query's page-shaping context (:func:`query_parts`, :func:`client_parts`), signed with HMAC-SHA256 under ``key``.
@@ -108,15 +124,29 @@ class CursorSigner:
             raise CursorError("a cursor key must be at least 16 bytes")
         self._key = key
         self.bound: dict[str, str] = dict(bound or {})
+        self._keyed = hmac.new(key, digestmod=hashlib.sha256)  # copied per MAC: the key is hashed in once
+        # Part digests already made (a pure function of name and text): a query's pattern, index,
+        # direction and the client's parts repeat on every cursor. Emptied when it grows past PART_CACHE.
+        self._parts: dict[tuple[str, str], str] = {}
 
     def _mac(self, payload: bytes, size: int = 16) -> str:
-        digest = hmac.new(self._key, payload, hashlib.sha256).digest()[:size]
-        return base64.urlsafe_b64encode(digest).decode().rstrip("=")
+        mac = self._keyed.copy()
+        mac.update(payload)
+        return base64.urlsafe_b64encode(mac.digest()[:size]).decode().rstrip("=")
+
+    def _part(self, name: str, text: str) -> str:
+        digest = self._parts.get((name, text))
+        if digest is None:
+            digest = self._mac(f"part\0{name}\0{text}".encode(), 8)
+            if len(self._parts) >= PART_CACHE:
+                self._parts.clear()
+            self._parts[(name, text)] = digest
+        return digest
 
     def digests(self, parts: Mapping[str, str]) -> dict[str, str]:
         """A keyed 64-bit digest of each part (``bound`` and ``parts``): what a cursor carries, so
         a refusal can say which part differs without revealing any part's value."""
-        return {name: self._mac(f"part\0{name}\0{text}".encode(), 8) for name, text in {**self.bound, **parts}.items()}
+        return {name: self._part(name, text) for name, text in {**self.bound, **parts}.items()}
 
     def sign(self, data: Mapping[str, Any]) -> str:
         """``data`` serialized and signed: the cursor text."""

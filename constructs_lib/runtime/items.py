@@ -32,6 +32,7 @@ from .values import check_attribute_name, check_key_size, check_size, from_dynam
 if TYPE_CHECKING:
     from ..model import KeyTemplate, Model
     from ..model import ResolvedEntity as Entity
+    from ..model import ResolvedIndexKey as IndexKey
 
 
 
@@ -57,6 +58,21 @@ class UpdatePlan:
         self.create_missing = [] if create_missing is None else create_missing
 
 
+@dataclass(frozen=True)
+class _IndexPlan:
+    """One entity's key in one index, as :meth:`ItemMapper.index_key` reads it on every write."""
+
+    key: IndexKey
+    inputs: frozenset[str]
+    when_equals: tuple[tuple[str, tuple[str, ...]], ...]
+    #: (attribute, template, where errors say it is, whether the shard goes into it)
+    written: tuple[tuple[str, KeyTemplate, str, bool], ...]
+    #: The attribute checked against the partition-key size limit (a GSI's pk), or None.
+    size_pk_attribute: str | None
+    #: A write-sharded key's shard placeholder encoded, by shard number; () unless sharded.
+    shard_texts: tuple[str, ...]
+
+
 class ItemMapper:
     """Builds stored items and update plans for the entities of one model."""
 
@@ -73,6 +89,12 @@ class ItemMapper:
         self._key_attribute_set = frozenset(self.key_attributes)
         # Per (entity, index): the attributes its key depends on (every write asks).
         self._inputs: dict[tuple[str, str], frozenset[str]] = {}
+        # Per (entity, index): what index_key reads of the model, gathered once (every write asks).
+        self._index_plans: dict[tuple[str, str], _IndexPlan] = {}
+        # Per entity: each declared field's spec and the name its errors give (every write asks).
+        self._field_specs = {
+            name: {f: (spec, f"{name}.{f}") for f, spec in e.fields.items()} for name, e in model.entities.items()
+        }
 
     # Keys ------------------------------------------------------------------------------------
     def table_key(
@@ -107,21 +129,48 @@ class ItemMapper:
         self, entity: Entity, index_name: str, values: Mapping[str, Any], *, memo: dict[Any, str] | None = None
     ) -> dict[str, str] | None:
         """The index key attributes, or None if the item does not belong in the index."""
-        key = entity.indexes[index_name]
-        for name in self._index_inputs(entity, index_name):
+        plan = self._index_plan(entity, index_name)
+        for name in plan.inputs:
             if values.get(name) is None:
                 return None
-        if key.when_equals and any(values.get(a) not in allowed for a, allowed in key.when_equals.items()):
+        if plan.when_equals and any(values.get(a) not in allowed for a, allowed in plan.when_equals):
             return None
         out: dict[str, str] = {}
-        for attr, template in key.written:
-            part = "pk" if attr == key.pk_attribute else "sk"
-            if key.sharded and part == "pk":  # the shard goes into this pk only: not into the memo others share
-                shard = sharding.shard_of(entity, key, values)
-                out[attr] = keys.build(entity, template, {**values, SHARD: shard}, where=f"{index_name} pk")
+        for attr, template, where, sharded in plan.written:
+            if sharded:  # the shard goes into this pk only: not into the memo others share
+                shard = sharding.shard_of(entity, plan.key, values, memo=memo)
+                if memo is None or not plan.shard_texts:
+                    out[attr] = keys.build(entity, template, {**values, SHARD: shard}, where=where, memo=None)
+                else:  # the other fields' encodings, and the shard's
+                    local = dict(memo)
+                    local[(SHARD, None)] = plan.shard_texts[shard]
+                    out[attr] = keys.build(entity, template, {**values, SHARD: shard}, where=where, memo=local)
             else:
-                out[attr] = keys.build(entity, template, values, where=f"{index_name} {part}", memo=memo)
-        return _check_key_sizes(entity, out, key.pk_attribute if key.kind == "GSI" else None)
+                out[attr] = keys.build(entity, template, values, where=where, memo=memo)
+        return _check_key_sizes(entity, out, plan.size_pk_attribute)
+
+    def _index_plan(self, entity: Entity, index_name: str) -> _IndexPlan:
+        """What :meth:`index_key` reads of ``entity``'s key in ``index_name``, gathered once per
+        entity of the model (an entity from elsewhere is read afresh)."""
+        plan = self._index_plans.get((entity.name, index_name))
+        if plan is not None and self.model.entities.get(entity.name) is entity:
+            return plan
+        key = entity.indexes[index_name]
+        written = tuple(
+            (attr, template, f"{index_name} {'pk' if attr == key.pk_attribute else 'sk'}",
+             key.sharded and attr == key.pk_attribute)
+            for attr, template in key.written
+        )
+        shard_texts: tuple[str, ...] = ()
+        if key.sharded and key.shards is not None:  # each shard's encoding, as keys.build makes it
+            (placeholder,) = [seg for seg in key.pk_template.segments if not isinstance(seg, str) and seg.field == SHARD]
+            if placeholder.bucket is None:  # (the memo's key of it: (SHARD, None))
+                shard_texts = tuple(keys.segment_value(entity, placeholder, n) for n in range(key.shards))
+        plan = _IndexPlan(key, self._index_inputs(entity, index_name), tuple(key.when_equals.items()), written,
+                          key.pk_attribute if key.kind == "GSI" else None, shard_texts)
+        if self.model.entities.get(entity.name) is entity:
+            self._index_plans[(entity.name, index_name)] = plan
+        return plan
 
     def index_attributes(self, index_name: str) -> list[str]:
         """The attributes a (possibly sparse) index key occupies on an item (not the LSI's PK)."""
@@ -135,10 +184,14 @@ class ItemMapper:
         plain values (floats → Decimal); reject reserved attribute names. ``memo`` (see
         :func:`keys.build`) receives each declared field's key encoding, for the item's keys."""
         out: dict[str, Any] = {}
+        specs = self._field_specs.get(entity.name) if self.model.entities.get(entity.name) is entity else None
+        if specs is None:
+            specs = {f: (spec, f"{entity.name}.{f}") for f, spec in entity.fields.items()}
+        reserved = self.reserved
         for name, value in attrs.items():
             if not isinstance(name, str) or not name:
                 raise ItemValidationError(f"{entity.name}: attribute name {name!r} must be a non-empty string")
-            if name in self.reserved:
+            if name in reserved:
                 if name == self.model.entity_attribute and value == entity.name:
                     continue
                 raise ItemValidationError(
@@ -147,9 +200,10 @@ class ItemMapper:
                 )
             if value is None:
                 continue
-            spec = entity.fields.get(name)
-            if spec is not None:
-                value = key_segments.normalize(value, spec.kind, width=spec.width, field=f"{entity.name}.{name}")
+            declared = specs.get(name)
+            if declared is not None:
+                spec, where = declared
+                value = key_segments.normalize_declared(value, spec.kind, spec.width, where)
                 if spec.max_length is not None and len(value) > spec.max_length:
                     raise ItemValidationError(
                         f"{entity.name}.{name}: value of {len(value)} characters is longer than the field's "
@@ -163,6 +217,14 @@ class ItemMapper:
                 if memo is not None:
                     memo[(name, None)] = key_segments.encode_normalized(value, spec.kind, spec.width)
                 if type(value) is str:  # a declared field's text is checked (valid UTF-8) by now
+                    out[name] = value
+                    continue
+            if type(value) is str:  # the common case of to_dynamo, inline: valid UTF-8 text is stored as is
+                try:
+                    value.encode("utf-8")
+                except UnicodeEncodeError:
+                    pass  # to_dynamo says why
+                else:
                     out[name] = value
                     continue
             out[name] = to_dynamo(value, where=f"{entity.name}.{name}")
@@ -257,14 +319,18 @@ class ItemMapper:
                 )
             if name == self.model.ttl_attribute and name in set_values:
                 set_values[name] = ttl.validate_ttl_value(set_values[name], attribute=name)
-        plan = UpdatePlan(set=self.normalize(entity, set_values), remove=list(remove))
+        set_memo: dict[Any, str] = {}
+        plan = UpdatePlan(set=self.normalize(entity, set_values, memo=set_memo), remove=list(remove))
         plan.add = self._amounts(entity, add, "ADD")
         plan.delete = self._amounts(entity, delete, "DELETE")
-        known = {**self.normalize(entity, key_values), **plan.set}
+        # Encoded field values of ``known`` (which does not change), shared by the index keys; what
+        # ``present`` adds is never a template field (ADD on a declared field is refused above).
+        memo: dict[Any, str] = {}
+        known = {**self.normalize(entity, key_values, memo=memo), **plan.set}
+        memo.update(set_memo)
         # ADD on a presence-only input makes it present, whatever it held before.
         present = {name: True for name in plan.add if name not in known}
         set_names, removed_names = set(plan.set) | set(present), set(plan.remove)
-        memo: dict[Any, str] = {}  # encoded field values, shared by the index keys (``known`` does not change)
         for index_name in entity.indexes:
             inputs = self._index_inputs(entity, index_name)
             touched_set = inputs & set_names
@@ -286,7 +352,7 @@ class ItemMapper:
                     f"but not {missing!r}, which that key also needs; supply them in the same update so the "
                     "index key can be recomputed"
                 )
-            derived = self.index_key(entity, index_name, values)
+            derived = self.index_key(entity, index_name, values, memo=memo)
             if derived is None:  # sparse condition not met: leave the index
                 plan.remove += [a for a in attrs if a not in plan.remove]
             else:
@@ -402,21 +468,20 @@ class ItemMapper:
         """An application item from a stored one: key attributes dropped (unless ``raw``),
         integral numbers as int, and fields missing from a projection (``KEYS_ONLY``) parsed
         back from the table and index keys the item carries."""
-        out = {k: from_dynamo(v) for k, v in item.items()}
-        return out if raw else self._finish(out)
-
-    def _finish(self, out: dict[str, Any]) -> dict[str, Any]:
+        if raw:
+            return {k: from_dynamo(v) for k, v in item.items()}
+        key_attributes = self._key_attribute_set
+        out = {k: v if type(v) is str or type(v) is int else from_dynamo(v)
+               for k, v in item.items() if k not in key_attributes}
         entity = self.entity_of(out)
-        if entity is not None:
+        if entity is not None and not self._fields_by_entity[entity.name] <= out.keys():
             for attr, template, fields in self._templates_by_entity[entity.name]:
-                text = out.get(attr)
+                text = item.get(attr)
                 if isinstance(text, str) and not fields <= out.keys():  # a field to recover from it
                     for name, value in keys.parse(entity, template, text).items():
                         # (a time-bucket component, parsed as "field:bucket", is not a field)
                         if name in fields and name not in out:
                             out[name] = _stored_form(entity, name, value)
-        for attr in self.key_attributes:
-            out.pop(attr, None)
         return out
 
 
@@ -428,8 +493,9 @@ def _stored_form(entity: Entity, name: str, value: Any) -> Any:
 def _check_key_sizes(entity: Entity, key: dict[str, str], pk_attribute: str | None) -> dict[str, str]:
     for attr, text in key.items():
         limit = MAX_PK_BYTES if attr == pk_attribute else MAX_SK_BYTES
-        check_key_size(text, limit, f"{entity.name}: {attr}",
-                       " — shorten the values in the key (keep large data out of keys)")
+        if 4 * len(text) > limit:  # (a character takes at most 4 bytes in UTF-8: shorter keys fit)
+            check_key_size(text, limit, f"{entity.name}: {attr}",
+                           " — shorten the values in the key (keep large data out of keys)")
     return key
 
 

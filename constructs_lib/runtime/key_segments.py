@@ -369,8 +369,15 @@ def encode(value: Any, kind: FieldKind, *, width: int | None = None, field: str 
         If the value breaks a rule of its kind (see the module docstring).
     """
     _check_kind(kind, width, field)
+    return encode_declared(value, kind, width, field)
+
+
+def encode_declared(value: Any, kind: FieldKind, width: int | None, field: str) -> str:
+    """:func:`encode` for a kind and width already checked (a model's ``Field`` checks its own
+    when declared): the same result and errors, without checking them again per value."""
     if kind == "string":
-        return escape(_string(value, field), field=field)
+        escaped: str = _string(value, field).translate(_ESCAPE_TABLE)  # (what escape() makes of checked text)
+        return escaped
     if kind == "number":
         assert width is not None
         return f"{_number(value, width, field):0{width}d}"
@@ -480,12 +487,20 @@ def normalize(value: Any, kind: FieldKind, *, width: int | None = None, field: s
         Exactly when :func:`encode` would.
     """
     _check_kind(kind, width, field)
+    return normalize_declared(value, kind, width, field)
+
+
+def normalize_declared(value: Any, kind: FieldKind, width: int | None, field: str) -> Any:
+    """:func:`normalize` for a kind and width already checked (a model's ``Field`` checks its
+    own when declared): the same result and errors, without checking them again per value."""
     if kind == "string":
         return _string(value, field)
     if kind == "number":
         assert width is not None
         return _number(value, width, field)
-    return encode(value, kind, field=field)
+    if kind == "timestamp":
+        return _format_timestamp(_timestamp(value, field))
+    return _date(value, field).isoformat()
 
 
 def require_aware(value: Any, name: str) -> datetime:

@@ -63,12 +63,12 @@ def _parse_bucket(text: str, granularity: str, *, key: str, field: str) -> str:
 def segment_value(entity: Entity, placeholder: Any, value: Any) -> str:
     """Encode one placeholder's value (applying its time bucket, if any)."""
     name = f"{entity.name}.{placeholder.field}"
-    spec = entity.field(placeholder.field)
+    spec = entity.fields.get(placeholder.field) or entity.field(placeholder.field)
     if placeholder.bucket:
         from . import buckets  # loaded by models with time-bucketed keys only
 
         return key_segments.escape(buckets.bucket(value, placeholder.bucket, field=name), field=name)
-    return key_segments.encode(value, spec.kind, width=spec.width, field=name)
+    return key_segments.encode_declared(value, spec.kind, spec.width, name)
 
 
 def build(

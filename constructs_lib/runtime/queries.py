@@ -161,14 +161,18 @@ class QueryMethods:
         )
         params["ScanIndexForward"] = forward
         params["ConsistentRead"] = consistent
-        query_id = query_parts(pattern, params)
+        query_id = None
         if cursor is not None:
+            query_id = query_parts(pattern, params)
             pk_attr = self._pk_attribute(resolved)
             params["ExclusiveStartKey"] = self.cursors.decode(
                 cursor, query_id, partition=(pk_attr, params["ExpressionAttributeValues"][":v0"]),
             )
         items, last = self._read_pages(params, limit, raw, resolved)
-        return Page(items, self.cursors.encode(last, query_id) if last else None)
+        if not last:
+            return Page(items, None)
+        # (read after the pages: they set only Limit and ExclusiveStartKey, which a cursor does not bind)
+        return Page(items, self.cursors.encode(last, query_id if query_id is not None else query_parts(pattern, params)))
 
     def _read_pages(
         self, params: dict[str, Any], limit: int | None, raw: bool, resolved: ResolvedPattern,

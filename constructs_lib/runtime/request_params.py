@@ -212,23 +212,27 @@ def put(
     expires_at: datetime | None = None,
     condition: Condition | None = None,
 ) -> Request:
-    attrs = dict(attrs)
     if expected_version is not None:
         _version(expected_version)
     expiry = ttl_value(mapper, entity, expires_in, expires_at)
-    if expiry:
-        attrs[expiry[0]] = expiry[1]
-    elif mapper.model.ttl_attribute and attrs.get(mapper.model.ttl_attribute) is not None:
-        name = mapper.model.ttl_attribute
-        attrs[name] = ttl.validate_ttl_value(attrs[name], attribute=name)
+    ttl_attr = mapper.model.ttl_attribute
     version_attr = entity.version_attribute
+    given = attrs
+    if expiry or version_attr or (ttl_attr and attrs.get(ttl_attr) is not None):
+        changed = dict(attrs)  # (the caller's mapping stays as it was)
+        if expiry:
+            changed[expiry[0]] = expiry[1]
+        elif ttl_attr:
+            if changed.get(ttl_attr) is not None:
+                changed[ttl_attr] = ttl.validate_ttl_value(changed[ttl_attr], attribute=ttl_attr)
+        given = changed
     if expected_version is not None and version_attr is None:
         raise UpdateRejectedError(f"{entity.name}: expected_version given, but the entity has no version_attribute")
     if expected_version is not None and create_only:
         raise UpdateRejectedError(f"{entity.name}: create_only and expected_version exclude each other")
     if version_attr:
-        attrs.pop(version_attr, None)
-    item = mapper.build_item(entity, attrs, check=False)  # checked once, below, with its version
+        changed.pop(version_attr, None)
+    item = mapper.build_item(entity, given, check=False)  # checked once, below, with its version
     expr = Expression()
     params: dict[str, Any] = {"TableName": table}
     kind = "plain"

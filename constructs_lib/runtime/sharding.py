@@ -26,15 +26,21 @@ SHARD = "shard"
 MIN_INDEX_SHARDS, MAX_INDEX_SHARDS = 2, 100
 
 
-def shard_of(entity: Entity, key: IndexKey, values: Mapping[str, Any]) -> int:
-    """The shard (0 .. ``key.shards - 1``) of the item holding ``values`` (normalized)."""
+def shard_of(
+    entity: Entity, key: IndexKey, values: Mapping[str, Any], *, memo: Mapping[Any, str] | None = None
+) -> int:
+    """The shard (0 .. ``key.shards - 1``) of the item holding ``values`` (normalized).
+    ``memo``: the key encodings of ``values``' fields already made (see ``keys.build``)."""
     parts = []
     for name in key.shard_by:
         value = values.get(name)
         if value is None:
             raise KeyValueError(f"{entity.name}: the shard of its index key needs field {name!r}, which is missing")
-        spec = entity.field(name)
-        parts.append(key_segments.encode(value, spec.kind, width=spec.width, field=f"{entity.name}.{name}"))
+        text = memo.get((name, None)) if memo is not None else None
+        if text is None:
+            spec = entity.field(name)
+            text = key_segments.encode(value, spec.kind, width=spec.width, field=f"{entity.name}.{name}")
+        parts.append(text)
     if key.shards is None:
         raise KeyValueError(f"{entity.name}: index key {key.index!r} is not write-sharded; it has no shard")
     return stable_shard("#".join(parts), key.shards)

@@ -38,6 +38,8 @@ def to_dynamo(value: Any, *, where: str, _depth: int = 0) -> Any:
     hold — NaN/infinite or over-38-digit numbers, text with lone surrogates, mixed or empty sets,
     map keys that are not non-empty strings, nesting deeper than 32 levels — are refused here,
     naming where they are."""
+    if type(value) is int and -_INT_38_DIGITS < value < _INT_38_DIGITS:  # what _number answers, without Decimal
+        return value
     if isinstance(value, bool) or value is None or isinstance(value, bytes):
         return value
     if isinstance(value, str):
@@ -85,6 +87,10 @@ def to_dynamo(value: Any, *, where: str, _depth: int = 0) -> Any:
         f"{where}: value {value!r} of type {type(value).__name__} cannot be stored; declare it as a "
         "timestamp/date field or convert it (str, int, Decimal, bool, bytes, list, dict, set)"
     )
+
+
+#: Integers below this magnitude have at most 38 digits: storable as they are.
+_INT_38_DIGITS = 10**38
 
 
 def check_attribute_name(name: Any, *, where: str) -> str:
@@ -144,8 +150,13 @@ def from_dynamo(value: Any) -> Any:
 
 def item_size(item: Mapping[str, Any]) -> int:
     """The size DynamoDB counts for ``item`` in Python form (what :func:`to_dynamo` makes, or
-    what boto3's resource layer reads): attribute names plus values, by :func:`_value_size`."""
-    return sum(utf8_size(k) + _value_size(v, wire=False) for k, v in item.items())
+    what boto3's resource layer reads): attribute names plus values, by :func:`_value_size`
+    (text inline: nearly every value of an item, and this runs on every write)."""
+    size = 0
+    for name, value in item.items():
+        size += len(name.encode("utf-8", "surrogatepass"))
+        size += len(value.encode("utf-8", "surrogatepass")) if type(value) is str else _value_size(value, wire=False)
+    return size
 
 
 def wire_item_size(item: Mapping[str, Any]) -> int:
@@ -167,6 +178,13 @@ def number_size(value: Any) -> int:
     not 3 — measured against DynamoDB Local's 400 KB limit (ADR 0047) — and a negative number and
     zero were measured against its consumed capacity (ADR 0051). ``value``: an int, a Decimal or
     decimal text."""
+    if type(value) is int and -_INT_38_DIGITS < value < _INT_38_DIGITS:  # its digits, without Decimal (same count)
+        if not value:
+            return 1
+        text = str(-value if value < 0 else value)
+        kept = text.rstrip("0")
+        low = len(text) - len(kept)
+        return (low + len(kept) - 1) // 2 - low // 2 + 2 + (value < 0)
     number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
     if not number.is_finite():
         return 2  # not storable; validation refuses it before any size matters
