@@ -18,7 +18,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from . import _aws, key_segments, keys, sharding, ttl
-from ._records import record
+from ._records import frozen_record, record
 from .exceptions import (
     ItemValidationError,
     KeyValueError,
@@ -58,7 +58,7 @@ class UpdatePlan:
         self.create_missing = [] if create_missing is None else create_missing
 
 
-@dataclass(frozen=True)
+@frozen_record
 class _IndexPlan:
     """One entity's key in one index, as :meth:`ItemMapper.index_key` reads it on every write."""
 
@@ -71,6 +71,12 @@ class _IndexPlan:
     size_pk_attribute: str | None
     #: A write-sharded key's shard placeholder encoded, by shard number; () unless sharded.
     shard_texts: tuple[str, ...]
+
+    def __init__(self, key: IndexKey, inputs: frozenset[str], when_equals: tuple[tuple[str, tuple[str, ...]], ...],
+                 written: tuple[tuple[str, KeyTemplate, str, bool], ...], size_pk_attribute: str | None,
+                 shard_texts: tuple[str, ...]) -> None:
+        self.__dict__.update(key=key, inputs=inputs, when_equals=when_equals, written=written,
+                             size_pk_attribute=size_pk_attribute, shard_texts=shard_texts)
 
 
 class ItemMapper:
