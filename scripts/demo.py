@@ -34,7 +34,7 @@ at a time, longest first; a worker's output is buffered and printed whole, in th
 followed by its exit status when it failed (the demo then exits 1). The IoT scenario starts
 first: the reading whose expiry it shows is ingested at once, and its last step (DynamoDB
 Local's own TTL sweep) waits in the background until every other scenario is done, then polls
-for at most a few seconds (docs/adr/0060-demo-time.md).
+for at most a few seconds; it is printed just before the cost table (docs/adr/0060-demo-time.md).
 
 Then stops the server. Run it with ``make demo`` (which synthesizes first), or
 ``.venv/bin/python scripts/demo.py --cdk-out cdk.out``; ``--only shop,iot`` runs a subset.
@@ -152,6 +152,8 @@ def run_all(chosen: list[str], cdk_out: Path, endpoint: str, jobs: int,
     of those that failed."""
     to_start = [n for n in START_ORDER if n in chosen]
     order = [n for n in SCENARIOS if n in chosen]
+    # IoT's last step is printed after every other scenario but before the cost table, the demo's last.
+    tail_at = order.index("cost") if "cost" in order else len(order)
     workers: dict[str, Worker] = {}
     printed = 0
     iot_tail: str | None = None
@@ -165,6 +167,8 @@ def run_all(chosen: list[str], cdk_out: Path, endpoint: str, jobs: int,
                     workers[name] = Worker(name, cdk_out, endpoint, Path(tmp) / f"{name}.log")
                     busy += 1
                 while printed < len(order) and order[printed] in workers:
+                    if printed == tail_at and "iot" in workers and iot_tail is None:
+                        break
                     worker = workers[order[printed]]
                     code = worker.poll()
                     if code is None and not worker.paused():
@@ -180,7 +184,7 @@ def run_all(chosen: list[str], cdk_out: Path, endpoint: str, jobs: int,
                 others_done = not to_start and all(w.poll() is not None for n, w in workers.items() if n != "iot")
                 if iot is not None and iot.proc.stdin is not None and not iot.proc.stdin.closed and others_done:
                     iot.proc.stdin.close()  # the other scenarios are done: check the sweep now
-                if iot is not None and iot_tail is None and printed == len(order) and iot.poll() is not None:
+                if iot is not None and iot_tail is None and printed >= tail_at and iot.poll() is not None:
                     code = iot.poll()
                     whole = iot.output()
                     iot_tail = whole.split(IOT_PAUSE, 1)[1] if IOT_PAUSE in whole else ""
