@@ -256,12 +256,14 @@ def _show_expiry(table: TableClient, old: dict[str, Any], outcome: IotOutcome, o
     else:
         out(f"   DynamoDB Local's TTL sweep already deleted it (consistent GetItem, {now_s - outcome.expiring_at} s "
             "after expiry)")
-    month = {"sensor_id": "s-3", "ts": old["ts"]}
-    plain = table.query("readings of a sensor in a month", month, consistent=True)
-    live = table.query("readings of a sensor in a month", month, consistent=True, filter=attr("expires_at") > now_s)
+    # The reading's own instant as a time range (its month may also hold s-3's live readings).
+    instant = {"sensor_id": "s-3", "ts": (old["ts"], old["ts"])}
+    plain = table.query("readings of a sensor in a time range", instant, consistent=True)
+    live = table.query("readings of a sensor in a time range", instant, consistent=True,
+                       filter=attr("expires_at") > now_s)
     outcome.client_read_unfiltered, outcome.client_read = len(plain.items), list(live.items)
-    out(f"   a client read filtering on expires_at > now ({now_s}): {len(live.items)} of the {len(plain.items)} "
-        f"stored readings of that month returned. This is the client's rule, not DynamoDB's: AWS deletes an "
+    out(f"   a client read of it filtering on expires_at > now ({now_s}): {len(live.items)} of the "
+        f"{len(plain.items)} stored returned. This is the client's rule, not DynamoDB's: AWS deletes an "
         "expired item within a few days, so a read that must not see expired data filters on expires_at")
 
 
