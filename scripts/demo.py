@@ -11,7 +11,8 @@ schema), with the bundled Lambda handlers run from their ``cdk.out`` asset direc
 2. multi-tenant SaaS (``examples/saas/scenario.py``): tenant-scoped grants and client,
    versioned documents with optimistic locking, the audit trail of a document;
 3. IoT time series (``examples/iot/scenario.py``): month-bucketed readings, "last hour" across
-   a month boundary, TTL retention;
+   a month boundary, TTL retention (an expired reading hidden by a read filtering on
+   ``expires_at``; DynamoDB Local's own TTL sweep checked last);
 4. viral video counter (``examples/viral/scenario.py``): 50,000 writes/s sizing, concurrent
    increments, aggregation from the stream, an idempotent retry counted once;
 5. reporting (``examples/reporting/scenario.py``): a consumer stack importing the shop's table
