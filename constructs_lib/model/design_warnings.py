@@ -1,18 +1,21 @@
 """Design warnings: model shapes that are legal but risky (hot partitions, identical keys).
 
-``Model.warnings()`` returns them; ``SingleTable`` shows them as synth-time annotations.
+``Model.warnings()`` returns them; ``SingleTable`` shows them as synth-time annotations and the
+model docs list them, from one computation per model. Identical keys are checked only between
+entities whose key shapes allow it: docs/adr/0056-synth-cost.md.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from .entity import SHARD
 from .exceptions import ModelWarning
 from .fields import Field
-from .overlap import KeyCondition, domains, index_templates
+from .overlap import Domain, KeyCondition, domains, index_templates
 from .resolved import ResolvedEntity, ResolvedIndex
 from .templates import KeyTemplate
 
@@ -32,8 +35,33 @@ _LOW_CARDINALITY_NAME = re.compile(
 )
 
 
+#: Attribute keeping a model's warnings with the resolved entities and indexes they were computed from.
+_KEPT = "_constructs_lib_design_warnings"
+_Inputs = tuple[tuple[ResolvedEntity, ...], tuple[ResolvedIndex, ...]]
+
+
 def design_warnings(model: _Model) -> list[ModelWarning]:
-    """Design smells that are legal but risky, e.g. low-cardinality partition keys."""
+    """Design smells that are legal but risky, e.g. low-cardinality partition keys.
+
+    Computed once per model: the result is kept on ``model`` with the (frozen) resolved entities
+    and indexes it was computed from, and reused while the model still holds those same objects."""
+    inputs: _Inputs = (tuple(model.entities.values()), tuple(model.indexes.values()))
+    kept = getattr(model, _KEPT, None)
+    if kept is not None and _same(kept[0], inputs):
+        return list(kept[1])
+    out = _design_warnings(model)
+    try:
+        setattr(model, _KEPT, (inputs, tuple(out)))
+    except AttributeError:  # a read-only stand-in for a model: nothing is kept
+        pass
+    return out
+
+
+def _same(a: _Inputs, b: _Inputs) -> bool:
+    return all(len(x) == len(y) and all(p is q for p, q in zip(x, y, strict=True)) for x, y in zip(a, b, strict=True))
+
+
+def _design_warnings(model: _Model) -> list[ModelWarning]:
     out: list[ModelWarning] = []
     for entity in model.entities.values():
         candidates = [("table pk", entity.pk_template)]
@@ -86,37 +114,70 @@ def _shard_remedy(part: str, template: KeyTemplate) -> str:
 
 def _identical_keys(entities: Mapping[str, ResolvedEntity], indexes: Mapping[str, ResolvedIndex]) -> list[tuple[str, str]]:
     """(where, message) for each pair of entities whose keys in the table or one index may be
-    identical: their items share one key there, so a read by that key cannot tell them apart."""
+    identical: their items share one key there, so a read by that key cannot tell them apart.
+    Pairs in entity order, as an all-pairs loop finds them; only :func:`candidate_pairs` are checked."""
     out = []
     places: list[ResolvedIndex | None] = [None, *indexes.values()]
     for index in places:
         members = [(e, t) for e in entities.values() if (t := index_templates(e, index)) is not None]
-        for i, (a, (a_pk, a_sk)) in enumerate(members):
-            for b, (b_pk, b_sk) in members[i + 1:]:
-                if not _may_be_identical(a, a_pk, a_sk, b, b_pk, b_sk):
-                    continue
-                where = f"{'table' if index is None else f'index {index.name!r}'}: entities {a.name!r} and {b.name!r}"
-                keys = f"{a.name} {_show(a_pk, a_sk)} and {b.name} {_show(b_pk, b_sk)}"
-                if index is None:
-                    consequence = "a put of one overwrites the other's item"
-                else:
-                    consequence = ("an item of one and an item of the other may share one key there, so a read by "
-                                   "that key finds both (the client filters on the entity attribute)")
-                out.append((where, (
-                    f"{where}: the keys {keys} can be identical for some values; {consequence}. Give each a distinct "
-                    "literal in one segment, e.g. 'ORDER#{id}' vs 'REFUND#{id}'."
-                )))
+        stored = [(domains(e, pk, stored=True), None if sk is None else domains(e, sk, stored=True))
+                  for e, (pk, sk) in members]
+        for i, j in candidate_pairs([t for _, t in members]):
+            (a, (a_pk, a_sk)), (b, (b_pk, b_sk)) = members[i], members[j]
+            if not _may_be_identical(*stored[i], *stored[j]):
+                continue
+            where = f"{'table' if index is None else f'index {index.name!r}'}: entities {a.name!r} and {b.name!r}"
+            keys = f"{a.name} {_show(a_pk, a_sk)} and {b.name} {_show(b_pk, b_sk)}"
+            if index is None:
+                consequence = "a put of one overwrites the other's item"
+            else:
+                consequence = ("an item of one and an item of the other may share one key there, so a read by "
+                               "that key finds both (the client filters on the entity attribute)")
+            out.append((where, (
+                f"{where}: the keys {keys} can be identical for some values; {consequence}. Give each a distinct "
+                "literal in one segment, e.g. 'ORDER#{id}' vs 'REFUND#{id}'."
+            )))
     return out
 
 
+def candidate_pairs(keys: Sequence[tuple[KeyTemplate, KeyTemplate | None]]) -> list[tuple[int, int]]:
+    """The pairs ``(i, j)``, ``i < j``, in order, of ``keys`` ((pk, sk) templates) that
+    :func:`_may_be_identical` does not refute by their shape alone: as many pk segments, as many
+    sk segments when both have a sort key, and the same text wherever both have a literal segment
+    (a literal's domain is its one text). Keys are grouped by that shape (segment counts and
+    literal positions) and each two compatible groups joined on their common literal positions,
+    so the cost is the number of groups squared times the keys, plus the pairs returned."""
+    groups: dict[tuple[int, int | None, tuple[int, ...]], list[int]] = {}
+    texts: list[tuple[str | None, ...]] = []
+    for i, (pk, sk) in enumerate(keys):
+        segments = pk.segments if sk is None else pk.segments + sk.segments  # sk positions follow pk's
+        texts.append(tuple(s if isinstance(s, str) else None for s in segments))
+        literal = tuple(p for p, s in enumerate(segments) if isinstance(s, str))
+        groups.setdefault((len(pk.segments), None if sk is None else len(sk.segments), literal), []).append(i)
+    pairs: list[tuple[int, int]] = []
+    shapes = list(groups)
+    for x, (pk_n, sk_n, literal) in enumerate(shapes):
+        for other_pk_n, other_sk_n, other_literal in shapes[x:]:
+            if pk_n != other_pk_n or (sk_n is not None and other_sk_n is not None and sk_n != other_sk_n):
+                continue
+            common = sorted(set(literal) & set(other_literal))
+            by_text: dict[tuple[str | None, ...], list[int]] = {}
+            for i in groups[pk_n, sk_n, literal]:
+                by_text.setdefault(tuple(texts[i][p] for p in common), []).append(i)
+            if other_literal == literal and other_sk_n == sk_n:  # the group with itself
+                pairs += [pair for same in by_text.values() for pair in itertools.combinations(same, 2)]
+                continue
+            for j in groups[other_pk_n, other_sk_n, other_literal]:
+                pairs += [(min(i, j), max(i, j)) for i in by_text.get(tuple(texts[j][p] for p in common), ())]
+    return sorted(pairs)
+
+
 def _may_be_identical(
-    a: ResolvedEntity, a_pk: KeyTemplate, a_sk: KeyTemplate | None,
-    b: ResolvedEntity, b_pk: KeyTemplate, b_sk: KeyTemplate | None,
+    a_pk: tuple[Domain, ...], a_sk: tuple[Domain, ...] | None, b_pk: tuple[Domain, ...], b_sk: tuple[Domain, ...] | None,
 ) -> bool:
-    sk_a = None if a_sk is None else domains(a, a_sk, stored=True)
-    sk_b = None if b_sk is None else domains(b, b_sk, stored=True)
-    n = None if sk_a is None else len(sk_a)
-    return KeyCondition(domains(a, a_pk, stored=True), sk_a, n or 1, n).admits(domains(b, b_pk, stored=True), sk_b)
+    """Whether keys with these stored segment domains may be equal (the pair's order does not matter)."""
+    n = None if a_sk is None else len(a_sk)
+    return KeyCondition(a_pk, a_sk, n or 1, n).admits(b_pk, b_sk)
 
 
 def _show(pk: KeyTemplate, sk: KeyTemplate | None) -> str:
