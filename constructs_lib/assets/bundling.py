@@ -227,9 +227,10 @@ def bundle(
     files: dict[str, bytes | Path] = {**deps, **user, **runtime}
     # Stage under a name derived from the content: re-synthesizing reuses the directory
     # instead of leaving a new temporary one behind each time. The pycs are a function of their
-    # sources and the compiling interpreter's version.
+    # sources, the compiling interpreter's version and how the worker compiles them (its own code).
     digest = hashlib.sha256()
     digest.update(f"bytecode {compiler.full_version if compiler else 'none'} {bytecode.EXTRA_FLAGS} {sorted(pycs)}".encode())
+    digest.update(bytecode.worker_digest())
     for rel in sorted(files):
         source = files[rel]
         data = source if isinstance(source, bytes) else source.read_bytes()

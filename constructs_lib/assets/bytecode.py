@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import glob
+import hashlib
 import json
 import os
 import shutil
@@ -36,6 +37,12 @@ EXTRA_FLAGS: list[str] = ["-X", "no_debug_ranges"]
 
 #: The script the target interpreter runs: JSON {path: source} on stdin → JSON {path: base64 pyc} on stdout.
 WORKER = Path(__file__).with_name("pyc_worker.py")
+
+
+@cache
+def worker_digest() -> bytes:
+    """SHA-256 of the worker's code: a staged asset's pycs depend on how it compiles them."""
+    return hashlib.sha256(WORKER.read_bytes()).digest()
 
 
 class Compiler:

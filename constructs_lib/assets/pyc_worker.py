@@ -3,26 +3,47 @@
 ``python3.X -I -S pyc_worker.py`` reads ``{asset path: source}`` as JSON on stdin and writes
 ``{"tag", "version", "pycs": {path: base64 pyc}, "errors": {path: message}}`` as JSON on stdout;
 ``pyc_worker.py --version`` prints ``MAJOR.MINOR FULL_VERSION``. The pycs are unchecked-hash pycs
-(PEP 552). Standard library only: it runs outside this package's interpreter and import path
-(:mod:`.bytecode` starts it).
+(PEP 552). The library's own modules (paths under ``constructs_lib/``) are compiled without their
+docstrings, as ``-OO`` would, but keep their ``assert`` statements and line numbers; nothing reads
+their ``__doc__`` at run time, and the bytecode of a function is about 15 % smaller (docs/adr/0057).
+A user's modules keep everything. Standard library only: it runs outside this package's
+interpreter and import path (:mod:`.bytecode` starts it).
 """
 
 from __future__ import annotations
 
+import ast
 import base64
 import importlib.util
 import json
 import marshal
 import sys
 
-__all__ = ["compile_sources", "main", "unchecked_hash_pyc", "version"]
+__all__ = ["LIBRARY_PREFIX", "compile_sources", "main", "unchecked_hash_pyc", "version", "without_docstrings"]
+
+#: Asset paths of the library's own modules, compiled without docstrings.
+LIBRARY_PREFIX = "constructs_lib/"
 
 
-def unchecked_hash_pyc(source: bytes, path: str) -> bytes:
+def without_docstrings(tree: ast.Module) -> ast.Module:
+    """``tree`` with the docstring of the module and of every class and function removed (a body
+    left empty gets ``pass`` on the docstring's line); every other node keeps its line."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            first = body[0] if body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                body[0:1] = [] if len(body) > 1 else [ast.copy_location(ast.Pass(), first)]
+    return tree
+
+
+def unchecked_hash_pyc(source: bytes, path: str, *, docstrings: bool = True) -> bytes:
     """The pyc of ``source`` as this interpreter writes it, flagged unchecked-hash: no timestamp,
-    so the same source gives the same bytes. Raises ``SyntaxError``."""
+    so the same source gives the same bytes; without docstrings unless ``docstrings``. Raises
+    ``SyntaxError``."""
+    compiled: bytes | ast.Module = source if docstrings else without_docstrings(ast.parse(source, path))
     # dont_inherit: this script's own ``from __future__`` imports must not apply to the module.
-    code = compile(source, path, "exec", dont_inherit=True, optimize=0)
+    code = compile(compiled, path, "exec", dont_inherit=True, optimize=0)
     flags = (1).to_bytes(4, "little")  # hash-based, check_source off
     return importlib.util.MAGIC_NUMBER + flags + importlib.util.source_hash(source) + marshal.dumps(code)
 
@@ -33,7 +54,8 @@ def compile_sources(sources: dict[str, str]) -> dict[str, object]:
     errors: dict[str, str] = {}
     for path, text in sources.items():
         try:
-            pycs[path] = base64.b64encode(unchecked_hash_pyc(text.encode("utf-8"), path)).decode()
+            pyc = unchecked_hash_pyc(text.encode("utf-8"), path, docstrings=not path.startswith(LIBRARY_PREFIX))
+            pycs[path] = base64.b64encode(pyc).decode()
         except SyntaxError as exc:
             errors[path] = f"line {exc.lineno}: {exc.msg}"
     return {"tag": sys.implementation.cache_tag, "version": sys.version.split()[0], "pycs": pycs, "errors": errors}

@@ -186,3 +186,70 @@ def test_two_bundles_of_the_same_sources_are_byte_identical(tmp_path: Path, monk
     # THEN they hold the same files with the same bytes, bytecode included
     assert first == second
     assert any(name.endswith(f".{sys.implementation.cache_tag}.pyc") for name in first)
+
+
+
+def test_a_changed_compile_step_stages_a_new_asset_directory(monkeypatch) -> None:
+    # GIVEN a bundle staged once (staging directories are named after their content and reused)
+    model = Model("bc", entities=[Entity("Thing", pk="THING#{id}", fields=["id"])])
+    handler = "constructs_lib.runtime.handlers.counter.handler"
+    first = bundle(model, handler=handler, python_version=HERE).directory
+    assert bundle(model, handler=handler, python_version=HERE).directory == first
+    # WHEN the worker that compiles the pycs changes (another library version), the sources not
+    monkeypatch.setattr(bytecode, "worker_digest", lambda: b"another worker")
+    # THEN the same sources stage into another directory: pycs of the old worker are not reused
+    assert bundle(model, handler=handler, python_version=HERE).directory != first
+
+LIBRARY_SOURCE = b'''"""Module docstring."""
+from __future__ import annotations
+
+
+class Box:
+    """Class docstring."""
+
+    def get(self, x: int) -> int:
+        """Method docstring."""
+        assert x >= 0, "negative"
+        return x + 1
+
+
+def only_a_docstring() -> None:
+    """Nothing else."""
+
+
+def fails() -> None:
+    raise ValueError("line 19")
+'''
+
+
+def load(pyc: bytes, name: str) -> dict[str, object]:
+    """The namespace of a module run from its pyc bytes (the 16-byte header skipped)."""
+    import marshal
+
+    namespace: dict[str, object] = {"__name__": name}
+    exec(marshal.loads(pyc[16:]), namespace)  # noqa: S102 (the pyc the test compiled)
+    return namespace
+
+
+def test_library_modules_ship_without_docstrings_but_with_asserts_and_line_numbers() -> None:
+    # GIVEN one source compiled as a library module and as a user's module
+    pycs = fresh_compiler().compile({"constructs_lib/runtime/mod.py": LIBRARY_SOURCE, "handler.py": LIBRARY_SOURCE},
+                                    what="test")
+    library, user = load(pycs["constructs_lib/runtime/mod.py"], "lib"), load(pycs["handler.py"], "user")
+    # THEN the library's bytecode holds no docstring, the user's keeps every one
+    assert [library.get("__doc__"), library["Box"].__doc__, library["Box"].get.__doc__,  # type: ignore[attr-defined]
+            library["only_a_docstring"].__doc__] == [None] * 4  # type: ignore[attr-defined]
+    assert (user["__doc__"], user["Box"].get.__doc__) == ("Module docstring.", "Method docstring.")  # type: ignore[attr-defined]
+    assert len(pycs["constructs_lib/runtime/mod.py"]) < len(pycs["handler.py"])
+    # AND behaves the same: the result, the assert (not stripped, unlike -OO), the function left empty
+    box = library["Box"]()  # type: ignore[operator]
+    assert box.get(1) == 2
+    with pytest.raises(AssertionError, match="negative"):
+        box.get(-1)
+    assert library["only_a_docstring"]() is None  # type: ignore[operator]
+    # AND a traceback names the source's own line
+    with pytest.raises(ValueError) as raised:
+        library["fails"]()  # type: ignore[operator]
+    assert raised.traceback[-1].lineno + 1 == 19
+    # AND the header still hashes the source as written
+    assert pycs["constructs_lib/runtime/mod.py"][8:16] == importlib.util.source_hash(LIBRARY_SOURCE)
