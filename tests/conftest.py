@@ -24,8 +24,8 @@ os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 os.environ.setdefault("CDK_DISABLE_CLI_TELEMETRY", "true")
 # The CDK's built-in CloudFormation validation costs about 5 s of CPU in every process that
 # synthesizes (its engine starts at the first synth), more than a small stack's whole synthesis.
-# Every synthesis of the suite and its subprocesses skips it; tests/synth/test_cdk_builtin_validation.py
-# runs it on app.py once, and the getting-started steps keep it, as a user's shell has it.
+# Every synthesis of the suite and its subprocesses skips it (its findings are warnings: they fail
+# no synth); tests/synth/test_cdk_builtin_validation.py runs it on app.py once and asserts it finds nothing.
 os.environ["CDK_VALIDATION"] = "false"
 
 # Asset metadata (``Metadata["aws:asset:path"]`` on the Lambda resource) is written only when

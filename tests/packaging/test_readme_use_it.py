@@ -71,7 +71,7 @@ def test_the_steps_work_in_a_fresh_project(wheel_file: Path, tmp_path: Path) -> 
     # GIVEN the session's wheel (tests/packaging/conftest.py: built once from a copy of the sources)
     base = {k: v for k, v in os.environ.items()
             if not k.startswith(("PYTEST_", "CONSTRUCTS_LIB_", "DYNAMODB_LOCAL")) and k not in (
-                "PYTHONPATH", "VIRTUAL_ENV", "CDK_CONTEXT_JSON", "CDK_VALIDATION")}  # as a user's shell has it
+                "PYTHONPATH", "VIRTUAL_ENV", "CDK_CONTEXT_JSON")}
     base.update(CONSTRUCTS_LIB_CACHE_DIR=str(tmp_path / "user-cache"), CDK_DISABLE_CLI_TELEMETRY="true",
                 JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION="20", PIP_DISABLE_PIP_VERSION_CHECK="1")
     wheel = wheel_file
