@@ -1,4 +1,4 @@
-"""Backfill on DynamoDB Local: 2,000 items written under v1, rolled out to v2 and backfilled
+"""Backfill on DynamoDB Local: 1,000 items written under v1, rolled out to v2 and backfilled
 (``CONSTRUCTS_LIB_BACKFILL_ITEMS`` sets the count; ``make soak`` runs 100,000).
 
 The job runs in a separate process that is killed twice (SIGKILL, mid-page) and resumed; a
@@ -38,7 +38,7 @@ from examples.evolution.scenario import LONG_SKU_ORDERS, mismatches, seed_v1
 
 pytestmark = pytest.mark.integration
 
-ITEMS = int(os.environ.get("CONSTRUCTS_LIB_BACKFILL_ITEMS", "2000"))
+ITEMS = int(os.environ.get("CONSTRUCTS_LIB_BACKFILL_ITEMS", "1000"))
 BUDGET = 1000.0
 
 
