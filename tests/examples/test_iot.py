@@ -234,19 +234,21 @@ def test_ingest_refuses_an_event_without_readings(ingest: LocalFunction) -> None
         assert ingest(event) == {"ok": False, "error": "event needs a non-empty list 'readings'"}
 
 
-def test_dynamodb_locals_ttl_sweep_deletes_an_expired_reading(ingest: LocalFunction, table: TableClient) -> None:
-    # GIVEN the table from the synthesized template, with TTL on expires_at, holding a reading that
-    # expires three seconds after it is ingested and a live one (a small table: DynamoDB Local's sweep
-    # reads 20 items a page and sleeps 10 s after each, so a pass over it is one page)
+def test_dynamodb_locals_ttl_sweep_deletes_an_expired_reading(table: TableClient) -> None:
+    # GIVEN the table from the synthesized template, with TTL on expires_at, just created, holding a
+    # reading whose expires_at passed a minute ago and a live one (a small table: DynamoDB Local's
+    # sweep reads 20 items a page and sleeps 10 s after each, so the first pass reads them at once)
     now = datetime.now(UTC).replace(microsecond=0)
-    expiring = {"sensor_id": "s-9", "ts": iso(now - timedelta(days=30) + timedelta(seconds=3)), "value": 1.0}
-    live = {"sensor_id": "s-9", "ts": iso(now), "value": 2.0}
-    assert ingest({"readings": [expiring, live]})["written"] == 2
+    expired = {"sensor_id": "s-9", "ts": iso(now - timedelta(days=30, minutes=1)), "value": 1.0,
+               "expires_at": int((now - timedelta(minutes=1)).timestamp())}
+    live = {"sensor_id": "s-9", "ts": iso(now), "value": 2.0, "expires_at": int((now + timedelta(days=30)).timestamp())}
+    table.put("Reading", expired)
+    table.put("Reading", live)
     # WHEN DynamoDB Local's own TTL sweep runs (no client deletes anything)
     deadline = time.monotonic() + SMALL_TABLE_SWEEP_S
-    while table.get("Reading", sensor_id="s-9", ts=expiring["ts"], consistent=True) is not None:
+    while table.get("Reading", sensor_id="s-9", ts=expired["ts"], consistent=True) is not None:
         assert time.monotonic() < deadline, f"DynamoDB Local did not delete the expired reading in {SMALL_TABLE_SWEEP_S} s"
-        time.sleep(0.5)
+        time.sleep(0.25)
     # THEN the expired reading is gone and the live one is untouched
     assert table.get("Reading", sensor_id="s-9", ts=live["ts"], consistent=True) is not None
 
