@@ -1,10 +1,18 @@
 """Helpers of the packaging tests: separate apps in their own directories and virtualenvs.
 
-The virtualenvs are made offline: ``python -m venv --without-pip``, the wheel installed with
-``pip --python <venv> install --no-index --no-deps``, and the third-party dependencies
-(aws-cdk-lib, constructs, jsii, cdk-nag, boto3, pytest...) seen through a ``.pth`` line naming this
+The virtualenvs are made offline with the pinned uv the Makefile installs (``uv venv``, no pip
+in it; the wheel installed with ``uv pip install --offline --no-deps --compile-bytecode``), or with
+``python -m venv --without-pip`` and ``pip install --no-index --no-deps`` where pip itself is the
+point (tests/packaging/test_wheel_install.py). The third-party dependencies (aws-cdk-lib,
+constructs, jsii, cdk-nag, boto3, pytest...) are seen through a ``.pth`` line naming this
 environment's site-packages — a plain path, so this checkout's editable-install hook (another
 ``.pth`` file in there) is never run and ``constructs_lib`` can only come from the wheel.
+
+What a virtualenv's commands get (``clean_env(venv)``): a temporary directory of its own
+(``TMPDIR``, so a pytest run there neither reads nor cleans the machine's shared
+``/tmp/pytest-of-<user>``), and ``PYTEST_ADDOPTS`` turning off the pytest plugins of this
+environment's dev extra (hypothesis, xdist), which a user's ``pip install
+"constructs_lib[cdk,testing]"`` would not have and the ``.pth`` line would otherwise load.
 """
 
 from __future__ import annotations
@@ -12,6 +20,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -28,6 +37,10 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 CDK_CLI = REPO / "node_modules" / ".bin" / "cdk"
 CLI_HINT = f"{CDK_CLI} is missing: run `make setup` (npm ci installs the pinned CDK CLI)"
+UV = Path(sys.prefix) / "bin" / "uv"
+UV_HINT = f"{UV} is missing: run `make setup` (it installs the pinned uv into the virtualenv)"
+#: pytest plugins of the dev extra only (``-p no:<name>``), off in the virtualenvs' pytest runs.
+DEV_ONLY_PLUGINS = ("hypothesispytest", "xdist", "xdist.looponfail")
 #: What an app directory copy leaves out.
 _APP_IGNORE = shutil.ignore_patterns("cdk.out", "__pycache__", "*.pyc", ".venv")
 
@@ -39,15 +52,17 @@ class Clock:
         self.title = title
         self.start = time.monotonic()
         self.steps: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}
         self.figures: dict[str, str] = {}
 
     def run(self, step: str, cmd: Sequence[str | os.PathLike[str]], *, cwd: Path, env: dict[str, str],
             timeout: float = 300.0, check: bool = True) -> subprocess.CompletedProcess[str]:
         """Run *cmd*, adding its time to *step*; a non-zero exit fails the test unless not *check*."""
-        begin = time.monotonic()
+        begin, cpu = time.monotonic(), _children_cpu()
         done = subprocess.run([os.fspath(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True,
                               timeout=timeout, check=False)
         self.steps[step] = self.steps.get(step, 0.0) + time.monotonic() - begin
+        self.cpu[step] = self.cpu.get(step, 0.0) + _children_cpu() - cpu
         if check and done.returncode != 0:
             pytest.fail(f"{step}: {' '.join(map(str, cmd))} exited {done.returncode}\n"
                         f"--- stdout\n{done.stdout[-6000:]}\n--- stderr\n{done.stderr[-6000:]}", pytrace=False)
@@ -57,10 +72,16 @@ class Clock:
         self.figures[name] = value
 
     def summary(self) -> str:
-        steps = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in self.steps.items())
+        steps = ", ".join(f"{name} {seconds:.1f} s ({self.cpu[name]:.1f} s CPU)" for name, seconds in self.steps.items())
         lines = [f"{self.title}: {time.monotonic() - self.start:.1f} s in total ({steps})"]
         lines += [f"  {name}: {value}" for name, value in self.figures.items()]
         return "\n".join(lines)
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user and system) of this process's finished children and what they waited for."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def clean_env(venv: Path | None = None, **extra: str) -> dict[str, str]:
@@ -72,19 +93,35 @@ def clean_env(venv: Path | None = None, **extra: str) -> dict[str, str]:
     if venv is not None:
         env["VIRTUAL_ENV"] = str(venv)
         env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+        env.update(venv_extras(venv))
     env.update(extra)
     return env
 
 
-def make_venv(root: Path, wheel: Path, clock: Clock, *, step: str = "create venv") -> Path:
-    """A fresh virtualenv at *root* holding *wheel*; other packages come from this environment."""
-    clock.run(step, [sys.executable, "-m", "venv", "--without-pip", root], cwd=root.parent, env=clean_env())
+def venv_extras(venv: Path) -> dict[str, str]:
+    """What every command run with *venv* gets besides its PATH: its own temporary directory
+    (made here), and the dev extra's pytest plugins turned off (see the module docstring)."""
+    tmp = venv / "tmp"
+    tmp.mkdir(exist_ok=True)
+    return {"TMPDIR": str(tmp), "PYTEST_ADDOPTS": " ".join(f"-p no:{name}" for name in DEV_ONLY_PLUGINS)}
+
+
+def make_venv(root: Path, wheel: Path, clock: Clock, *, step: str = "create venv", pip: bool = False) -> Path:
+    """A fresh virtualenv at *root* holding *wheel*, made offline by the pinned uv (by ``venv`` and
+    pip if *pip*); other packages come from this environment."""
     python = root / "bin" / "python"
-    clock.run(step, [sys.executable, "-m", "pip", "--python", python, "install", "--no-index", "--no-deps", "--quiet",
-                     wheel], cwd=root, env=clean_env())
-    purelib = clock.run(step, [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                        cwd=root, env=clean_env(root)).stdout.strip()
-    (Path(purelib) / "outer_site_packages.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
+    if pip:
+        clock.run(step, [sys.executable, "-m", "venv", "--without-pip", root], cwd=root.parent, env=clean_env())
+        clock.run(step, [sys.executable, "-m", "pip", "--python", python, "install", "--no-index", "--no-deps",
+                         "--quiet", wheel], cwd=root.parent, env=clean_env())
+    else:
+        assert UV.exists(), UV_HINT
+        clock.run(step, [UV, "venv", "--offline", "--quiet", "--python", sys.executable, root], cwd=root.parent,
+                  env=clean_env())
+        clock.run(step, [UV, "pip", "install", "--offline", "--no-deps", "--compile-bytecode", "--quiet", "--python",
+                         python, wheel], cwd=root.parent, env=clean_env())
+    (site_packages(root) / "outer_site_packages.pth").write_text(sysconfig.get_paths()["purelib"] + "\n",
+                                                                 encoding="utf-8")
     return root
 
 

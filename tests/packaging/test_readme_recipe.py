@@ -6,9 +6,10 @@ verify``, ``pytest``, ``describe`` and ``contract slice``, and the producer's ``
 slice registered — with DynamoDB Local from this checkout (``DYNAMODB_LOCAL_DIR``).
 
 Offline like tests/packaging/test_readme_use_it.py: ``python3 -m venv .venv`` makes a virtualenv
-``--without-pip`` holding the session's wheel (``--no-deps``) and a ``.pth`` line naming this
-environment's site-packages for the third-party packages, which stands in for the ``pip install``
-line; ``. .venv/bin/activate`` selects it for the lines that follow.
+with the pinned uv (no pip in it) holding the session's wheel (``--no-deps``) and a ``.pth`` line
+naming this environment's site-packages for the third-party packages, which stands in for the
+``pip install`` line; ``. .venv/bin/activate`` selects it for the lines that follow
+(``_apps.clean_env``: with its own ``TMPDIR`` and the dev extra's pytest plugins off).
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ def test_the_recipe_runs_in_two_fresh_repositories(wheel_file: Path, tmp_path: P
             if command.startswith("cd "):
                 cwd = (cwd / command[3:]).resolve()
             elif command == "python3 -m venv .venv":
-                make_venv(cwd / ".venv", wheel_file, clock, step="venvs (offline pip install)")
+                make_venv(cwd / ".venv", wheel_file, clock, step="venvs (offline uv install)")
             elif command == ". .venv/bin/activate":
                 env = clean_env(cwd / ".venv", **{k: base[k] for k in ("CONSTRUCTS_LIB_CACHE_DIR", "DYNAMODB_LOCAL_DIR")})
             elif command == PIP_LINE:

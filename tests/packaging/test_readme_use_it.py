@@ -4,9 +4,11 @@ verbatim, the pinned CDK CLI installed with its npm command, ``npx cdk synth`` a
 into an empty per-user cache on first use.
 
 Two steps differ from the page, to stay offline and fast: the wheel is the session's, built once
-without build isolation (``--no-build-isolation --no-index``, tests/packaging/conftest.py), and the virtualenv gets the wheel with
-``--no-deps`` plus a ``.pth`` line naming this environment's site-packages for the third-party
-packages (aws-cdk-lib, pytest...), as tests/packaging/test_wheel_install.py does.
+without build isolation (``--no-build-isolation --no-index``, tests/packaging/conftest.py), and the
+virtualenv, made by the pinned uv, gets the wheel with ``--no-deps`` plus a ``.pth`` line naming this
+environment's site-packages for the third-party packages (aws-cdk-lib, pytest...), as
+``_apps.make_venv`` makes it for every packaging module; its commands get their own ``TMPDIR`` and
+the dev extra's pytest plugins off (``_apps.venv_extras``).
 """
 
 from __future__ import annotations
@@ -15,11 +17,10 @@ import json
 import os
 import re
 import subprocess
-import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
+from _apps import Clock, make_venv, venv_extras
 
 pytestmark = pytest.mark.e2e
 
@@ -67,7 +68,7 @@ def test_the_section_shows_four_files_and_the_commands_it_runs() -> None:
     assert 'pip install "/path/to/constructs_lib/dist/constructs_lib-0.1.0-py3-none-any.whl[cdk,testing]"' in commands
 
 
-def test_the_steps_work_in_a_fresh_project(wheel_file: Path, tmp_path: Path) -> None:
+def test_the_steps_work_in_a_fresh_project(wheel_file: Path, tmp_path: Path, clock: Clock) -> None:
     # GIVEN the session's wheel (tests/packaging/conftest.py: built once from a copy of the sources)
     base = {k: v for k, v in os.environ.items()
             if not k.startswith(("PYTEST_", "CONSTRUCTS_LIB_", "DYNAMODB_LOCAL")) and k not in (
@@ -81,13 +82,8 @@ def test_the_steps_work_in_a_fresh_project(wheel_file: Path, tmp_path: Path) -> 
     for name, content in readme_files().items():
         (project / name).parent.mkdir(parents=True, exist_ok=True)
         (project / name).write_text(content, encoding="utf-8")
-    venv = project / ".venv"
-    run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=project, env=base)
-    run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q", "--no-index",
-         "--no-deps", str(wheel)], cwd=project, env=base)
-    (purelib,) = (venv / "lib").glob("python3*/site-packages")
-    (purelib / "outer_site_packages.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
-    env = {**base, "VIRTUAL_ENV": str(venv), "PATH": f"{venv / 'bin'}{os.pathsep}{base['PATH']}"}
+    venv = make_venv(project / ".venv", wheel, clock)
+    env = {**base, "VIRTUAL_ENV": str(venv), "PATH": f"{venv / 'bin'}{os.pathsep}{base['PATH']}", **venv_extras(venv)}
     (npm_install,) = [c for c in readme_commands() if c.startswith("npm install")]
     run(npm_install, cwd=project, env=env)
     package = json.loads((project / "package.json").read_text(encoding="utf-8"))

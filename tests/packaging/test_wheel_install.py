@@ -36,8 +36,9 @@ CLOCK_TITLE = "wheel install check"
 # Fixtures (the wheel, `sources` and `clock` are in conftest.py) -----------------------------------
 @pytest.fixture(scope="module")
 def venv(wheel_file: Path, tmp_path_factory: pytest.TempPathFactory, clock: Clock) -> Path:
-    """A fresh virtualenv holding the wheel; other packages come from this environment."""
-    return make_venv(tmp_path_factory.mktemp("venv") / "venv", wheel_file, clock)
+    """A fresh virtualenv holding the wheel, installed by pip (the other packaging modules use uv);
+    other packages come from this environment."""
+    return make_venv(tmp_path_factory.mktemp("venv") / "venv", wheel_file, clock, pip=True)
 
 
 @pytest.fixture(scope="module")
