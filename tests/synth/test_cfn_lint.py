@@ -1,7 +1,8 @@
 """cfn-lint finds neither errors nor warnings in what the constructs synthesize.
 
 Informational findings (rule ids starting with ``I``) are not checked. cfn-lint runs in-process
-through its Python API (``cfnlint.api.lint_file``), on the files written to the cloud assembly.
+through its Python API (tests/cfn_lint_check.py: ``lint_file``'s run, the rules loaded once per
+process), on the files written to the cloud assembly.
 Linted: app.py's ShopStack, a stack of non-default SingleTable options, and every construct
 variant stack of ``test_cdk_nag.VARIANT_STACKS`` (the same stacks the cdk-nag gate checks).
 """
@@ -15,6 +16,7 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_kms as kms
+from cfn_lint_check import lint_findings
 
 # The construct-variant stacks of the cdk-nag gate (a sibling test module: pytest puts this
 # directory on sys.path), so both gates check the same stacks.
@@ -25,18 +27,6 @@ from constructs_lib import SingleTable, TableFunction
 from constructs_lib.model import Model
 
 HANDLER = Path(__file__).resolve().parents[2] / "examples" / "shop" / "handlers" / "orders_api.py"
-
-
-def lint_findings(template_file: Path) -> list[str]:
-    """Errors and warnings of cfn-lint on *template_file*, as readable lines."""
-    from cfnlint.api import lint_file
-
-    matches = lint_file(template_file)
-    return [
-        f"{m.rule.id} {m.message} ({'/'.join(map(str, getattr(m, 'path', []) or []))})"
-        for m in matches
-        if m.rule.id[:1] in ("E", "W")
-    ]
 
 
 def test_cfn_lint_flags_a_broken_template(tmp_path: Path) -> None:
