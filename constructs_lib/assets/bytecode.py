@@ -21,14 +21,15 @@ import subprocess
 import sys
 from functools import cache, lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, NamedTuple
 
-if TYPE_CHECKING:
-    import ast
-
+from .analysis_cache import cached
 from .exceptions import AssetError
 
-__all__ = ["Compiler", "compiler_for", "pyc_path"]
+__all__ = [
+    "Compiler", "ImportStatement", "ModuleFacts", "compiler_for", "import_closure", "import_path", "module_facts",
+    "pyc_path",
+]
 
 #: Set to ``0`` to ship source-only assets whatever interpreters exist.
 ENV_DISABLE = "CONSTRUCTS_LIB_BYTECODE"
@@ -162,16 +163,30 @@ def compiler_for(version: str) -> Compiler | None:
     return None
 
 
-@lru_cache(maxsize=1024)
-def _parse(source: bytes) -> Any:
-    """The syntax tree of a module (cached by content: every function bundles the same runtime)."""
-    import ast
+class ImportStatement(NamedTuple):
+    """One ``import`` or ``from … import`` statement, as the import graph reads it."""
 
-    return ast.parse(source)
+    #: ``from … import`` (else ``import``).
+    is_from: bool
+    #: The module after ``from`` (None in ``from . import x``); None for ``import``.
+    module: str | None
+    #: Leading dots of a relative ``from`` import; 0 otherwise.
+    level: int
+    #: The imported names (``import a.b`` → ``"a.b"``; ``from m import x`` → ``"x"``).
+    names: tuple[str, ...]
+    #: Under ``if TYPE_CHECKING:``.
+    typing_only: bool
 
 
-#: An import statement and whether it sits under ``if TYPE_CHECKING:``.
-Statement = tuple["ast.Import | ast.ImportFrom", bool]
+class ModuleFacts(NamedTuple):
+    """What the import graph needs of one module, from one parse of its source."""
+
+    #: Statements run when the module is imported (module level, also in ``if``/``try``/``with``).
+    imports: tuple[ImportStatement, ...]
+    #: Every statement, also inside functions, classes and loops (run at some call).
+    imports_at_call: tuple[ImportStatement, ...]
+    #: Every string literal (``importlib.import_module("…")`` and the like).
+    strings: frozenset[str]
 
 
 def _is_type_checking(node: Any) -> bool:
@@ -182,11 +197,11 @@ def _is_type_checking(node: Any) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
-def _statements(body: list[Any], *, typing_only: bool, at_call: bool) -> list[Statement]:
+def _statements(body: list[Any], *, typing_only: bool, at_call: bool) -> list[ImportStatement]:
     """The import statements of ``body`` with whether each sits under ``if TYPE_CHECKING:``."""
     import ast
 
-    out: list[Statement] = []
+    out: list[ImportStatement] = []
     for node in body:
         if isinstance(node, ast.If):
             out += _statements(node.body, typing_only=typing_only or _is_type_checking(node), at_call=at_call)
@@ -195,8 +210,10 @@ def _statements(body: list[Any], *, typing_only: bool, at_call: bool) -> list[St
             for block in (node.body, *(h.body for h in getattr(node, "handlers", [])),
                           getattr(node, "orelse", []), getattr(node, "finalbody", [])):
                 out += _statements(block, typing_only=typing_only, at_call=at_call)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            out.append((node, typing_only))
+        elif isinstance(node, ast.Import):
+            out.append(ImportStatement(False, None, 0, tuple(a.name for a in node.names), typing_only))
+        elif isinstance(node, ast.ImportFrom):
+            out.append(ImportStatement(True, node.module, node.level, tuple(a.name for a in node.names), typing_only))
         elif at_call and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             out += _statements(node.body, typing_only=typing_only, at_call=at_call)
         elif at_call:  # for/while/match/… bodies
@@ -208,19 +225,46 @@ def _statements(body: list[Any], *, typing_only: bool, at_call: bool) -> list[St
     return out
 
 
-@lru_cache(maxsize=2048)
-def _module_imports(source: bytes, at_call: bool) -> tuple[Statement, ...]:
-    """A module's import statements (cached by content and ``at_call``, like :func:`_parse`)."""
-    return tuple(_statements(_parse(source).body, typing_only=False, at_call=at_call))
-
-
-@lru_cache(maxsize=1024)
-def _string_constants(source: bytes) -> frozenset[str]:
-    """Every string literal of a module (cached by content: walking the tree is the costly part)."""
+def _analyse(source: bytes) -> ModuleFacts:
     import ast
 
-    return frozenset(node.value for node in ast.walk(_parse(source))
-                     if isinstance(node, ast.Constant) and isinstance(node.value, str))
+    tree = ast.parse(source)
+    return ModuleFacts(
+        tuple(_statements(tree.body, typing_only=False, at_call=False)),
+        tuple(_statements(tree.body, typing_only=False, at_call=True)),
+        frozenset(node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)),
+    )
+
+
+def _encode(facts: ModuleFacts) -> object:
+    return {"imports": [list(s) for s in facts.imports], "imports_at_call": [list(s) for s in facts.imports_at_call],
+            "strings": sorted(facts.strings)}
+
+
+def _decode(data: object) -> ModuleFacts:
+    """:class:`ModuleFacts` from :func:`_encode`'s JSON; raises on any other shape (then recomputed)."""
+    def statement(row: list[Any]) -> ImportStatement:
+        is_from, module, level, names, typing_only = row
+        if not (isinstance(is_from, bool) and (module is None or isinstance(module, str)) and type(level) is int
+                and isinstance(names, list) and all(isinstance(n, str) for n in names) and isinstance(typing_only, bool)):
+            raise TypeError(f"not an import statement: {row!r}")
+        return ImportStatement(is_from, module, level, tuple(names), typing_only)
+
+    if not isinstance(data, dict):
+        raise TypeError(f"not a module's facts: {type(data).__name__}")
+    strings = data["strings"]
+    if not (isinstance(strings, list) and all(isinstance(s, str) for s in strings)):
+        raise TypeError("the string literals must be a list of strings")
+    return ModuleFacts(tuple(map(statement, data["imports"])), tuple(map(statement, data["imports_at_call"])),
+                       frozenset(strings))
+
+
+@lru_cache(maxsize=2048)
+def module_facts(source: bytes) -> ModuleFacts:
+    """A module's import statements and string literals, analysed once per content: per process
+    (every function bundles the same runtime) and per user across processes (:mod:`.analysis_cache`).
+    Raises ``SyntaxError`` if ``source`` is not valid Python."""
+    return cached("imports", source, lambda: _analyse(source), _encode, _decode)
 
 
 def import_path(sources: dict[str, bytes], entry_modules: list[str], *, at_call: bool = False) -> set[str]:
@@ -234,18 +278,17 @@ def import_path(sources: dict[str, bytes], entry_modules: list[str], *, at_call:
     the entry modules can ever import is returned (see :func:`import_closure`). What each module
     imports is analysed once per process and content, whatever asset it is bundled into.
     """
-    import ast
-
     modules = {}
     for rel in sources:
         if rel.endswith(".py"):
             name = rel.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
             modules[name] = rel
 
-    def imports(module: str) -> tuple[Statement, ...]:
-        return _module_imports(sources[modules[module]], at_call)
+    def imports(module: str) -> tuple[ImportStatement, ...]:
+        facts = module_facts(sources[modules[module]])
+        return facts.imports_at_call if at_call else facts.imports
 
-    def absolute(module: str, node: ast.ImportFrom) -> str:
+    def absolute(module: str, node: ImportStatement) -> str:
         if not node.level:
             return node.module or ""
         package = module if modules[module].endswith("__init__.py") else module.rpartition(".")[0]
@@ -255,9 +298,8 @@ def import_path(sources: dict[str, bytes], entry_modules: list[str], *, at_call:
 
     def lazy_sources(package: str, name: str | None) -> list[str]:
         """The modules defining ``package``'s lazy export ``name`` (None: every lazy export)."""
-        return [absolute(package, node) for node, typing_only in imports(package)
-                if typing_only and isinstance(node, ast.ImportFrom)
-                and (name is None or any(a.name == name for a in node.names))]
+        return [absolute(package, node) for node in imports(package)
+                if node.typing_only and node.is_from and (name is None or name in node.names)]
 
     def whole(module: str) -> list[str]:
         """What using ``module`` as an object (``pkg.Name``, ``import *``) may load, if ``at_call``."""
@@ -276,26 +318,24 @@ def import_path(sources: dict[str, bytes], entry_modules: list[str], *, at_call:
         if parent:
             todo.append(parent)
         if at_call:  # importlib.import_module("constructs_lib.…") and the like, with a literal name
-            todo += sorted(_string_constants(sources[modules[module]]) & modules.keys())
-        for node, typing_only in imports(module):
-            if typing_only:
+            todo += sorted(module_facts(sources[modules[module]]).strings & modules.keys())
+        for node in imports(module):
+            if node.typing_only:
                 continue
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    todo += [alias.name, *whole(alias.name)]
-                continue
-            if not isinstance(node, ast.ImportFrom):  # statements() yields imports only here
+            if not node.is_from:
+                for name in node.names:
+                    todo += [name, *whole(name)]
                 continue
             base = absolute(module, node)
             todo.append(base)
-            for alias in node.names:
-                sub = f"{base}.{alias.name}"
-                if alias.name == "*":
+            for name in node.names:
+                sub = f"{base}.{name}"
+                if name == "*":
                     todo += whole(base)
                 elif sub in modules:
                     todo += [sub, *whole(sub)]
                 elif base in modules and modules[base].endswith("__init__.py"):
-                    todo += lazy_sources(base, alias.name)[:1]
+                    todo += lazy_sources(base, name)[:1]
     return {modules[m] for m in found}
 
 

@@ -13,6 +13,8 @@ import io
 import tokenize
 from functools import lru_cache
 
+from .analysis_cache import cached
+
 
 def _docstring_nodes(tree: ast.Module) -> list[ast.Constant]:
     owners: list[ast.AST] = [tree]
@@ -31,8 +33,19 @@ def slim_source(source: str) -> str:
     """``source`` with docstrings blanked and comments removed, line numbers preserved.
 
     Cached by content: every generated function ships the same modules, so each is slimmed once
-    per process. Raises ``SyntaxError`` if ``source`` is not valid Python.
+    per process, and once per user across processes (:mod:`.analysis_cache`). Raises
+    ``SyntaxError`` if ``source`` is not valid Python.
     """
+    return cached("slim", source.encode(), lambda: _slim(source), lambda text: text, _text)
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"a slimmed module is text, not {type(value).__name__}")
+    return value
+
+
+def _slim(source: str) -> str:
     lines = source.splitlines(keepends=True)
     # 1. Docstrings, last first so earlier offsets stay valid. ast offsets are UTF-8 byte columns.
     for node in sorted(_docstring_nodes(ast.parse(source)), key=lambda n: (n.lineno, n.col_offset), reverse=True):

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cfn_lint_check import lint_findings
 from module_dynamodb_local import dynamodb_client, dynamodb_local, dynamodb_streams_client  # noqa: F401
 
 # Quiet the jsii/Node notices in test output (same settings as the Makefile).
@@ -130,14 +131,5 @@ def synth_example(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], E
 @pytest.fixture(scope="session")
 def cfn_lint() -> Callable[[Path], list[str]]:
     """``cfn_lint(template_file) -> [finding, ...]``: cfn-lint's errors and warnings (``E``/``W``
-    rules; informational ``I`` rules are not reported), as readable lines."""
-    from cfnlint.api import lint_file
-
-    def lint(template_file: Path) -> list[str]:
-        return [
-            f"{m.rule.id} {m.message} ({'/'.join(map(str, getattr(m, 'path', []) or []))})"
-            for m in lint_file(template_file)
-            if m.rule.id[:1] in ("E", "W")
-        ]
-
-    return lint
+    rules; informational ``I`` rules are not reported), as readable lines (tests/cfn_lint_check.py)."""
+    return lint_findings

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cfn_lint_check import lint_findings
 
 from constructs_lib.model import Model
 from constructs_lib.runtime import (
@@ -42,7 +43,6 @@ from examples.saas.scenario import (
 # The security gates' helpers live beside their tests in tests/synth.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "synth"))
 from test_cdk_nag import REVIEWED_ACKNOWLEDGMENTS, synth_with_nag
-from test_cfn_lint import lint_findings
 
 STACK = "SaasStack"
 TENANT = "${aws:PrincipalTag/tenant}"
@@ -50,13 +50,17 @@ TENANT = "${aws:PrincipalTag/tenant}"
 
 # Synthesis ---------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def saas_app(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """``examples.saas.app.build_app(outdir)``, synthesized once for the module."""
+def saas_nag(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """``examples.saas.app.build_app(outdir)``, synthesized once for the module, with cdk-nag's
+    ``AwsSolutionsChecks`` attached (it reads the synthesized templates and changes none)."""
     from examples.saas.app import build_app
 
-    app = build_app(tmp_path_factory.mktemp("saas-cdk-out"))
-    app.synth()
-    return app
+    return synth_with_nag(build_app(tmp_path_factory.mktemp("saas-cdk-out")))
+
+
+@pytest.fixture(scope="module")
+def saas_app(saas_nag: Any) -> Any:
+    return saas_nag.app
 
 
 @pytest.fixture(scope="module")
@@ -133,11 +137,9 @@ def test_bundled_model_is_the_example_model(saas_cdk_out: Path, saas_template: d
     assert bundled.resolved_patterns["document versions newest first"].operation == "Query"
 
 
-def test_stack_passes_aws_solutions_checks(tmp_path: Path) -> None:
+def test_stack_passes_aws_solutions_checks(saas_nag: Any) -> None:
     # GIVEN the example app synthesized with cdk-nag's AwsSolutionsChecks
-    from examples.saas.app import build_app
-
-    result = synth_with_nag(build_app(tmp_path))
+    result = saas_nag
     # THEN nothing is left unsuppressed, and what was suppressed is the constructs' reviewed acknowledgments
     assert result.error is None, result.error
     assert result.violations() == []

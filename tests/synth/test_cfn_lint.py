@@ -1,7 +1,8 @@
 """cfn-lint finds neither errors nor warnings in what the constructs synthesize.
 
 Informational findings (rule ids starting with ``I``) are not checked. cfn-lint runs in-process
-through its Python API (``cfnlint.api.lint_file``), on the files written to the cloud assembly.
+through its Python API (tests/cfn_lint_check.py: ``lint_file``'s run, the rules loaded once per
+process), on the files written to the cloud assembly.
 Linted: app.py's ShopStack, a stack of non-default SingleTable options, and every construct
 variant stack of ``test_cdk_nag.VARIANT_STACKS`` (the same stacks the cdk-nag gate checks).
 """
@@ -10,11 +11,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_kms as kms
+from cfn_lint_check import lint_findings, lint_matches
 
 # The construct-variant stacks of the cdk-nag gate (a sibling test module: pytest puts this
 # directory on sys.path), so both gates check the same stacks.
@@ -25,18 +28,6 @@ from constructs_lib import SingleTable, TableFunction
 from constructs_lib.model import Model
 
 HANDLER = Path(__file__).resolve().parents[2] / "examples" / "shop" / "handlers" / "orders_api.py"
-
-
-def lint_findings(template_file: Path) -> list[str]:
-    """Errors and warnings of cfn-lint on *template_file*, as readable lines."""
-    from cfnlint.api import lint_file
-
-    matches = lint_file(template_file)
-    return [
-        f"{m.rule.id} {m.message} ({'/'.join(map(str, getattr(m, 'path', []) or []))})"
-        for m in matches
-        if m.rule.id[:1] in ("E", "W")
-    ]
 
 
 def test_cfn_lint_flags_a_broken_template(tmp_path: Path) -> None:
@@ -55,6 +46,32 @@ def test_cfn_lint_flags_a_broken_template(tmp_path: Path) -> None:
     # THEN the checker reports both (so a clean result below means something)
     assert any(f.startswith("E") for f in findings), findings
     assert any(f.startswith("W3005") for f in findings), findings
+
+
+def test_rules_loaded_once_find_what_lint_file_finds(tmp_path: Path) -> None:
+    # GIVEN a template with an error and a warning, linted once already through the shared rules
+    broken = {
+        "Resources": {
+            "Topic": {"Type": "AWS::SNS::Topic", "Properties": {"NoSuchProperty": 1}},
+            "Queue": {"Type": "AWS::SQS::Queue", "DependsOn": ["Topic"], "Properties": {
+                "QueueName": {"Fn::GetAtt": ["Topic", "TopicName"]}}},
+        }
+    }
+    path = tmp_path / "broken.template.json"
+    path.write_text(json.dumps(broken), encoding="utf-8")
+    lint_matches(path)
+
+    def key(matches: list[Any]) -> list[tuple[Any, ...]]:
+        return sorted((m.rule.id, m.message, tuple(map(str, getattr(m, "path", []) or [])), m.linenumber)
+                      for m in matches)
+
+    # WHEN it is linted again through them, and through cfn-lint's own per-file API
+    from cfnlint.api import lint_file
+
+    shared, fresh = key(lint_matches(path)), key(lint_file(path))
+    # THEN both report the same matches, an error and a warning among them
+    assert shared == fresh
+    assert {rule[:1] for rule, *_ in fresh} >= {"E", "W"}, fresh
 
 
 @pytest.mark.parametrize("stack", list(APP_STACKS))
