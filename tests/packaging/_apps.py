@@ -177,14 +177,6 @@ def nag_problems(cdk_out: Path) -> list[str]:
     return problems
 
 
-def lint_findings(template_file: Path) -> list[str]:
-    """cfn-lint's errors and warnings (``E``/``W`` rules) on a template, as readable lines."""
-    from cfnlint.api import lint_file
-
-    return [f"{m.rule.id} {m.message} ({'/'.join(map(str, getattr(m, 'path', []) or []))})"
-            for m in lint_file(template_file) if m.rule.id[:1] in ("E", "W")]
-
-
 def zipped_size(root: Path, files: Iterable[Path]) -> int:
     """Bytes of a deflated zip of *files* (paths under *root*), as Lambda's code package would be."""
     buffer = io.BytesIO()

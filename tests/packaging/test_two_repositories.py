@@ -66,13 +66,13 @@ from _apps import (
     cli_synth,
     copy_app,
     kb,
-    lint_findings,
     make_venv,
     nag_problems,
     resource_types,
     site_packages,
     zipped_size,
 )
+from cfn_lint_check import lint_findings
 
 from constructs_lib.assets.cache import ENV_CACHE_DIR
 from constructs_lib.model import Model
