@@ -46,7 +46,8 @@ _APP_IGNORE = shutil.ignore_patterns("cdk.out", "__pycache__", "*.pyc", ".venv")
 
 
 class Clock:
-    """Seconds per step and other figures, printed when the module is done."""
+    """Seconds per step (wall, and the CPU of the step's finished child processes) and other
+    figures, printed when the module is done."""
 
     def __init__(self, title: str) -> None:
         self.title = title
