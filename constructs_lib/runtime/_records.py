@@ -48,6 +48,8 @@ def _install(cls: type[_T], methods: dict[str, Any]) -> type[_T]:
     for name, method in methods.items():
         if name not in cls.__dict__:  # as @dataclass, a method the class writes itself stays
             setattr(cls, name, method)
+    if not cls.__doc__:  # shipped bytecode has no docstrings: spare @dataclass the inspect.signature
+        cls.__doc__ = cls.__name__  # it would call to write one
     return _as_dataclass(cls)
 
 

@@ -151,3 +151,33 @@ def test_importing_the_runtime_generates_no_method() -> None:
     # empty function factory, and nothing else is compiled
     methods = [source for source in compiled if "def " in source and "return ()" not in source]
     assert compiled and not methods, methods[:1]
+
+
+def test_a_record_without_a_docstring_is_named_without_inspecting_its_signature(monkeypatch) -> None:
+    # GIVEN classes as the shipped bytecode defines them (no docstring), and one with its docstring,
+    # where computing a signature fails (so @dataclass writing a docstring from one would show)
+    import inspect
+
+    def no_signature(*_: object, **__: object) -> None:
+        raise AssertionError("inspect.signature called")
+
+    monkeypatch.setattr(inspect, "signature", no_signature)
+
+    class Bare:
+        name: str
+
+        def __init__(self, name: str) -> None:
+            self.__dict__["name"] = name
+
+    class Documented:
+        """Kept as written."""
+
+        count: int
+
+        def __init__(self, count: int) -> None:
+            self.count = count
+
+    # WHEN they become records  THEN none needs a signature: the bare one is documented by its name,
+    # the other keeps its docstring, and both are dataclasses still
+    assert frozen_record(Bare).__doc__ == "Bare" and record(Documented).__doc__ == "Kept as written."
+    assert [f.name for f in dataclasses.fields(Bare)] == ["name"] and dataclasses.is_dataclass(Documented)
