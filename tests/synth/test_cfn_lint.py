@@ -30,17 +30,25 @@ from constructs_lib.model import Model
 HANDLER = Path(__file__).resolve().parents[2] / "examples" / "shop" / "handlers" / "orders_api.py"
 
 
+#: An unknown resource property (an error) and a DependsOn a reference already implies (W3005).
+BROKEN_TEMPLATE = {
+    "Resources": {
+        "Topic": {"Type": "AWS::SNS::Topic", "Properties": {"NoSuchProperty": 1}},
+        "Queue": {"Type": "AWS::SQS::Queue", "DependsOn": ["Topic"], "Properties": {
+            "QueueName": {"Fn::GetAtt": ["Topic", "TopicName"]}}},
+    }
+}
+
+
+def write_broken_template(directory: Path) -> Path:
+    path = directory / "broken.template.json"
+    path.write_text(json.dumps(BROKEN_TEMPLATE), encoding="utf-8")
+    return path
+
+
 def test_cfn_lint_flags_a_broken_template(tmp_path: Path) -> None:
     # GIVEN a template with an unknown resource property and a redundant DependsOn
-    broken = {
-        "Resources": {
-            "Topic": {"Type": "AWS::SNS::Topic", "Properties": {"NoSuchProperty": 1}},
-            "Queue": {"Type": "AWS::SQS::Queue", "DependsOn": ["Topic"], "Properties": {
-                "QueueName": {"Fn::GetAtt": ["Topic", "TopicName"]}}},
-        }
-    }
-    path = tmp_path / "broken.template.json"
-    path.write_text(json.dumps(broken), encoding="utf-8")
+    path = write_broken_template(tmp_path)
     # WHEN it is linted
     findings = lint_findings(path)
     # THEN the checker reports both (so a clean result below means something)
@@ -50,15 +58,7 @@ def test_cfn_lint_flags_a_broken_template(tmp_path: Path) -> None:
 
 def test_rules_loaded_once_find_what_lint_file_finds(tmp_path: Path) -> None:
     # GIVEN a template with an error and a warning, linted once already through the shared rules
-    broken = {
-        "Resources": {
-            "Topic": {"Type": "AWS::SNS::Topic", "Properties": {"NoSuchProperty": 1}},
-            "Queue": {"Type": "AWS::SQS::Queue", "DependsOn": ["Topic"], "Properties": {
-                "QueueName": {"Fn::GetAtt": ["Topic", "TopicName"]}}},
-        }
-    }
-    path = tmp_path / "broken.template.json"
-    path.write_text(json.dumps(broken), encoding="utf-8")
+    path = write_broken_template(tmp_path)
     lint_matches(path)
 
     def key(matches: list[Any]) -> list[tuple[Any, ...]]:
