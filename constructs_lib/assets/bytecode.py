@@ -276,7 +276,7 @@ def import_path(sources: dict[str, bytes], entry_modules: list[str], *, at_call:
     (PEP 562), found in its ``if TYPE_CHECKING:`` block. Imports inside functions run at the
     first call, not at cold start, and are not followed — unless ``at_call``: then every module
     the entry modules can ever import is returned (see :func:`import_closure`). What each module
-    imports is analysed once per process and content, whatever asset it is bundled into.
+    imports is analysed once per content (:func:`module_facts`), whatever asset it is bundled into.
     """
     modules = {}
     for rel in sources:
