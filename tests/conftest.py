@@ -3,15 +3,14 @@ from the synthesized template into DynamoDB Local (fixtures from constructs_lib.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from once_per_run import once_per_run
 
 from constructs_lib.model import Model
 from constructs_lib.runtime import TableClient
@@ -65,24 +64,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session")
 def shop_cdk_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``app.py`` synthesized into a temporary cloud assembly, once per run: under pytest-xdist the
-    first worker to need it synthesizes it into the run's shared temporary directory while the
-    others wait on a lock, then every worker reads the same assembly (nothing writes into it)."""
+    """``app.py`` synthesized into a temporary cloud assembly, once per run and shared by the
+    pytest-xdist workers (``once_per_run``); nothing writes into it."""
     from app import build_app
 
-    if os.environ.get("PYTEST_XDIST_WORKER") is None:
-        out = tmp_path_factory.mktemp("cdk.out")
-        build_app(str(out)).synth()
-        return out
-    shared = tmp_path_factory.getbasetemp().parent / "shop-cdk.out"
-    done = shared / ".synthesized"
-    with (shared.parent / "shop-cdk.out.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        if not done.is_file():
-            shutil.rmtree(shared, ignore_errors=True)  # a worker that failed midway left it half-written
-            build_app(str(shared)).synth()
-            done.touch()
-    return shared
+    return once_per_run(tmp_path_factory, "shop-cdk.out", lambda out: build_app(str(out)).synth())
 
 
 @pytest.fixture(scope="session")

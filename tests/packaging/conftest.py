@@ -4,9 +4,7 @@ in the module)."""
 
 from __future__ import annotations
 
-import fcntl
 import importlib.util
-import os
 import shutil
 import sys
 import time
@@ -16,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from _apps import REPO, Clock, clean_env, kb
+from once_per_run import once_per_run
 
 #: The sources a wheel is built from (pyproject's ``readme`` needs README.md).
 SOURCES = ("pyproject.toml", "README.md", "constructs_lib")
@@ -64,24 +63,17 @@ def _build(sources: Path, dist: Path) -> BuiltWheel:
 
 @pytest.fixture(scope="session")
 def built_wheel(sources: Path, tmp_path_factory: pytest.TempPathFactory) -> BuiltWheel:
-    """The wheel, built once per run offline (``--no-build-isolation --no-index``): under
-    pytest-xdist the first worker to need it builds it into the run's shared temporary directory
-    while the others wait on a lock (as ``shop_cdk_out`` in tests/conftest.py); nothing writes
-    into it after."""
+    """The wheel, built once per run offline (``--no-build-isolation --no-index``) and shared by
+    the pytest-xdist workers (``once_per_run`` in tests/once_per_run.py)."""
     missing = [name for name in ("setuptools", "wheel") if importlib.util.find_spec(name) is None]
     assert not missing, f"{', '.join(missing)} missing from {sys.prefix}: {_SETUP_HINT}"
-    if os.environ.get("PYTEST_XDIST_WORKER") is None:
-        return _build(sources, tmp_path_factory.mktemp("dist"))
-    shared = tmp_path_factory.getbasetemp().parent / "packaging-dist"
-    done = shared.parent / "packaging-dist.seconds"  # written last: the build finished
-    with (shared.parent / "packaging-dist.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        if not done.is_file():
-            shutil.rmtree(shared, ignore_errors=True)  # a worker that failed midway left it half-written
-            shared.mkdir()
-            done.write_text(str(_build(sources, shared).seconds), encoding="utf-8")
-    (wheel,) = shared.glob("constructs_lib-*.whl")
-    return BuiltWheel(wheel, float(done.read_text(encoding="utf-8")))
+
+    def build(dist: Path) -> None:
+        (dist / "build-seconds").write_text(str(_build(sources, dist).seconds), encoding="utf-8")
+
+    dist = once_per_run(tmp_path_factory, "packaging-dist", build)
+    (wheel,) = dist.glob("constructs_lib-*.whl")
+    return BuiltWheel(wheel, float((dist / "build-seconds").read_text(encoding="utf-8")))
 
 
 @pytest.fixture(scope="module")
