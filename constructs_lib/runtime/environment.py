@@ -49,6 +49,9 @@ ENV_AUDIT_SALT_SECRET = "CONSTRUCTS_LIB_AUDIT_SALT_SECRET_ARN"
 ENV_COUNTER_PREFIX = "CONSTRUCTS_LIB_COUNTER_"
 #: The family an aggregator serves. Set by ``ShardedCounter`` on its aggregator.
 ENV_COUNTER_FAMILY = "CONSTRUCTS_LIB_COUNTER_FAMILY"
+#: URL of the aggregator's failure queue, which a re-drive event reads. Set by ``ShardedCounter``
+#: (not under ``ENV_COUNTER_PREFIX``: no family name can collide with it).
+ENV_COUNTER_FAILURE_QUEUE = "CONSTRUCTS_LIB_AGGREGATOR_FAILURE_QUEUE"
 
 # Global tables (runtime/replication.py; docs/adr/0055-patterns-under-global-tables.md) ------------
 #: The region the function runs in. Set by AWS Lambda itself on every function (never by us).
@@ -69,6 +72,7 @@ __all__ = [
     "ENV_AUDIT_TABLE",
     "ENV_BACKFILL_SPEC",
     "ENV_CONTRACT_PARAMETER",
+    "ENV_COUNTER_FAILURE_QUEUE",
     "ENV_COUNTER_FAMILY",
     "ENV_COUNTER_PREFIX",
     "ENV_CURSOR_KEY",

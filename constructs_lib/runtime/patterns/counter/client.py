@@ -1,6 +1,7 @@
-"""The :class:`CounterClient`: increment, read and recompute the counters of one family.
+"""The :class:`CounterClient`: increment and read the counters of one family.
 
-An aggregator keeps a pre-computed total item per counter, recomputed from all shards.
+An aggregator keeps a total item per counter: from the stream's changes (the stream layout,
+:mod:`.aggregation`), or recomputed from every shard (:meth:`CounterClient.recompute`).
 """
 
 from __future__ import annotations
@@ -27,19 +28,24 @@ from ...exceptions import (
 )
 from .spec import (
     AGGREGATED_AT,
+    AMOUNT,
     BY,
     COUNT,
     COUNTER_ID,
     DEDUP_TYPE,
     FAMILY,
     IDEMPOTENCY_KEY,
+    INCREMENT_TYPE,
     MAX_BY,
+    ORIGIN,
     SHARD,
     SHARD_TYPE,
     SHARDS,
     TOTAL_TYPE,
+    VERSION_ATTR,
     CounterSpec,
 )
+from .totals import applied_base, format_time, parse_time
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
@@ -167,15 +173,16 @@ class CounterClient:
 
     # Increments -----------------------------------------------------------------------------------------------------
     def increment(self, counter_id: str, by: int = 1, *, idempotency_key: str | None = None) -> Increment:
-        """Add ``by`` to the counter with one UpdateItem ``ADD`` on one shard.
+        """Add ``by`` to the counter with one write on one shard.
 
-        With ``idempotency_key`` the increment is counted exactly once however often the
-        caller retries: a dedup marker (expiring through TTL) is created in the same
-        transaction. The transaction's ClientRequestToken names this table, this request and
-        this call (so botocore's own retries of the call are applied once); another call with
-        the same key is refused by the marker and reports ``duplicate=True``. On a replicated
-        table the marker's condition is evaluated against this region's replica only: a retry
-        in another region is deduplicated only once the marker has replicated there (ADR 0055).
+        Without ``idempotency_key``: one UpdateItem ``ADD`` on a random shard (1 WCU). With it,
+        the increment is counted exactly once however often the caller retries: on a family
+        aggregated from the stream, one conditional PutItem of an item keyed by the idempotency
+        key (1 WCU below 1 KB; ADR 0064); on a recomputed family, a transaction that writes a
+        dedup marker and adds to the shard (ADR 0012). Another call with the same key reports
+        ``duplicate=True``. On a replicated table the key's condition is evaluated against this
+        region's replica only: a retry in another region is deduplicated only once the first
+        write has replicated there (ADR 0055).
 
         Raises
         ------
@@ -184,34 +191,80 @@ class CounterClient:
         IdempotencyKeyReusedError
             The key was already used for a different ``by`` (or counter) — a caller bug.
         IdempotencyTokenConflictError
-            DynamoDB twice took the call's token for another request's, and the key is not
-            counted on this table: nothing was added (see ADR 0035).
+            (recomputed family) DynamoDB twice took the call's token for another request's,
+            and the key is not counted on this table: nothing was added (see ADR 0035).
         DynamoDBError
             The write failed after the client's retries (throttling retries are built in).
         """
         if isinstance(by, bool) or not isinstance(by, int) or not -MAX_BY < by < MAX_BY:
             raise KeyValueError(f"increment by {by!r} must be an int between -10^18 and 10^18")
         shard = self.shard_for(counter_id, idempotency_key)
+        if idempotency_key is not None and self.spec.deltas:
+            return self._keyed_increment(counter_id, shard, by, idempotency_key)
         key = self.spec.shard_key(counter_id, shard, self.region)
-        update = self._shard_update(counter_id, shard, by)
+        update = self._shard_update(by)
         if idempotency_key is None:
             self._retry_conflicts(lambda: _aws.call(self.client, "update_item", hooks=self.hooks,
                                                     TableName=self.table_name, Key=_aws.serialize(key), **update))
             return Increment(counter_id, shard, by)
         return self._idempotent_increment(counter_id, shard, by, idempotency_key, key, update)
 
-    def _shard_update(self, counter_id: str, shard: int, by: int) -> dict[str, Any]:
+    def _shard_update(self, by: int) -> dict[str, Any]:
         # The hot path: ADD the amount and keep the entity type (what stream filters and the
         # model's readers key on). Family, id and shard are in the key; the request stays small.
+        # The stream layout also counts the shard's writes (v) and names this write's amount (b):
+        # the aggregator adds b from each record's new image.
+        if not self.spec.deltas:
+            return {
+                "UpdateExpression": "ADD #c :by SET #t = :t",
+                "ExpressionAttributeNames": {"#c": COUNT, "#t": self.spec.entity_attribute},
+                "ExpressionAttributeValues": {":by": {"N": str(by)}, ":t": {"S": SHARD_TYPE}},
+            }
         return {
-            "UpdateExpression": "ADD #c :by SET #t = :t",
-            "ExpressionAttributeNames": {"#c": COUNT, "#t": self.spec.entity_attribute},
-            "ExpressionAttributeValues": {":by": {"N": str(by)}, ":t": {"S": SHARD_TYPE}},
+            "UpdateExpression": "ADD #c :by, #v :one SET #b = :by, #t = :t",
+            "ExpressionAttributeNames": {"#c": COUNT, "#v": VERSION_ATTR, "#b": AMOUNT, "#t": self.spec.entity_attribute},
+            "ExpressionAttributeValues": {":by": {"N": str(by)}, ":one": {"N": "1"}, ":t": {"S": SHARD_TYPE}},
         }
+
+    def _keyed_increment(self, counter_id: str, shard: int, by: int, idempotency_key: str) -> Increment:
+        """One conditional PutItem of the key's increment item: created means counted (the
+        aggregator adds it from the stream), refused means an earlier call counted it."""
+        s = self.spec
+        ttl_seconds, ttl_attribute = s.idempotency_ttl_seconds, s.ttl_attribute
+        if ttl_seconds is None or ttl_attribute is None:
+            raise KeyValueError(
+                f"counter family {s.family!r} was synthesized without idempotent increments; "
+                "pass idempotency_window=... to ShardedCounter to use idempotency_key"
+            )
+        item_key = s.increment_key(counter_id, shard, idempotency_key)
+        nonce = secrets.token_hex(6)  # tells this call's own retried attempt from an earlier call
+        item: dict[str, Any] = {
+            **item_key, s.entity_attribute: INCREMENT_TYPE, BY: by, _NONCE: nonce,
+            ttl_attribute: int(self._clock().timestamp()) + ttl_seconds,
+        }
+        if s.replicated:
+            item[ORIGIN] = self.region
+        try:
+            self._retry_conflicts(lambda: _aws.call(
+                self.client, "put_item", hooks=self.hooks, TableName=self.table_name, Item=_aws.serialize(item),
+                ConditionExpression="attribute_not_exists(#pk)", ExpressionAttributeNames={"#pk": s.pk_attribute},
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            ))
+        except ConditionFailedError as exc:
+            stored = getattr(exc, "old_item", None)
+            if stored is None:  # DynamoDB returns the refusing item; read it if a proxy dropped it
+                stored = self._read_marker(item_key)
+            if stored is not None and stored.get(_NONCE) == nonce:
+                return Increment(counter_id, shard, by)  # this call's own earlier attempt wrote it
+            self._check_same_amount(stored, counter_id, by, idempotency_key)
+            return Increment(counter_id, shard, by, duplicate=True)
+        return Increment(counter_id, shard, by)
 
     def _idempotent_increment(
         self, counter_id: str, shard: int, by: int, idempotency_key: str, key: dict[str, str], update: dict[str, Any]
     ) -> Increment:
+        """The recompute layout's idempotent increment: a dedup marker and the shard's ADD in one
+        transaction (ADR 0012, 0035)."""
         s = self.spec
         ttl_seconds, ttl_attribute = s.idempotency_ttl_seconds, s.ttl_attribute
         if ttl_seconds is None or ttl_attribute is None:  # `not s.idempotent`: CounterSpec sets both or neither
@@ -289,6 +342,16 @@ class CounterClient:
         )
         return _aws.deserialize(resp["Item"]) if resp.get("Item") else None
 
+    def _check_same_amount(self, stored: Mapping[str, Any] | None, counter_id: str, by: int, key: str) -> None:
+        """An increment item refused the key: it must hold the same amount (the key is the counter's)."""
+        if stored is None:  # refused by an item that has expired since: that call counted once
+            return
+        if int(stored.get(BY, 0)) != by:
+            raise IdempotencyKeyReusedError(
+                f"idempotency_key {key!r} was already used to add {stored.get(BY)} to counter {counter_id!r}; "
+                f"it cannot also add {by} — use a new key per increment"
+            )
+
     def _check_same_increment(self, marker: Mapping[str, Any] | None, counter_id: str, by: int, key: str) -> None:
         if marker is None:  # refused by a marker that has expired since: that call counted once
             return
@@ -314,51 +377,90 @@ class CounterClient:
         """The counter's value.
 
         By default one GetItem of the aggregated total (fast; lags by the aggregation delay;
-        0 with ``aggregated_at=None`` if never aggregated). ``exact=True`` sums every shard
-        with strongly consistent BatchGetItem calls of ≤ 100 keys (⌈shards/100⌉ calls).
+        0 with ``aggregated_at=None`` if never aggregated); on a replicated family aggregated
+        from the stream, one BatchGetItem of every region's total, summed (each region's
+        aggregator keeps the increments written in its region). ``exact=True`` sums every
+        shard with strongly consistent BatchGetItem calls of ≤ 100 keys (⌈shards/100⌉ calls);
+        on a family aggregated from the stream, plus what its totals hold besides the shards
+        (the idempotent increments the aggregator has applied, and the folded recompute-layout
+        shards), so an idempotent increment shows once the aggregator has applied it.
         """
         if exact:
-            total = self._sum_shards(counter_id)
-            return CounterValue(counter_id, total, None, exact=True)
+            return CounterValue(counter_id, self._exact(counter_id), None, exact=True)
+        if self._per_region_totals:
+            return self.get_many([counter_id], consistent=consistent)[counter_id]
         resp = _aws.call(
             self.client, "get_item", hooks=self.hooks, TableName=self.table_name,
             Key=_aws.serialize(self.spec.total_key(counter_id, self.region)),
             ConsistentRead=consistent,
         )
-        return self._value(counter_id, _aws.deserialize(resp["Item"]) if resp.get("Item") else None)
+        return self._value(counter_id, [_aws.deserialize(resp["Item"])] if resp.get("Item") else [])
 
-    def get_many(self, counter_ids: Iterable[str]) -> dict[str, CounterValue]:
+    def get_many(self, counter_ids: Iterable[str], *, consistent: bool = False) -> dict[str, CounterValue]:
         """Aggregated totals of many counters (BatchGetItem, chunks of 100)."""
         ids = list(dict.fromkeys(counter_ids))
-        keys = [self.spec.total_key(i, self.region) for i in ids]
-        items = _aws.batch_get(self.client, self.table_name, keys, retries=self.batch_retries,
+        owner: dict[tuple[Any, Any], str] = {}
+        for counter_id in ids:
+            for key in self._total_keys(counter_id):
+                owner[(key[self.spec.pk_attribute], key[self.spec.sk_attribute])] = counter_id
+        keys = [{self.spec.pk_attribute: pk, self.spec.sk_attribute: sk} for pk, sk in owner]
+        items = _aws.batch_get(self.client, self.table_name, keys, consistent=consistent, retries=self.batch_retries,
                                 hooks=self.hooks)
-        by_id = {item.get(COUNTER_ID): item for item in items}
-        return {i: self._value(i, by_id.get(i)) for i in ids}
+        found: dict[str, list[dict[str, Any]]] = {i: [] for i in ids}
+        for item in items:
+            found[owner[(item.get(self.spec.pk_attribute), item.get(self.spec.sk_attribute))]].append(item)
+        return {i: self._value(i, found[i]) for i in ids}
 
-    def _value(self, counter_id: str, item: Mapping[str, Any] | None) -> CounterValue:
-        if item is None:
+    @property
+    def _per_region_totals(self) -> bool:
+        return self.spec.deltas and self.spec.replicated
+
+    def _total_keys(self, counter_id: str) -> list[dict[str, str]]:
+        if self._per_region_totals:
+            return [self.spec.total_key(counter_id, r) for r in self.spec.regions]
+        return [self.spec.total_key(counter_id, self.region)]
+
+    def _value(self, counter_id: str, items: list[dict[str, Any]]) -> CounterValue:
+        if not items:
             return CounterValue(counter_id, 0, None)
-        return CounterValue(counter_id, int(item.get(COUNT, 0)), _parse_time(item.get(AGGREGATED_AT)))
+        stamps = [parse_time(item.get(AGGREGATED_AT)) for item in items]
+        known = [t for t in stamps if t is not None]
+        return CounterValue(counter_id, sum(int(item.get(COUNT, 0)) for item in items), min(known) if known else None)
 
-    def _sum_shards(self, counter_id: str) -> int:
+    def _exact(self, counter_id: str) -> int:
         keys = self.spec.all_shard_keys(counter_id)
-        items = _aws.batch_get(self.client, self.table_name, keys, consistent=True, retries=self.batch_retries, hooks=self.hooks)
-        return sum(int(item.get(COUNT, 0)) for item in items)
+        totals = self._total_keys(counter_id) if self.spec.deltas else []
+        items = _aws.batch_get(self.client, self.table_name, keys + totals, consistent=True,
+                                retries=self.batch_retries, hooks=self.hooks)
+        total_sks = {key[self.spec.sk_attribute] for key in totals}
+        shards = sum(int(item.get(COUNT, 0)) for item in items if item.get(self.spec.sk_attribute) not in total_sks)
+        return shards + sum(applied_base(item) for item in items if item.get(self.spec.sk_attribute) in total_sks)
 
-    # Aggregation ----------------------------------------------------------------------------------------------------
+    # Aggregation of a recomputed family --------------------------------------------------------------------------------
     def recompute(self, counter_id: str) -> CounterValue:
-        """Recompute the total from all shards and store it (what the aggregator does).
+        """Recompute the total from all shards and store it (the aggregator of a family without a
+        stream; ``aggregation="recompute"``).
 
         Idempotent: the total is summed from the shards, never incremented by deltas, so a
         redelivered stream record cannot double count. The time is taken *before* reading, and
         the total is written only if no later read has been stored
         (``aggregated_at`` never moves backwards), so concurrent aggregators keep the freshest sum.
+
+        Raises
+        ------
+        SettingsError
+            The family is aggregated from the stream: its totals are not sums of its shards.
         """
-        started = self._clock()
-        total = self._sum_shards(counter_id)
         s = self.spec
-        stamp = _format_time(started)
+        if s.deltas:
+            raise SettingsError(
+                f"counter family {s.family!r} is aggregated from the table's stream (aggregation='deltas'): "
+                "its totals are kept from the stream's changes and cannot be recomputed from the shards; "
+                "read get(..., exact=True) for the exact value"
+            )
+        started = self._clock()
+        total = self._exact(counter_id)
+        stamp = format_time(started)
         try:
             _aws.call(
                 self.client, "update_item", hooks=self.hooks, TableName=self.table_name,
@@ -375,16 +477,9 @@ class CounterClient:
             )
         except ConditionFailedError as exc:  # a fresher sum is already stored: keep it
             newer = getattr(exc, "old_item", None)
-            return self._value(counter_id, newer)
+            return self._value(counter_id, [newer] if newer else [])
         return CounterValue(counter_id, total, started)
 
 
-def _format_time(dt: datetime) -> str:
-    """Fixed-width ISO-8601 UTC with microseconds: sorts as text in time order."""
-    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _parse_time(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+#: An increment item's per-call nonce: a retried attempt of the same call finds its own.
+_NONCE = "n"
