@@ -44,16 +44,16 @@ class RedriveResult:
         self.__dict__.update(token=token, applied=applied, counters=counters, unknown=unknown)
 
 
-def batch_info(message: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The ``DDBStreamBatchInfo`` of a failure-queue message body (a dict or its JSON), None when
-    the message is not a stream batch's (e.g. a failed scheduled run)."""
+def batch_info(message: Mapping[str, Any] | str) -> Mapping[str, Any] | None:
+    """The ``DDBStreamBatchInfo`` of a failure-queue message body (a dict or its JSON) or the info
+    itself; None when it is not a stream batch's (e.g. a failed scheduled run)."""
     body: Any = message
     if isinstance(message, str):
         try:
             body = json.loads(message)
         except (ValueError, RecursionError):
             return None
-    info = body.get("DDBStreamBatchInfo") if isinstance(body, Mapping) else None
+    info = body.get("DDBStreamBatchInfo", body) if isinstance(body, Mapping) else None
     if not isinstance(info, Mapping) or not all(isinstance(info.get(k), str) for k in
                                                 ("streamArn", "shardId", "startSequenceNumber", "endSequenceNumber")):
         return None
