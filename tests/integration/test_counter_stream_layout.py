@@ -151,7 +151,7 @@ def test_a_table_written_by_the_recompute_layout_keeps_every_total(
     # GIVEN counters written with the recompute layout: SHARD items, transactional idempotent
     # increments with dedup markers, and a recomputed total
     old = counter(table, dynamodb_client, aggregation="recompute")
-    for n in range(7):
+    for _ in range(7):
         old.increment("E", 2)
     old.increment("E", 5, idempotency_key="legacy-1")
     old.recompute("E")

@@ -85,12 +85,17 @@ SPEC = CounterSpec(family="video_views", shards=16, ttl_attribute="expires_at", 
 def test_shard_keys_are_on_distinct_partition_keys() -> None:
     # GIVEN a family of 16 shards WHEN every shard key of one counter is built
     keys = [SPEC.shard_key("VID-1", n) for n in range(16)]
-    # THEN each shard has its own partition key, in the documented layout
-    assert keys[7] == {"PK": "COUNTER#video_views#VID-1#S007", "SK": "SHARD"}
+    # THEN each shard has its own partition key, in the documented layout (the stream layout's SUM)
+    assert keys[7] == {"PK": "COUNTER#video_views#VID-1#S007", "SK": "SUM"}
     assert len({k["PK"] for k in keys}) == 16
-    # AND the total and dedup items have their own keys
+    # AND an idempotent increment's item is on its shard's partition key, keyed by the escaped key
+    assert SPEC.increment_key("VID-1", 7, "req#1") == {"PK": "COUNTER#video_views#VID-1#S007", "SK": "KEY#req%231"}
+    # AND the total has its own key; the recompute layout's SHARD and dedup items theirs
     assert SPEC.total_key("VID-1") == {"PK": "COUNTER#video_views#VID-1", "SK": "TOTAL"}
+    assert SPEC.legacy_shard_key("VID-1", 7) == {"PK": "COUNTER#video_views#VID-1#S007", "SK": "SHARD"}
     assert SPEC.dedup_key("VID-1", "req#1") == {"PK": "COUNTER#video_views#VID-1#DEDUP#req%231", "SK": "DEDUP"}
+    recomputed = CounterSpec(family="video_views", shards=16, aggregation="recompute")
+    assert recomputed.shard_key("VID-1", 7)["SK"] == "SHARD"
 
 
 @pytest.mark.parametrize("counter_id", ["VID-1", "a#b", "S007", "x#S001", "%23", "ünï", "$", " "])
@@ -125,6 +130,9 @@ def test_non_shard_keys_are_refused(pk: str) -> None:
         ({"shards": 2.0}, "shards 2.0"),
         ({"idempotency_ttl_seconds": 30, "ttl_attribute": "ttl"}, "idempotency_ttl_seconds 30 must be an int >= 60"),
         ({"idempotency_ttl_seconds": 3600}, "need the table's TTL attribute"),
+        ({"aggregation": "sum"}, "aggregation 'sum' must be 'deltas' or 'recompute'"),
+        ({"guard_seconds": 60}, "guard_seconds 60 must be an int from 120"),
+        ({"legacy_shards": 0}, "legacy_shards 0 must be None or an int from 1 to 1000"),
     ],
 )
 def test_spec_rejects_bad_values(kwargs: dict[str, object], message: str) -> None:
@@ -144,9 +152,13 @@ def test_bad_counter_ids_are_refused(counter_id: object) -> None:
 def test_spec_json_round_trips_and_refuses_other_documents() -> None:
     # GIVEN a spec WHEN serialized and read back THEN it is equal
     assert CounterSpec.from_json(SPEC.to_json()) == SPEC
+    assert CounterSpec.from_json(CounterSpec("v", 2, legacy_shards=4, guard_seconds=600).to_json()).legacy_shards == 4
+    # AND a version 1 document (written before the stream layout) is a recomputed family
+    v1 = SPEC.to_json().replace('"version":2', '"version":1').replace('"aggregation":"deltas",', "")
+    assert CounterSpec.from_json(v1).aggregation == "recompute"
     # AND a document of another format or version is refused
-    with pytest.raises(SettingsError, match="is not a constructs_lib.counter version 1 document"):
-        CounterSpec.from_json(SPEC.to_json().replace('"version":1', '"version":2'))
+    with pytest.raises(SettingsError, match="is not a constructs_lib.counter version 1 or 2 document"):
+        CounterSpec.from_json(SPEC.to_json().replace('"version":2', '"version":3'))
     with pytest.raises(SettingsError, match="is not a constructs_lib.counter"):
         CounterSpec.from_json("{}")
 
