@@ -11,7 +11,7 @@ stream ranges waiting in the family's failure queue (or those listed in ``"range
 ``CONSTRUCTS_LIB_COUNTER_FAMILY`` names the family; its spec and table come from the environment
 (see ``CounterClient.from_environment``).
 
-See docs/adr/0064-counters-at-their-cost-floor.md and docs/adr/0012-write-sharded-counters.md.
+See docs/adr/0070-counters-at-their-cost-floor.md and docs/adr/0012-write-sharded-counters.md.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Aggregation from the stream: a batch's records become guarded additions to the counters' totals.
 
-The flow of one batch (docs/adr/0064-counters-at-their-cost-floor.md):
+The flow of one batch (docs/adr/0070-counters-at-their-cost-floor.md):
 
 1. :func:`classify` each record: a shard's write (its amount is the new image's ``b``), an
    idempotent increment created (``by``), a write of the recompute layout (folded in), a record

@@ -1,7 +1,7 @@
 """The counter's item layout and :class:`CounterSpec`, what the construct hands to the runtime.
 
 Item layout on the single table (``{id}`` is the escaped counter id, ``S007`` the shard), for a
-family aggregated from the stream (``aggregation="deltas"``, docs/adr/0064-counters-at-their-cost-floor.md)::
+family aggregated from the stream (``aggregation="deltas"``, docs/adr/0070-counters-at-their-cost-floor.md)::
 
     shard      PK = COUNTER#<family>#{id}#S007   SK = SUM          count, v (ADD), b (this write's amount)
     increment  PK = COUNTER#<family>#{id}#S007   SK = KEY#{key}    by, (TTL): one per idempotency key

@@ -6,7 +6,7 @@ of the last stream record applied from that shard's partition key: its lane wate
 live in four maps ``wa``..``wd``, one per generation of ``guard_seconds`` (by its number modulo 4);
 a write sets its own generation's map (creating it when missing), checks it and the previous one,
 and removes the one before the previous, so a total keeps watermarks for about two generations:
-long enough for any redelivery (docs/adr/0064-counters-at-their-cost-floor.md).
+long enough for any redelivery (docs/adr/0070-counters-at-their-cost-floor.md).
 """
 
 from __future__ import annotations
