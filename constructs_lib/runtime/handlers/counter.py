@@ -1,15 +1,12 @@
 """The sharded-counter aggregator: the Lambda handler ``ShardedCounter`` generates.
 
-Three triggers. A stream batch (``{"Records": [...]}``, filtered to the family's counter items):
-on a family aggregated from the stream, each record's amount is added to its counter's total
-once, guarded per shard (:mod:`..patterns.counter.aggregation`); on a recomputed family, each
-touched counter is recomputed from all its shards. Either way the first record that could not be
-applied is reported in ``batchItemFailures``. A schedule event (``{"source":
-"constructs_lib.counter.schedule", "counters": [...]}``) recomputes a fixed list, for tables
-without a stream. A re-drive event (``{"source": "constructs_lib.counter.redrive"}``) applies the
-stream ranges waiting in the family's failure queue (or those listed in ``"ranges"``) once.
-``CONSTRUCTS_LIB_COUNTER_FAMILY`` names the family; its spec and table come from the environment
-(see ``CounterClient.from_environment``).
+Three triggers. A stream batch (``{"Records": [...]}``): on a family aggregated from the stream,
+each record's amount is added to its total once (:mod:`..patterns.counter.aggregation`); on a
+recomputed family, each touched counter is recomputed from its shards; either way the first
+record not applied is reported in ``batchItemFailures``. A schedule event (``source``
+``constructs_lib.counter.schedule``) recomputes a fixed list (tables without a stream). A re-drive
+event (``constructs_lib.counter.redrive``) applies the failure queue's ranges, or ``"ranges"``,
+once. ``CONSTRUCTS_LIB_COUNTER_FAMILY`` names the family.
 
 See docs/adr/0070-counters-at-their-cost-floor.md and docs/adr/0012-write-sharded-counters.md.
 """

@@ -1,18 +1,13 @@
 """Aggregation from the stream: a batch's records become guarded additions to the counters' totals.
 
-The flow of one batch (docs/adr/0070-counters-at-their-cost-floor.md):
-
-1. :func:`classify` each record: a shard's write (its amount is the new image's ``b``), an
-   idempotent increment created (``by``), a write of the recompute layout (folded in), a record
-   with no effect (an increment item's expiry), or a record of unknown shape.
-2. Only records before the first unknown one count in this invocation; that one is reported.
-3. Per counter, in the order of its first record: one UpdateItem of its total per 25 shards, which
-   adds the amounts and sets each shard's lane watermark, on the condition that no watermark
-   already covers the shard's first record. A refused write returns the stored total and is
-   retried with what is left; a failed one stops the batch there.
-4. An invocation applies a prefix of its batch: when a counter fails at record X, what earlier
-   writes added from X on is taken back, and X is reported. A range that ends in the failure
-   queue was never applied, and :mod:`.redrive` can apply it once.
+Each record is classified (:func:`classify`): a shard's write adds its new image's ``b``, an
+idempotent increment created adds its ``by``, a recompute-layout write refolds its counter,
+anything else of unknown shape stops the batch there. Per counter, one UpdateItem of its total per
+25 shards adds the amounts on the condition that no lane watermark already covers them; a refused
+write is retried with what is left. An invocation applies a prefix of its batch: when a counter
+fails at record X, what earlier writes added from X on is taken back and X is reported, so a
+range in the failure queue was never applied (:mod:`.redrive` applies it once).
+See docs/adr/0070-counters-at-their-cost-floor.md.
 """
 
 from __future__ import annotations

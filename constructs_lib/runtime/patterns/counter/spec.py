@@ -1,21 +1,11 @@
 """The counter's item layout and :class:`CounterSpec`, what the construct hands to the runtime.
 
-Item layout on the single table (``{id}`` is the escaped counter id, ``S007`` the shard), for a
-family aggregated from the stream (``aggregation="deltas"``, docs/adr/0070-counters-at-their-cost-floor.md)::
-
-    shard      PK = COUNTER#<family>#{id}#S007   SK = SUM          count, v (ADD), b (this write's amount)
-    increment  PK = COUNTER#<family>#{id}#S007   SK = KEY#{key}    by, (TTL): one per idempotency key
-    total      PK = COUNTER#<family>#{id}        SK = TOTAL        count, e, f, lane watermarks
-
-and for a family recomputed from its shards (``aggregation="recompute"``: tables without a stream,
-and every family before the stream layout; ADR 0012)::
-
-    shard   PK = COUNTER#<family>#{id}#S007          SK = SHARD   count (ADD), _type
-    total   PK = COUNTER#<family>#{id}               SK = TOTAL   count, aggregated_at
-    dedup   PK = COUNTER#<family>#{id}#DEDUP#{key}   SK = DEDUP   (TTL) one per idempotency key
-
-Replicated table: shard ``SK = SUM#<region>`` (``SHARD#<region>``), total ``SK = TOTAL#<region>``
-(ADR 0055).
+A family aggregated from the stream (``aggregation="deltas"``, docs/adr/0070-counters-at-their-cost-floor.md)
+writes shards ``…#S007 / SUM`` (count, v, b), idempotent increments ``…#S007 / KEY#{key}`` and a
+total ``COUNTER#<family>#{id} / TOTAL``. A family recomputed from its shards (``"recompute"``:
+tables without a stream; docs/adr/0012-write-sharded-counters.md) writes shards ``…#S007 / SHARD``,
+dedup markers ``…#DEDUP#{key} / DEDUP`` and the same total. ``{id}`` is the escaped counter id;
+on a replicated table shards and totals carry ``#<region>`` (docs/adr/0055-patterns-under-global-tables.md).
 """
 
 from __future__ import annotations
