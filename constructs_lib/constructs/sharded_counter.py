@@ -89,7 +89,8 @@ class ShardedCounter(StreamConsumer):
     ``{"source": "constructs_lib.counter.redrive"}``: it reads its failure queue
     (``CONSTRUCTS_LIB_AGGREGATOR_FAILURE_QUEUE``), applies each range once and deletes its
     message (a range holding a record of unknown shape stays in the queue); or pass the ranges
-    yourself, ``{"source": ..., "ranges": [<DDBStreamBatchInfo>, ...]}``.
+    yourself, ``{"source": ..., "ranges": [<failure message body>, ...]}`` (each body, the
+    on-failure record Lambda sent, holds the range as ``DDBStreamBatchInfo``).
 
     Parameters
     ----------
