@@ -1,14 +1,11 @@
 """``ShardedCounter``: a write-sharded counter family on a model-bound table, with an aggregator.
 
-A family spreads each counter over N shard items on N partition keys (N × 1,000 WCU), and a
-generated aggregator keeps one total per counter. On a table with a stream (which must carry new
-images) the aggregator adds what each stream record changed, once, guarded per shard
-(``aggregation="deltas"``); on a table without one, ``schedule=`` recomputes listed totals from
-all shards (``aggregation="recompute"``). The construct adds the aggregator function; with a
-table stream, an event source mapping whose filters let only the family's shard writes and new
-increment items through, with capped retries and a failure queue the aggregator can re-drive;
-with ``schedule=``, an EventBridge rule; and alarms that join the table's operations view.
-Application code uses ``CounterClient``.
+A family spreads each counter over N shard items on N partition keys (N × 1,000 WCU); a generated
+aggregator keeps one total per counter. With a table stream (new images) it adds what each record
+changed, once (``aggregation="deltas"``): an event source mapping whose filters let only the
+family's shard writes and new increment items through, capped retries, a failure queue it can
+re-drive. Without one, ``schedule=`` recomputes listed totals from all shards (``"recompute"``).
+Alarms join the table's operations view. Application code uses ``CounterClient``.
 
 See docs/adr/0012-write-sharded-counters.md and
 docs/adr/0014-stream-consumers-never-drop-records.md.
