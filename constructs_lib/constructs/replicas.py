@@ -42,8 +42,9 @@ HAZARDS: Mapping[str, str] = MappingProxyType({
                "Regions can both accept a write of the same version and the last writer wins",
     "transaction": "transactions: TransactWriteItems is atomic only in the Region that runs it and is not "
                    "replicated as a unit (other Regions may read part of it); its conditions see the local replica",
-    "counter": "idempotent increments: the dedup marker is written and checked in the local Region only, so the "
-               "same idempotency key retried in another Region within the replication delay counts twice",
+    "counter": "idempotent increments: the key's increment item (or dedup marker) is written and checked in the "
+               "local Region only, so the same idempotency key retried in another Region within the replication "
+               "delay counts twice",
 })
 _REGION = re.compile(r"[a-z]{2}(-[a-z]+)+-\d{1,2}")
 _ACK_KEY = re.compile(r"(version|transaction|counter):([A-Za-z0-9_.-]+)")

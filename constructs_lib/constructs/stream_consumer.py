@@ -63,7 +63,8 @@ class StreamConsumerProps:
     Parameters
     ----------
     batch_size
-        Stream records per invocation, 1–10,000. Default 100.
+        Stream records per invocation, 1–10,000. Default: the pattern's (``DEFAULT_BATCH_SIZE``:
+        1,000 for a counter, 100 for an audit; 100 for props built directly).
     max_batching_window
         How long Lambda gathers records before invoking, 0–300 seconds. Default 1 second.
     retry_attempts
@@ -111,7 +112,8 @@ class StreamConsumerProps:
 class StreamConsumerOptions(TypedDict, total=False):
     """The stream-consumer keyword arguments every pattern takes (``ShardedCounter(...,
     **options)``, ``StreamAudit(..., **options)``): the fields of :class:`StreamConsumerProps`,
-    documented there (a field's None stands for the pattern's default)."""
+    documented there (a field's None stands for the pattern's default; a missing
+    ``batch_size`` is the pattern's ``DEFAULT_BATCH_SIZE``)."""
 
     batch_size: int
     max_batching_window: cdk.Duration | None
@@ -277,7 +279,7 @@ class StreamConsumer(Construct):
     :meth:`_consume` builds the shared shape, in order: the bundled function, the subclass's
     grants (:meth:`_grant_function`), the failure queue, the event source mapping, the
     subclass's other triggers (:meth:`_add_triggers`), the alarms, and the registration with
-    the table's operations view. A new pattern sets the three defaults below, takes
+    the table's operations view. A new pattern sets the four defaults below, takes
     ``**options: Unpack[StreamConsumerOptions]`` after its own keywords, implements
     :meth:`_grant_function`, and calls :meth:`_configure_consumer` and then :meth:`_consume`
     from its constructor.
@@ -285,12 +287,15 @@ class StreamConsumer(Construct):
 
     #: The function's timeout when ``StreamConsumerProps.timeout`` is None.
     DEFAULT_TIMEOUT = cdk.Duration.seconds(30)
+    #: Records per invocation when the construct is given no ``batch_size``.
+    DEFAULT_BATCH_SIZE = 100
     #: Records older than this go to the failure queue when ``max_record_age`` is None.
     DEFAULT_MAX_RECORD_AGE = cdk.Duration.hours(1)
     #: Iterator-age alarm threshold when ``iterator_age_alarm_threshold`` is None.
     DEFAULT_ITERATOR_AGE = cdk.Duration.minutes(1)
 
-    #: The stream-consumer settings the construct was given (None where the pattern's default applies).
+    #: The stream-consumer settings the construct was given (None where the pattern's default
+    #: applies; ``batch_size`` is the one applied).
     props: StreamConsumerProps
     function: lambda_.Function
     log_group: logs.LogGroup
@@ -304,7 +309,7 @@ class StreamConsumer(Construct):
         """Keep the stream-consumer keywords as ``self.props`` and return the event source mapping
         settings, checked (``TypeError`` for an unknown keyword, :class:`ConstructPropsError`
         naming the prop, the value and the rule)."""
-        self.props = consumer_props(what, options)
+        self.props = consumer_props(what, {"batch_size": self.DEFAULT_BATCH_SIZE, **options})
         return self.props.settings(what, default_max_record_age=self.DEFAULT_MAX_RECORD_AGE)
 
     def _consume(

@@ -1,6 +1,7 @@
 """Resolve CloudFormation intrinsics of a locally deployed template to local values.
 
-Within one template: ``Ref`` (tables, SSM parameters, pseudo parameters), ``Fn::GetAtt``,
+Within one template: ``Ref`` (tables, SSM parameters, pseudo parameters, and an SQS queue's URL:
+the queue is not deployed, but a function is told where it would be), ``Fn::GetAtt``,
 ``Fn::Join``, ``Fn::Sub``. Across the stacks of a local assembly deployment (through the
 :class:`CrossStackValues` they share): ``Fn::ImportValue``, ``Fn::GetStackOutput`` (CDK's weak
 references), and ``String`` SSM parameters a deployed stack created, read through an
@@ -49,6 +50,7 @@ __all__ = ["SSM_PARAMETER", "SSM_PARAMETER_VALUE_STRING", "CrossStackValues", "R
 
 SSM_PARAMETER = "AWS::SSM::Parameter"
 SSM_PARAMETER_VALUE_STRING = "AWS::SSM::Parameter::Value<String>"
+SQS_QUEUE = "AWS::SQS::Queue"
 _SUB_RE = re.compile(r"\$\{([^}]*)\}")
 _DYNAMIC_RE = re.compile(r"\{\{resolve:([a-z-]+):([^}]*)\}\}")
 
@@ -184,7 +186,23 @@ class Resolver:
         parameter = (d.template.get("Parameters") or {}).get(target)
         if isinstance(parameter, Mapping) and parameter.get("Type") == SSM_PARAMETER_VALUE_STRING:
             return self._ssm_value(str(parameter.get("Default", "")), intrinsic, via=f"template parameter {target!r}")
+        if d.skipped.get(target) == SQS_QUEUE:
+            return self._queue(target, intrinsic)["QueueUrl"]
         raise self.unresolvable(intrinsic, self._why_unknown(target))
+
+    def _queue(self, target: str, intrinsic: Any) -> dict[str, str]:
+        """An SQS queue's name, URL and ARN as AWS would form them (``QueueName``, else one made of
+        the stack name and the logical id, as CloudFormation names it; ``.fifo`` for a FIFO queue).
+        The queue itself is not deployed locally: a call to it fails."""
+        d = self.deployment
+        props = (d.template["Resources"][target].get("Properties") or {})
+        name = self.resolve(props["QueueName"]) if "QueueName" in props else f"{d.stack_name or 'local'}-{target}"
+        if not isinstance(name, str):
+            raise self.unresolvable(intrinsic, f"QueueName of {target!r} resolves to {name!r}, not a string")
+        if props.get("FifoQueue") in (True, "true") and not name.endswith(".fifo"):
+            name += ".fifo"
+        return {"QueueName": name, "QueueUrl": f"https://sqs.{d.region}.amazonaws.com/{LOCAL_ACCOUNT_ID}/{name}",
+                "Arn": f"arn:aws:sqs:{d.region}:{LOCAL_ACCOUNT_ID}:{name}"}
 
     def _why_unknown(self, target: str) -> str:
         d = self.deployment
@@ -210,6 +228,12 @@ class Resolver:
             if attribute == "Type":
                 return "String"
             raise self.unresolvable(intrinsic, f"attribute {attribute!r} of an SSM parameter is not supported (Value, Type are)")
+        if d.skipped.get(target) == SQS_QUEUE:
+            queue = self._queue(target, intrinsic)
+            if attribute not in queue:
+                raise self.unresolvable(intrinsic, f"attribute {attribute!r} of an SQS queue is not supported "
+                                                   "(Arn, QueueName, QueueUrl are)")
+            return queue[attribute]
         if target not in d.tables:
             raise self.unresolvable(intrinsic, self._why_unknown(target))
         if attribute == "Arn":

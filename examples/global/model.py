@@ -5,7 +5,7 @@ Items on the table, replicated to every region of the global table:
 
 * ``DOC#{doc_id}`` / ``DOC``: a document (title, body, author). Read by id.
 * ``COUNTER#doc_views#...``: the ``doc_views`` counter family's items. On a replicated table the
-  shards are ``SK = SHARD#<region>`` and the totals ``SK = TOTAL#<region>``: each region writes
+  shards are ``SK = SUM#<region>`` and the totals ``SK = TOTAL#<region>``: each region writes
   only its own, so last-writer-wins never has two regions' increments to choose between.
 
 Every put and update made through ``TableClient`` carries ``_origin_region`` (and a delete

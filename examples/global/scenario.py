@@ -6,11 +6,12 @@ bundled handlers run **from their asset directories** with each region's environ
 
 1. each region saves a document through its documents API; the harness replicates it (MREC,
    last writer wins, virtual time) and the copy names the region that wrote it (``_origin_region``);
-2. both regions count views of one document (each writes only its own ``SHARD#<region>`` items);
+2. both regions count views of one document (each writes only its own ``SUM#<region>`` items);
 3. the link between the regions is cut: both rename the same document, keep counting views, and
    one deletes a document; each region sees only its own writes;
 4. the link heals and replication settles: the document has one title everywhere (the later
-   rename wins), every region's aggregated view total equals the views made in all regions, and
+   rename wins), every region's view total (its own total plus the other region's, replicated)
+   and exact read equal the views made in all regions, and
    each region's audit (fed its own stream through the synthesized filters) recorded exactly the
    changes written in that region, once each;
 5. for contrast, the naive layout (both regions adding to the same shard item) loses the
@@ -169,7 +170,7 @@ def _run(h: GlobalTables, regions: Mapping[str, _Region], out: Callable[[str], N
         stored = {i["PK"]["S"]: i.get("_origin_region", {}).get("S") for i in h.items(region, "Data")}
         out(f"   {region}: {', '.join(f'{pk} (_origin_region={o})' for pk, o in sorted(stored.items()))}")
 
-    out(f"\n== 2. views of {PLAN} in both regions (each region adds to its own SHARD#<region> items)")
+    out(f"\n== 2. views of {PLAN} in both regions (each region adds to its own SUM#<region> items)")
     views(HOME, 30)
     views(REPLICA, 20)
     out(f"   views made: {dict(outcome.views_made)}")
@@ -222,7 +223,7 @@ def _run(h: GlobalTables, regions: Mapping[str, _Region], out: Callable[[str], N
     once = all(outcome.audited[r] == sorted(outcome.written[r]) for r in REGIONS)
     out(f"   every change audited once, in the region that wrote it: {once}")
 
-    out("\n== 5. for contrast: the naive layout (both regions add to the same shard item, SK = SHARD)")
+    out("\n== 5. for contrast: the naive layout (both regions add to the same shard item, SK = SUM)")
     outcome.naive = _naive(h)
     made_naive, total, discarded = outcome.naive
     out(f"   {made_naive} increments made during a partition, total after convergence {total} in every region: "
@@ -244,7 +245,7 @@ def _written(h: GlobalTables) -> dict[str, list[tuple[str, str]]]:
 
 
 def _naive(h: GlobalTables) -> tuple[int, int, int]:
-    """Both regions increment one counter on a spec without regions (one shared ``SHARD`` item)."""
+    """Both regions increment one counter on a spec without regions (one shared ``SUM`` item)."""
     spec = CounterSpec(family="naive_views", shards=1)
     clients = {r: CounterClient(spec, h.table_name(r, "Data"), client=h.clients[r]) for r in REGIONS}
     discarded = h.report.discarded

@@ -56,7 +56,8 @@ class GlobalDocsStack(cdk.Stack):
         # A global table always has a stream (MREC replicates through it); the audit needs both images.
         self.data = SingleTable(self, "Data", model=global_model, replicas=list(replicas),
                                 stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
-        # On a replicated table the shards and totals are per region (SHARD#<region>, TOTAL#<region>).
+        # On a replicated table the shards and totals are per region (SUM#<region>, TOTAL#<region>):
+        # each region's aggregator adds its own region's writes from its stream to its own total.
         self.views = ShardedCounter(self, "Views", table=self.data, name=VIEWS_FAMILY, shards=4)
         # Audits the changes written in this stack's region through TableClient (which stamps them);
         # counter items carry no stamp, so the event filter already keeps them out.

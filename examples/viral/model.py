@@ -3,13 +3,13 @@
 Items on the table:
 
 * ``VIDEO#{video_id}`` / ``VIDEO``: a video's metadata (title, channel). Read by id.
-* ``COUNTER#video_views#...``: the ``video_views`` counter family's shard, total and
-  idempotency-marker items. They are not entities of this model: the ``ShardedCounter``
+* ``COUNTER#video_views#...``: the ``video_views`` counter family's shard, increment (one per
+  request id) and total items. They are not entities of this model: the ``ShardedCounter``
   construct claims the ``COUNTER#video_views#`` key prefix on the table (and refuses a model
   entity that could build the same keys); ``CounterClient`` and the aggregator write them.
 
 The TTL attribute ``expires_at`` is what makes idempotent views possible: each request id
-leaves a marker item that expires after the counter's idempotency window.
+leaves an increment item that expires after the counter's idempotency window.
 """
 
 from __future__ import annotations

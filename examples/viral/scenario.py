@@ -6,14 +6,16 @@ What it does, against the table created **from the synthesized template**:
    the synthesized aggregator's ``COUNTER_SHARDS_DERIVATION`` environment variable;
 2. publishes three videos (the catalog's job: a ``TableClient`` with the bundled model);
 3. counts 2,000 views from 4 concurrent threads (one video goes viral: 80 % of them), each view
-   an idempotent increment with its own request id, and shows how they spread over the shards;
-4. reads the views before aggregation: the aggregated total (one GetItem) is still 0, the exact
-   sum of the shards (BatchGetItem of every shard) already has them all;
+   an idempotent increment with its own request id (one conditional PutItem of an item keyed by
+   it), and shows how they spread over the shards;
+4. reads the views before aggregation: the aggregated total (one GetItem) is still 0, and so is
+   the exact read: an idempotent view joins it once the aggregator has applied it;
 5. sends one view three times with the same request id through the **bundled views API handler**
-   (from its ``cdk.out`` asset): counted once;
+   (from its ``cdk.out`` asset): one increment item, the retries reported as duplicates;
 6. feeds the table's **real stream** to the **bundled aggregator** through the synthesized event
-   source mapping (its filter lets only shard writes through), then shows every aggregated total
-   equal to the views made, and a redelivered batch changing nothing.
+   source mapping (its filters let only the counter's shard writes and new increment items
+   through), then shows every aggregated total equal to the exact read and to the views made,
+   and a redelivered batch changing nothing.
 
 Run it from the repository root: ``.venv/bin/python -m examples.viral.scenario`` (synthesizes the
 app to a temporary directory, starts DynamoDB Local, runs, stops it). Tests call :func:`run`.
@@ -74,6 +76,7 @@ class ViralOutcome:
     after: dict[str, tuple[int, int]] = field(default_factory=dict)  # video -> (aggregated, exact)
     replayed: dict[str, int] = field(default_factory=dict)
     api_views: dict[str, Any] = field(default_factory=dict)
+    retry_item: dict[str, Any] = field(default_factory=dict)  # the retried request's increment item
 
 
 
@@ -118,8 +121,8 @@ def _run(cdk_out: Path, server: DynamoDBLocal, deployment: LocalDeployment, out:
         f"{desc['StreamSpecification']['StreamViewType']}")
     out(f"== counter family {FAMILY!r}: {outcome.shards} shards")
     out(f"   COUNTER_SHARDS_DERIVATION = {outcome.derivation}")
-    out(f"   per shard at peak: 50,000 / {outcome.shards} = {50_000 / outcome.shards:.0f} views/s x 2 WCU "
-        f"= {100_000 / outcome.shards:.0f} WCU of a partition's 1,000")
+    out(f"   per shard at peak: 50,000 / {outcome.shards} = {50_000 / outcome.shards:.0f} views/s x 1 WCU "
+        "(one conditional PutItem per view, no transaction) of a partition's 1,000")
 
     api_asset = asset_dir(cdk_out, template, api_id)
     model = Model.from_json((api_asset / "model.json").read_text(encoding="utf-8"))
@@ -169,7 +172,9 @@ def _run(cdk_out: Path, server: DynamoDBLocal, deployment: LocalDeployment, out:
                 {"op": "views", "video_id": video_id, "exact": True})
             outcome.before[video_id] = (aggregated["views"], exact["views"])
             out(f"   {video_id}: aggregated total {aggregated['views']} (GetItem of the total item), exact "
-                f"{exact['views']} (BatchGetItem of {outcome.shards} shards)")
+                f"{exact['views']} (BatchGetItem of {outcome.shards} shards and the total)")
+        out("   (each view is an increment item keyed by its request id, not yet in any total: the exact read "
+            "counts it once the aggregator has applied it from the stream)")
 
         out("\n== 4. one view, its request retried twice (same request id)")
         outcome.retry_replies = [api({"op": "view", "video_id": "v-talk", "request_id": "req-retry-1"})
@@ -177,11 +182,15 @@ def _run(cdk_out: Path, server: DynamoDBLocal, deployment: LocalDeployment, out:
         outcome.views_made["v-talk"] += 1
         for n, reply in enumerate(outcome.retry_replies, start=1):
             out(f"   attempt {n}: shard {reply['shard']}, duplicate={reply['duplicate']}")
-        out("   (the first attempt counts; each retry is refused by the request id's marker item, so duplicate "
-            "is True — the transaction's ClientRequestToken names the table, the request and the call, and "
-            "only serves botocore's resends of one call)")
-        exact_talk = api({"op": "views", "video_id": "v-talk", "exact": True})["views"]
-        out(f"   v-talk exact views now {exact_talk} (was {outcome.before['v-talk'][1]}): counted once")
+        shard = outcome.retry_replies[0]["shard"]
+        key = reader.spec.increment_key("v-talk", shard, "req-retry-1")
+        item = server.client().get_item(TableName=reader.table_name,
+                                        Key={k: {"S": v} for k, v in key.items()}, ConsistentRead=True)["Item"]
+        outcome.retry_item = {k: next(iter(v.values())) for k, v in item.items()}
+        out(f"   the request id's one increment item: {key['PK']} / {key['SK']}, by={outcome.retry_item['by']}")
+        out("   (the first attempt created it with one conditional PutItem, 1 WCU; each retry is refused by it "
+            "and reported as a duplicate, with the same amount — another amount would raise "
+            "IdempotencyKeyReusedError)")
 
         out("\n== 5. the table's stream -> bundled aggregator, through the synthesized mapping")
         agg_asset = asset_dir(cdk_out, template, agg_id)
@@ -194,13 +203,14 @@ def _run(cdk_out: Path, server: DynamoDBLocal, deployment: LocalDeployment, out:
 
             runner = StreamRunner.from_deployment(deployment, template, handler=deliver,
                                                   streams_client=server.streams_client(), function_logical_id=agg_id)
-            out(f"   mapping filter: {runner.settings.filters[0]}")
+            for rule in runner.settings.filters:
+                out(f"   mapping filter: {rule}")
             report = runner.run()
             outcome.delivered, outcome.filtered_out = report.delivered, report.filtered_out
             outcome.dead_lettered, outcome.invocations = report.dead_lettered, report.invocations
             out(f"   {report.invocations} invocations (batches of <= {runner.settings.batch_size}), "
-                f"{report.delivered} shard writes delivered, {report.filtered_out} other records filtered out "
-                f"(videos, request-id markers), {report.dead_lettered} dead-lettered")
+                f"{report.delivered} increment items delivered, {report.filtered_out} other records filtered out "
+                f"(videos), {report.dead_lettered} dead-lettered")
             for video_id in VIDEOS:
                 total = reader.get(video_id, consistent=True)
                 exact = reader.get(video_id, exact=True)
@@ -210,8 +220,8 @@ def _run(cdk_out: Path, server: DynamoDBLocal, deployment: LocalDeployment, out:
                     f"views made {outcome.views_made[video_id]}")
             aggregator(events[0])
             outcome.replayed = {v: reader.get(v, consistent=True).total for v in VIDEOS}
-            out(f"   first batch delivered again (at-least-once): totals {outcome.replayed} — unchanged, "
-                "recomputed from the shards, never incremented")
+            out(f"   first batch delivered again (at-least-once): totals {outcome.replayed} — unchanged: each "
+                "total remembers the last stream sequence number it applied per shard, so a record adds once")
         outcome.api_views = api({"op": "video", "video_id": VIRAL})
         out(f"   views API: {outcome.api_views['video']['title']!r} has {outcome.api_views['views']} views")
     return outcome

@@ -69,6 +69,10 @@ def test_scenario_runs_end_to_end(shop: Any, dynamodb_local: Any, capsys: pytest
     assert "merged read = the 2 PAID orders newest first" in out
     assert "typed: get_user -> version 1; users_orders_newest_first(limit=1) -> ['" in out  # the typed module
     assert "0 dead-lettered" in out
+    # AND the retried view was one increment item, the retries duplicates, and the product's total
+    # equals its exact read once the stream was aggregated
+    assert "duplicate=[False, True, True]" in out
+    assert "SKU-2: aggregated 334 at" in out and "exact 334, increments made 334" in out
     assert "emails in clear anywhere in the 17 audit items: 0" in out
     # AND the conditional write shipped the order once, then was refused with the stored item
     assert "mark_shipped again via handler -> ok=False" in out

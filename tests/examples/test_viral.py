@@ -21,8 +21,8 @@ from examples.viral import scenario
 
 STACK = "ViralVideoStack"
 API, AGGREGATOR = "views_api.handler", "constructs_lib.runtime.handlers.counter.handler"
-DERIVATION = ("50000 writes/s x 1 WCU (ceil(1024 B / 1024 B)) x2 (transactional) x headroom 1.2 = 120000 WCU; "
-              "/ 1000 WCU per partition = 120 shard(s)")
+DERIVATION = ("50000 writes/s x 1 WCU (ceil(1024 B / 1024 B)) x headroom 1.2 = 60000 WCU; "
+              "/ 1000 WCU per partition = 60 shard(s)")
 
 
 @pytest.fixture(scope="module")
@@ -63,25 +63,29 @@ def test_shard_count_is_derived_from_50000_views_per_second(viral: Any, template
     # GIVEN the synthesized aggregator and views API
     aggregator = template["Resources"][viral.function_id(STACK, AGGREGATOR)]["Properties"]
     api = template["Resources"][viral.function_id(STACK, API)]["Properties"]
-    # THEN the derivation (idempotent views are transactions: 2 WCU each) is in the aggregator's environment
+    # THEN the derivation (an idempotent view is one conditional PutItem: 1 WCU) is in the aggregator's environment
     assert aggregator["Environment"]["Variables"]["COUNTER_SHARDS_DERIVATION"] == DERIVATION
-    assert template["Outputs"]["ViewShards"]["Value"] == "120"
-    # AND the views API received the same family spec (120 shards, idempotency for 24 h)
+    assert template["Outputs"]["ViewShards"]["Value"] == "60"
+    # AND the views API received the same family spec (60 shards aggregated from the stream, idempotency
+    # for 24 h, the 120 shards an earlier version derived for transactional views folded in once)
     spec = api["Environment"]["Variables"]["CONSTRUCTS_LIB_COUNTER_VIDEO_VIEWS"]
     assert spec == aggregator["Environment"]["Variables"]["CONSTRUCTS_LIB_COUNTER_VIDEO_VIEWS"]
     parsed = CounterSpec.from_json(spec)
-    assert (parsed.family, parsed.shards, parsed.idempotency_ttl_seconds) == ("video_views", 120, 86_400)
+    assert (parsed.family, parsed.shards, parsed.idempotency_ttl_seconds) == ("video_views", 60, 86_400)
+    assert (parsed.aggregation, parsed.legacy_shards) == ("deltas", 120)
 
 
-def test_stream_is_keys_only_and_the_mapping_only_lets_shard_writes_through(viral: Any) -> None:
+def test_stream_carries_new_images_and_the_mapping_only_lets_counter_writes_through(viral: Any) -> None:
     # GIVEN the table and the aggregator's event source mapping
     (table,) = viral.resources(STACK, "AWS::DynamoDB::GlobalTable").values()
     (mapping,) = viral.resources(STACK, "AWS::Lambda::EventSourceMapping").values()
-    # THEN the stream carries keys only, and the filter selects this family's shard items
-    assert table["Properties"]["StreamSpecification"] == {"StreamViewType": "KEYS_ONLY"}
+    # THEN the stream carries new images (the amount each write adds), and the filters select this
+    # family's shard writes and its increment items when created
+    assert table["Properties"]["StreamSpecification"] == {"StreamViewType": "NEW_IMAGE"}
     assert table["Properties"]["TimeToLiveSpecification"] == {"AttributeName": "expires_at", "Enabled": True}
-    (pattern,) = mapping["Properties"]["FilterCriteria"]["Filters"]
-    assert '"prefix":"COUNTER#video_views#"' in pattern["Pattern"] and '"SHARD"' in pattern["Pattern"]
+    shards, increments = mapping["Properties"]["FilterCriteria"]["Filters"]
+    assert '"prefix":"COUNTER#video_views#"' in shards["Pattern"] and '["SUM","SHARD"]' in shards["Pattern"]
+    assert '"eventName":["INSERT"]' in increments["Pattern"] and '{"prefix":"KEY#"}' in increments["Pattern"]
     assert mapping["Properties"]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
 
 
@@ -97,9 +101,10 @@ def test_views_are_counted_once_per_request_and_aggregated_from_the_stream(
     # THEN the retries all hit one shard; views spread over several shards
     assert all(r["ok"] for r in replies + retried) and len({r["shard"] for r in retried}) == 1
     assert len({r["shard"] for r in replies}) > 10
-    # AND before aggregation the total is 0 while the exact sum has 31
+    # AND before aggregation the total is 0, and so is the exact read: an idempotent view is an
+    # increment item until the aggregator applies it from the stream
     assert api({"op": "views", "video_id": "v-1"})["views"] == 0
-    assert api({"op": "views", "video_id": "v-1", "exact": True})["views"] == 31
+    assert api({"op": "views", "video_id": "v-1", "exact": True})["views"] == 0
     # WHEN the real stream goes through the synthesized mapping to the bundled aggregator
     agg_id = viral.function_id(STACK, AGGREGATOR)
     env = deployment.function_environment(agg_id)
@@ -107,11 +112,12 @@ def test_views_are_counted_once_per_request_and_aggregated_from_the_stream(
                        endpoint=dynamodb_local.endpoint) as aggregator:
         report = StreamRunner.from_deployment(deployment, template, handler=aggregator,
                                               streams_client=dynamodb_streams_client, function_logical_id=agg_id).run()
-    # THEN the 31 shard writes were delivered, the video and the 31 request markers filtered out
-    assert (report.delivered, report.filtered_out, report.dead_lettered) == (31, 32, 0)
-    # AND the aggregated total is 31, read by the API and by a CounterClient alike
+    # THEN the 31 increment items were delivered (the 4 retries wrote nothing), the video filtered out
+    assert (report.delivered, report.filtered_out, report.dead_lettered) == (31, 1, 0)
+    # AND the aggregated total is 31, read by the API and by a CounterClient alike, and so is the exact read
     video = api({"op": "video", "video_id": "v-1"})
     assert video["views"] == 31 and video["video"]["title"] == "t"
+    assert api({"op": "views", "video_id": "v-1", "exact": True})["views"] == 31
     reader = CounterClient.from_environment("video_views", environ=env, client=dynamodb_local.client())
     assert reader.get("v-1", consistent=True).aggregated_at is not None
 
@@ -150,16 +156,17 @@ def test_scenario_end_to_end(viral: Any, dynamodb_local: Any) -> None:
     outcome = scenario.run(viral.outdir, dynamodb_local, out=lines.append)
     made = dict(outcome.views_made)
     # THEN the sizing came from the synthesized environment
-    assert (outcome.shards, outcome.derivation) == (120, DERIVATION)
+    assert (outcome.shards, outcome.derivation) == (60, DERIVATION)
     assert sum(made.values()) == scenario.WORKERS * scenario.VIEWS_PER_WORKER + 1
-    # AND the viral video's views reached every shard (1,600 views over 120 shards)
-    assert outcome.viral_shards_touched == 120 and outcome.viral_per_shard[0] > 0
-    # AND before aggregation: totals 0, exact sums complete
-    assert {v: agg for v, (agg, _) in outcome.before.items()} == dict.fromkeys(scenario.VIDEOS, 0)
-    assert outcome.before["v-talk"][1] == made["v-talk"] - 1
-    # AND the thrice-sent request hit one shard and counted once: the retries are reported as duplicates
+    # AND the viral video's views reached every shard (1,600 views over 60 shards)
+    assert outcome.viral_shards_touched == 60 and outcome.viral_per_shard[0] > 0
+    # AND before aggregation: totals and exact reads 0 (idempotent views wait in their increment items)
+    assert outcome.before == dict.fromkeys(scenario.VIDEOS, (0, 0))
+    # AND the thrice-sent request hit one shard and counted once: one increment item, the retries
+    # reported as duplicates
     assert len({r["shard"] for r in outcome.retry_replies}) == 1
     assert [r["duplicate"] for r in outcome.retry_replies] == [False, True, True]
+    assert outcome.retry_item["SK"] == "KEY#req-retry-1" and outcome.retry_item["by"] == "1"
     # AND after the stream: aggregated == exact == views made, nothing dead-lettered, replay changed nothing
     assert outcome.after == {v: (n, n) for v, n in made.items()}
     assert outcome.delivered == sum(made.values()) and outcome.dead_lettered == 0 and outcome.filtered_out > 0

@@ -166,6 +166,7 @@ def play(world: World, ops: list[Op], partition_at: int) -> dict[str, int]:
     h.heal()
     h.settle()
     world.run_consumers()
+    h.settle()  # each region's total is an item too (TOTAL#<region>): a read sums every region's
     return expected
 
 
@@ -185,9 +186,10 @@ def test_counters_and_audit_converge_exactly_under_mrec(
             assert world.counters[region].get(counter_id, exact=True).total == total
             assert world.counters[region].get(counter_id).total == total, (region, counter_id)
     # AND no region-affine shard item was lost: each region holds every region's shards
-    shard_sets = {r: {(i["PK"]["S"], i["SK"]["S"]) for i in world.harness.items(r, "Data") if i["SK"]["S"].startswith("SHARD#")}
+    shard_sets = {r: {(i["PK"]["S"], i["SK"]["S"]) for i in world.harness.items(r, "Data") if i["SK"]["S"].startswith("SUM#")}
                   for r in world.regions}
     assert len({frozenset(s) for s in shard_sets.values()}) == 1
+    assert all(shard_sets.values()) or not expected
     # AND every Doc change is audited exactly once, in the region that wrote it
     assert audited_per_region(world) == doc_changes_per_region(world)
 
@@ -234,5 +236,6 @@ def test_region_affine_shards_keep_both_increments(world_factory: Callable[..., 
     world.harness.write("eu-west-1", lambda: west.increment("c0", by=2))
     world.harness.settle()
     world.run_consumers()
+    world.harness.settle()  # each region's total (TOTAL#<region>) reaches the other: a read sums them
     # THEN both survive, and each region's aggregated total is exact
     assert {r: world.counters[r].get("c0").total for r in world.regions} == {"us-east-1": 3, "eu-west-1": 3}

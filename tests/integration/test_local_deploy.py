@@ -32,6 +32,7 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     import aws_cdk as cdk
     from aws_cdk import aws_dynamodb as ddb
     from aws_cdk import aws_lambda as lambda_
+    from aws_cdk import aws_sqs as sqs
 
     base = tmp_path_factory.mktemp("local-deploy")
     code_dir = base / "handler-src"
@@ -90,6 +91,7 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         ],
         removal_policy=cdk.RemovalPolicy.DESTROY,
     )
+    queue = sqs.Queue(stack, "FailedBatches")
     lambda_.Function(
         stack,
         "ReaderFn",
@@ -100,6 +102,8 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             "TABLE_NAME": data.table_name,
             "TABLE_ARN": data.table_arn,
             "STREAM_ARN": data.table_stream_arn or "",
+            "QUEUE_URL": queue.queue_url,
+            "QUEUE_ARN": queue.queue_arn,
             "LOG_LEVEL": "INFO",
         },
     )
@@ -224,6 +228,22 @@ def test_function_environment_resolves_table_references(deployed):
     assert env["TABLE_ARN"].endswith(f":table/{env['TABLE_NAME']}")
     assert env["STREAM_ARN"] == deployed.stream_arn("DataTable")
     assert env["LOG_LEVEL"] == "INFO"
+
+
+def test_a_queue_is_not_deployed_but_functions_are_told_where_it_would_be(deployed):
+    # GIVEN a function told its failure queue's URL and ARN (an SQS queue DynamoDB Local cannot hold)
+    queue = next(lid for lid, t in deployed.skipped.items() if t == "AWS::SQS::Queue")
+    # WHEN its environment is resolved
+    env = deployed.function_environment("ReaderFn")
+    # THEN they are the URL and ARN AWS would give a queue CloudFormation named after the stack and logical id
+    # (a template deployed without a stack name: "local")
+    assert deployed.stack_name is None
+    name = f"local-{queue}"
+    assert env["QUEUE_URL"] == f"https://sqs.us-east-1.amazonaws.com/000000000000/{name}"
+    assert env["QUEUE_ARN"] == f"arn:aws:sqs:us-east-1:000000000000:{name}"
+    assert deployed.resolve({"Fn::GetAtt": [queue, "QueueName"]}) == name
+    with pytest.raises(UnresolvableIntrinsicError, match="attribute 'Nope' of an SQS queue"):
+        deployed.resolve({"Fn::GetAtt": [queue, "Nope"]})
 
 
 def test_function_environment_overrides_replace_drop_and_add_variables(deployed):

@@ -8,6 +8,7 @@ the producer's contract file both set it; a single-Region table does not.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,24 @@ def test_functions_on_an_owned_replicated_table_get_its_regions_home_first() -> 
     assert len(variables) == 2
     assert all(v[ENV_REPLICA_REGIONS] == f"{HOME},{WEST},{SYDNEY}" for v in variables), variables
     assert table.runtime_environment[ENV_REPLICA_REGIONS] == f"{HOME},{WEST},{SYDNEY}"
+
+
+def test_a_counter_on_a_replicated_table_is_aggregated_per_region_from_its_stream() -> None:
+    # GIVEN a counter family on a global table (whose stream carries new and old images)
+    s = stack("Counted")
+    table = SingleTable(s, "Data", model=MODEL, replicas=[WEST])
+    views = ShardedCounter(s, "Views", table=table, name="views", shards=2)
+    template = Template.from_stack(s).to_json()
+    # THEN the family is aggregated from the stream, with per-region items
+    assert (views.spec.aggregation, views.spec.regions) == ("deltas", (HOME, WEST))
+    # AND its filters let through every region's shard writes (SUM#<region>, and SHARD#<region> of the
+    # recompute layout) and created increment items: each region's aggregator keeps its own
+    (mapping,) = [r["Properties"] for r in template["Resources"].values() if r["Type"] == "AWS::Lambda::EventSourceMapping"]
+    family = {"PK": {"S": [{"prefix": "COUNTER#views#"}]}}
+    assert [json.loads(f["Pattern"]) for f in mapping["FilterCriteria"]["Filters"]] == [
+        {"dynamodb": {"Keys": {**family, "SK": {"S": [{"prefix": "SUM#"}, {"prefix": "SHARD#"}]}}}},
+        {"eventName": ["INSERT"], "dynamodb": {"Keys": {**family, "SK": {"S": [{"prefix": "KEY#"}]}}}},
+    ]
 
 
 def test_functions_on_a_table_imported_through_its_contract_get_its_regions(tmp_path: Path) -> None:

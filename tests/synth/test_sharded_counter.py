@@ -1,4 +1,5 @@
-"""ShardedCounter at synth time: the aggregator, its stream mapping, grants, queue, alarms, asset."""
+"""ShardedCounter at synth time: the aggregator, its stream mapping and filters, the spec it hands
+to the runtime, grants (re-drive included), queue, alarms, asset."""
 
 from __future__ import annotations
 
@@ -18,9 +19,16 @@ from aws_cdk.assertions import Template
 
 from constructs_lib import ConstructPropsError, ShardedCounter, SingleTable
 from constructs_lib.model import AccessPattern, Entity, Model
+from constructs_lib.runtime.environment import ENV_COUNTER_FAILURE_QUEUE
+from constructs_lib.runtime.patterns.counter import CounterSpec
 from constructs_lib.testing import asset_dir
+from constructs_lib.testing.event_filters import matches_any
 
-FAMILY_FILTER = {"dynamodb": {"Keys": {"PK": {"S": [{"prefix": "COUNTER#video_views#"}]}, "SK": {"S": ["SHARD"]}}}}
+FAMILY = {"PK": {"S": [{"prefix": "COUNTER#video_views#"}]}}
+#: Writes of the family's shards (the recompute layout's SHARD items too: they are folded in).
+SHARD_FILTER = {"dynamodb": {"Keys": {**FAMILY, "SK": {"S": ["SUM", "SHARD"]}}}}
+#: Increment items when created, never their expiry or an overwrite.
+INCREMENT_FILTER = {"eventName": ["INSERT"], "dynamodb": {"Keys": {**FAMILY, "SK": {"S": [{"prefix": "KEY#"}]}}}}
 
 
 def as_list(value: Any) -> list[Any]:
@@ -80,6 +88,11 @@ def idempotent(shop_model: Model, new_stack: Callable[[str], cdk.Stack]) -> Coun
     return CounterStack(Template.from_stack(stack).to_json(), Path())
 
 
+def _spec_of(stack: CounterStack, family: str = "VIDEO_VIEWS") -> dict[str, Any]:
+    _, fn = stack.one("AWS::Lambda::Function")
+    return json.loads(fn["Properties"]["Environment"]["Variables"][f"CONSTRUCTS_LIB_COUNTER_{family}"])
+
+
 @pytest.fixture(scope="module")
 def scheduled(shop_model: Model, new_stack: Callable[[str], cdk.Stack]) -> CounterStack:
     stack = new_stack("Scheduled")
@@ -95,18 +108,102 @@ def test_mapping_filters_to_this_familys_shards_with_safe_failure_handling(viral
     _, mapping = viral.one("AWS::Lambda::EventSourceMapping")
     props = mapping["Properties"]
     queue_id, _ = viral.one("AWS::SQS::Queue")
-    # THEN only this family's shard items invoke the aggregator (the filter is on the keys)
-    assert [json.loads(f["Pattern"]) for f in props["FilterCriteria"]["Filters"]] == [FAMILY_FILTER]
+    # THEN only this family's shard writes and created increment items invoke the aggregator
+    # (filters on the keys and the event name, two of the mapping's five)
+    assert [json.loads(f["Pattern"]) for f in props["FilterCriteria"]["Filters"]] == [SHARD_FILTER, INCREMENT_FILTER]
     # AND failures are bisected, retried a capped number of times, aged out and sent to the queue
     assert props["BisectBatchOnFunctionError"] is True
     assert props["MaximumRetryAttempts"] == 5
     assert props["MaximumRecordAgeInSeconds"] == 3600
     assert props["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
     assert props["DestinationConfig"] == {"OnFailure": {"Destination": {"Fn::GetAtt": [queue_id, "Arn"]}}}
-    # AND the documented batching defaults apply, starting from the oldest record
-    assert (props["BatchSize"], props["MaximumBatchingWindowInSeconds"]) == (100, 1)
+    # AND the documented batching defaults apply (1,000 records: each touched total is written once
+    # per batch), starting from the oldest record
+    assert (props["BatchSize"], props["MaximumBatchingWindowInSeconds"]) == (1000, 1)
     assert props["StartingPosition"] == "TRIM_HORIZON"
     assert props["EventSourceArn"] == {"Fn::GetAtt": [viral.table_id, "StreamArn"]}
+
+
+def _record(event: str, pk: str, sk: str) -> dict[str, Any]:
+    return {"eventName": event, "dynamodb": {"Keys": {"PK": {"S": pk}, "SK": {"S": sk}}}}
+
+
+@pytest.mark.parametrize(("record", "invokes"), [
+    (_record("MODIFY", "COUNTER#video_views#v1#S007", "SUM"), True),  # an increment of a shard
+    (_record("INSERT", "COUNTER#video_views#v1#S007", "SUM"), True),  # a shard's first increment
+    (_record("REMOVE", "COUNTER#video_views#v1#S007", "SUM"), True),  # a lost count: reported, never dropped
+    (_record("MODIFY", "COUNTER#video_views#v1#S007", "SHARD"), True),  # an earlier writer: folded in
+    (_record("INSERT", "COUNTER#video_views#v1#S007", "KEY#req-1"), True),  # an idempotent increment
+    (_record("REMOVE", "COUNTER#video_views#v1#S007", "KEY#req-1"), False),  # its TTL expiry
+    (_record("MODIFY", "COUNTER#video_views#v1#S007", "KEY#req-1"), False),  # an overwrite, counted once already
+    (_record("MODIFY", "COUNTER#video_views#v1", "TOTAL"), False),  # the aggregator's own write
+    (_record("INSERT", "COUNTER#video_views#v1#DEDUP#req-1", "DEDUP"), False),  # an earlier writer's marker
+    (_record("MODIFY", "COUNTER#likes#v1#S000", "SUM"), False),  # another family
+    (_record("INSERT", "PRODUCT#p1", "PRODUCT"), False),  # the model's items
+])
+def test_filters_let_through_exactly_what_changes_a_count(viral: CounterStack, record: dict[str, Any],
+                                                          invokes: bool) -> None:
+    # GIVEN the synthesized filters WHEN a stream record is evaluated as Lambda would
+    _, mapping = viral.one("AWS::Lambda::EventSourceMapping")
+    filters = [json.loads(f["Pattern"]) for f in mapping["Properties"]["FilterCriteria"]["Filters"]]
+    # THEN only records that carry (or may carry) a count invoke the aggregator
+    assert matches_any(filters, record) is invokes
+
+
+def test_spec_is_aggregated_from_the_stream_with_its_guard_and_legacy_shards(viral: CounterStack,
+                                                                            scheduled: CounterStack) -> None:
+    # GIVEN a family on a table with a stream and one on a table without
+    deltas, recompute = _spec_of(viral), _spec_of(scheduled, "LIKES")
+    # THEN the first is aggregated from the stream, its guard outlasting a record's maximum age
+    # plus the function's timeout plus a minute (3,600 + 30 + 60 s)
+    assert (deltas["aggregation"], deltas["guard_seconds"], deltas["version"]) == ("deltas", 3690, 2)
+    # AND the recompute layout's shard count is the same (increments were never transactional)
+    assert deltas["legacy_shards"] == deltas["shards"] == 60
+    # AND the second recomputes its totals from the shards, with nothing to fold
+    assert recompute["aggregation"] == "recompute" and "legacy_shards" not in recompute
+    # AND both read back as the runtime's CounterSpec
+    assert CounterSpec.from_json(json.dumps(deltas)).deltas and not CounterSpec.from_json(json.dumps(recompute)).deltas
+
+
+def test_guard_follows_the_mappings_record_age_and_the_functions_timeout(
+    shop_model: Model, new_stack: Callable[[str], cdk.Stack]
+) -> None:
+    # GIVEN a counter whose records may be 2 hours old and whose function runs up to 45 s
+    stack = new_stack("Guard")
+    table = SingleTable(stack, "Data", model=shop_model, stream=dynamodb.StreamViewType.NEW_IMAGE)
+    views = ShardedCounter(stack, "Views", table=table, name="views", shards=2,
+                           max_record_age=cdk.Duration.hours(2), timeout=cdk.Duration.seconds(45))
+    # THEN its watermarks are kept for 7,200 + 45 + 60 seconds a generation
+    assert views.spec.guard_seconds == 7305
+
+
+@pytest.mark.parametrize(("stream", "shards", "legacy", "derivation"), [
+    # on a table with a stream an idempotent increment is one conditional PutItem: 1 WCU
+    (dynamodb.StreamViewType.NEW_IMAGE, 60, 120,
+     "50000 writes/s x 1 WCU (ceil(1024 B / 1024 B)) x headroom 1.2 = 60000 WCU; / 1000 WCU per partition = 60 shard(s)"),
+    # without one (recomputed) it is still a two-item transaction: 2 WCU
+    (None, 120, None,
+     "50000 writes/s x 1 WCU (ceil(1024 B / 1024 B)) x2 (transactional) x headroom 1.2 = 120000 WCU; "
+     "/ 1000 WCU per partition = 120 shard(s)"),
+])
+def test_idempotent_sizing_counts_a_transaction_only_in_the_recompute_layout(
+    shop_model: Model, new_stack: Callable[[str], cdk.Stack], stream: Any, shards: int, legacy: int | None,
+    derivation: str,
+) -> None:
+    # GIVEN 50,000 idempotent increments/s of one counter
+    stack = new_stack(f"Sizing{shards}")
+    table = SingleTable(stack, "Data", model=shop_model, stream=stream)
+    extra: dict[str, Any] = {} if stream else {"schedule": cdk.Duration.minutes(5), "scheduled_counters": ["home"]}
+    views = ShardedCounter(stack, "Views", table=table, name="views", expected_writes_per_second=50_000,
+                           idempotency_window=cdk.Duration.hours(24), **extra)
+    # THEN the shard count and the derivation stated in the template follow the layout
+    assert (views.spec.shards, views.derivation) == (shards, derivation)
+    fn = Template.from_stack(stack).find_resources("AWS::Lambda::Function")
+    (env,) = [r["Properties"]["Environment"]["Variables"] for r in fn.values()
+              if r["Properties"].get("Handler") == "constructs_lib.runtime.handlers.counter.handler"]
+    assert env["COUNTER_SHARDS_DERIVATION"] == derivation
+    # AND the fold of a family aggregated from the stream reads every shard the transactional layout had
+    assert views.spec.legacy_shards == legacy
 
 
 def test_derivation_is_visible_in_the_template(viral: CounterStack) -> None:
@@ -138,15 +235,64 @@ def test_aggregator_role_has_no_wildcards_and_only_this_tables_arns(viral: Count
     dynamo = [s for s in statements if any(a.startswith("dynamodb:") for a in as_list(s["Action"]))]
     resources = {json.dumps(r, sort_keys=True) for s in dynamo for r in as_list(s["Resource"])}
     assert resources == {json.dumps({"Fn::GetAtt": [viral.table_id, attr]}, sort_keys=True) for attr in ("Arn", "StreamArn")}
-    # AND item access is limited to the family's keys: read shards, write totals, nothing else
+    # AND item access is limited to the family's keys: write totals, read a total and the recompute
+    # layout's shards when folding them in, nothing else
     (items,) = [s for s in dynamo if "Condition" in s]
-    assert sorted(as_list(items["Action"])) == ["dynamodb:BatchGetItem", "dynamodb:UpdateItem"]
+    assert sorted(as_list(items["Action"])) == ["dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:UpdateItem"]
     assert items["Condition"] == {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["COUNTER#video_views#*"]},
                                   "Null": {"dynamodb:LeadingKeys": "false"}}
-    # AND the rest is its log group and the failure queue
+    # AND the rest is its log group and the failure queue (sending to it; receiving and deleting to re-drive)
     others = {a for s in statements if s not in dynamo for a in as_list(s["Action"])}
     assert others == {"logs:CreateLogStream", "logs:PutLogEvents", "sqs:SendMessage", "sqs:GetQueueAttributes",
-                      "sqs:GetQueueUrl"}
+                      "sqs:GetQueueUrl", "sqs:ReceiveMessage", "sqs:DeleteMessage"}
+
+
+def test_aggregator_can_redrive_its_failure_queue_and_nothing_else(viral: CounterStack) -> None:
+    # GIVEN the aggregator of a family aggregated from the stream
+    statements = _aggregator_statements(viral)
+    queue_id, _ = viral.one("AWS::SQS::Queue")
+    _, fn = viral.one("AWS::Lambda::Function")
+    # THEN it is told its failure queue's URL (what a re-drive event reads)
+    assert fn["Properties"]["Environment"]["Variables"][ENV_COUNTER_FAILURE_QUEUE] == {"Ref": queue_id}
+    # AND it may receive and delete messages of that queue only
+    (redrive,) = [s for s in statements if "sqs:ReceiveMessage" in as_list(s["Action"])]
+    assert sorted(as_list(redrive["Action"])) == ["sqs:DeleteMessage", "sqs:ReceiveMessage"]
+    assert redrive["Resource"] == {"Fn::GetAtt": [queue_id, "Arn"]}
+    # AND read a failed range back from the table's stream, on the stream ARN only
+    reading = [s for s in statements if "dynamodb:GetRecords" in as_list(s["Action"])]
+    assert {"dynamodb:GetShardIterator", "dynamodb:GetRecords", "dynamodb:DescribeStream"} <= {
+        a for s in reading for a in as_list(s["Action"])}
+    assert all(s["Resource"] == {"Fn::GetAtt": [viral.table_id, "StreamArn"]} for s in reading)
+
+
+def test_a_recomputed_family_keeps_the_recompute_grants_and_no_redrive(scheduled: CounterStack) -> None:
+    # GIVEN the aggregator of a family on a table without a stream
+    statements = _aggregator_statements(scheduled)
+    _, fn = scheduled.one("AWS::Lambda::Function")
+    # THEN it reads every shard and writes the total, and has nothing to re-drive
+    (items,) = [s for s in statements if "Condition" in s]
+    assert sorted(as_list(items["Action"])) == ["dynamodb:BatchGetItem", "dynamodb:UpdateItem"]
+    assert not [s for s in statements if "sqs:ReceiveMessage" in as_list(s["Action"])]
+    assert ENV_COUNTER_FAILURE_QUEUE not in fn["Properties"]["Environment"]["Variables"]
+
+
+def test_redrive_may_decrypt_a_failure_queue_under_the_stacks_own_key(shop_model: Model) -> None:
+    from constructs_lib.constructs.hardening import CMK_CONTEXT
+
+    # GIVEN a stack whose failure queues are encrypted with its own key
+    stack = cdk.Stack(cdk.App(), "CmkRedrive", env=cdk.Environment(region="eu-west-1"))
+    stack.node.set_context(CMK_CONTEXT, True)
+    table = SingleTable(stack, "Data", model=shop_model, stream=dynamodb.StreamViewType.NEW_IMAGE)
+    views = ShardedCounter(stack, "Views", table=table, name="views", shards=2)
+    synthesized = CounterStack(Template.from_stack(stack).to_json(), Path())
+    key = views.dlq.encryption_master_key
+    assert key is not None
+    key_arn = {"Fn::GetAtt": [stack.get_logical_id(key.node.default_child), "Arn"]}
+    # THEN the re-drive's own grant lets the aggregator decrypt what it receives with that key
+    # (the key's other statements serve the table and sending), and no statement names a wildcard
+    statements = _aggregator_statements(synthesized)
+    assert {"Action": "kms:Decrypt", "Effect": "Allow", "Resource": key_arn} in statements
+    assert all(r != "*" for s in statements for r in as_list(s["Resource"]))
 
 
 def _role_statements(stack: CounterStack, prefix: str) -> list[dict[str, Any]]:
@@ -163,10 +309,10 @@ def test_grant_increment_is_update_on_family_keys_only(viral: CounterStack) -> N
     assert statement["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"] == ["COUNTER#video_views#*"]
 
 
-def test_grant_increment_adds_marker_actions_only_when_idempotent(idempotent: CounterStack) -> None:
+def test_grant_increment_adds_put_and_get_only_when_idempotent(idempotent: CounterStack) -> None:
     # GIVEN a family with idempotent increments WHEN a role is granted increment
     (statement,) = _role_statements(idempotent, "Incrementer")
-    # THEN the transaction's marker Put and the reused-key GetItem are added, still on the family's keys
+    # THEN the increment item's conditional Put and the reused-key GetItem are added, still on the family's keys
     assert sorted(as_list(statement["Action"])) == ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]
     assert "dynamodb:LeadingKeys" in json.dumps(statement["Condition"])
 
@@ -228,6 +374,9 @@ def test_aggregator_asset_holds_the_runtime_and_no_cdk(viral: CounterStack) -> N
     files = sorted(p.relative_to(asset).as_posix() for p in asset.rglob("*") if p.is_file())
     # THEN the handler module is there, with the model, and nothing from the CDK
     assert "constructs_lib/runtime/handlers/counter.py" in files and "model.json" in files
+    # AND the stream layout's aggregation, re-drive and total modules beside the client
+    counter = "constructs_lib/runtime/patterns/counter/"
+    assert {f"{counter}{m}.py" for m in ("aggregation", "redrive", "totals", "spec", "client")} <= set(files)
     assert not [f for f in files if f.split("/")[0] in ("aws_cdk", "constructs", "jsii")]
     assert all(f.startswith(("constructs_lib/model/", "constructs_lib/runtime/", "constructs_lib/__pycache__/"))
                or f in ("constructs_lib/__init__.py", "model.json") for f in files)
@@ -236,6 +385,7 @@ def test_aggregator_asset_holds_the_runtime_and_no_cdk(viral: CounterStack) -> N
     assert all(f.endswith(".cpython-313.pyc") for f in compiled)
     if compiled:
         assert "constructs_lib/runtime/handlers/__pycache__/counter.cpython-313.pyc" in compiled
+        assert f"{counter}__pycache__/aggregation.cpython-313.pyc" in compiled
         assert "constructs_lib/runtime/handlers/__pycache__/audit.cpython-313.pyc" not in compiled
     # AND it carries only what the aggregator can import: no table client, stream audit or traffic report
     assert not [f for f in files if f.startswith(("constructs_lib/runtime/client.py", "constructs_lib/runtime/items.py",
@@ -267,6 +417,15 @@ def _clashing_model() -> Model:
                  access_patterns=[AccessPattern("t", entity="Thing", sk="=")])
 
 
+def _increment_clash_model() -> Model:
+    """An entity whose keys could be a stream-layout increment item's (and no other counter item's)."""
+    return Model("keyclash", entities=[Entity("Ticket", pk="COUNTER#{a}#{b}#{c}", sk="KEY#{k}", fields=["a", "b", "c", "k"])],
+                 access_patterns=[AccessPattern("t", entity="Ticket", sk="=")])
+
+
+STREAM_ARN = "arn:aws:dynamodb:us-east-1:111122223333:table/shop-data/stream/2024-06-01T00:00:00.000"
+
+
 @pytest.fixture
 def tables(new_stack: Callable[[str], cdk.Stack], shop_model: Model, pk_only_model: Model) -> Iterator[dict[str, Any]]:
     stack = new_stack("BadProps")
@@ -275,9 +434,15 @@ def tables(new_stack: Callable[[str], cdk.Stack], shop_model: Model, pk_only_mod
         "stack": stack,
         "shop": SingleTable(stack, "Shop", model=shop_model, stream=stream),
         "shop_no_stream": SingleTable(stack, "ShopNoStream", model=shop_model),
+        "keys_only": SingleTable(stack, "KeysOnly", model=shop_model, stream=dynamodb.StreamViewType.KEYS_ONLY),
+        "old_image": SingleTable(stack, "OldImage", model=shop_model, stream=dynamodb.StreamViewType.OLD_IMAGE),
+        "undeclared": SingleTable.from_table_attributes(stack, "Undeclared", model=shop_model,
+                                                        table_stream_arn=STREAM_ARN,
+                                                        table_arn=STREAM_ARN.split("/stream/")[0]),
         "pk_only": SingleTable(stack, "PkOnly", model=pk_only_model, stream=stream),
         "no_ttl": SingleTable(stack, "NoTtl", model=_no_ttl_model(), stream=stream),
         "clash": SingleTable(stack, "Clash", model=_clashing_model(), stream=stream),
+        "increment_clash": SingleTable(stack, "IncrementClash", model=_increment_clash_model(), stream=stream),
     }
 
 
@@ -296,9 +461,18 @@ def tables(new_stack: Callable[[str], cdk.Stack], shop_model: Model, pk_only_mod
         ("shop", {"shards": 2, "schedule": cdk.Duration.minutes(1)}, "schedule and scheduled_counters go together"),
         ("shop", {"shards": 2, "idempotency_window": cdk.Duration.seconds(30)}, "idempotency_ttl_seconds 30"),
         ("shop_no_stream", {"shards": 2}, "has no stream.*pass schedule="),
+        ("shop", {"shards": 2, "schedule": cdk.Duration.minutes(5), "scheduled_counters": ["home"]},
+         "'Shop' has a stream, so the family is aggregated from it.*cannot be recomputed on a schedule"),
+        ("keys_only", {"shards": 2}, "stream of SingleTable 'KeysOnly' is KEYS_ONLY.*must be NEW_IMAGE or "
+         "NEW_AND_OLD_IMAGES: pass stream=StreamViewType.NEW_IMAGE"),
+        ("old_image", {"shards": 2}, "stream of SingleTable 'OldImage' is OLD_IMAGE.*must be NEW_IMAGE"),
+        ("undeclared", {"shards": 2}, "view type of ImportedSingleTable 'Undeclared''s stream is not declared.*"
+         "pass stream_view_type=StreamViewType.NEW_IMAGE"),
         ("pk_only", {"shards": 2}, "has no sort key"),
         ("no_ttl", {"shards": 2, "idempotency_window": cdk.Duration.hours(1)}, "need the table's TTL attribute"),
         ("clash", {"shards": 2}, "entity 'Thing' could build the same key as a counter shard item"),
+        ("increment_clash", {"shards": 2}, r"entity 'Ticket' could build the same key as a counter increment item "
+         r"\(COUNTER#views#\{counter_id\}#\{shard\} / KEY#\{key\}\)"),
     ],
 )
 def test_bad_props_fail_at_construction(tables: dict[str, Any], table: str, kwargs: dict[str, Any], message: str) -> None:

@@ -95,3 +95,19 @@ def test_an_unknown_keyword_is_a_type_error_naming_it(
     # WHEN the pattern is built THEN Python's error for it names the keyword and the settings there are
     with pytest.raises(TypeError, match=r"unexpected keyword argument\(s\) 'batchsize'.*batch_size, max_batching_window"):
         build()
+
+
+def test_each_pattern_has_its_own_default_batch_size(shop_model: Model, new_stack: Callable[[str], cdk.Stack]) -> None:
+    # GIVEN both patterns built without stream-consumer keywords
+    stack = new_stack("DefaultBatches")
+    table = SingleTable(stack, "Data", model=shop_model, stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES)
+    counter = ShardedCounter(stack, "Views", table=table, name="views", shards=2)
+    audit = StreamAudit(stack, "Audit", source=table)
+    # THEN the counter reads 1,000 records per invocation (its aggregator writes each touched total once
+    # per batch) and the audit 100; the applied size is kept on the construct
+    assert (counter.props.batch_size, audit.props.batch_size) == (1000, 100)
+    template = Template.from_stack(stack).to_json()["Resources"]
+    sizes = {r["Properties"]["FunctionName"]["Ref"]: r["Properties"]["BatchSize"] for r in template.values()
+             if r["Type"] == "AWS::Lambda::EventSourceMapping"}
+    assert sizes == {stack.get_logical_id(counter.function.node.default_child): 1000,
+                     stack.get_logical_id(audit.function.node.default_child): 100}

@@ -6,12 +6,13 @@ Events (direct invocation, or an API Gateway integration's payload)::
     {"op": "views", "video_id": "v-1", "exact": false}
     {"op": "video", "video_id": "v-1"}
 
-A view is one increment of the ``video_views`` counter (bound to this function with
-``TableFunction(counters=[...])``): an UpdateItem ``ADD`` on one of the family's shards, in a
-transaction with a marker item keyed by the request id, so a retried request — same
-``request_id`` — is counted once (for the counter's idempotency window). ``views`` reads the
-total the aggregator keeps (one GetItem, seconds behind) or, with ``exact``, sums every shard
-(BatchGetItem of all shards: exact now, but N reads).
+A view is one idempotent increment of the ``video_views`` counter (bound to this function with
+``TableFunction(counters=[...])``): one conditional PutItem of an item keyed by the request id on
+one of the family's shard partitions, so a retried request — same ``request_id`` — is counted
+once (for the counter's idempotency window); the aggregator adds it to the video's total from
+the table's stream. ``views`` reads that total (one GetItem, seconds behind) or, with ``exact``,
+sums every shard and what the total holds (one strongly consistent BatchGetItem: exact once the
+stream is drained, but N reads).
 
 The function reads the table but writes only the counter's items: its role allows writes on
 keys starting with ``COUNTER#video_views#`` and nothing else (videos are published by the
