@@ -11,8 +11,9 @@ builds, which must equal what the runtime stored.
 Where DynamoDB Local departs from AWS's documented rules the test pins what Local reports and
 what AWS charges, side by side (ADR 0051): a refused conditional write reports no
 ``ConsumedCapacity`` (AWS charges the stored item's size, 1 unit at least); a transaction of two
-1-unit writes reports 2 units (AWS charges 2 per write: 4); a write DynamoDB refuses as invalid
-(the aggregator's first write of a generation's watermark map) reports nothing.
+1-unit writes reports 2 units (AWS charges 2 per write: 4); a BatchGetItem key not found costs
+nothing (AWS charges it the minimum read); a write DynamoDB refuses as invalid (the aggregator's
+first write of a generation's watermark map) reports nothing.
 """
 
 from __future__ import annotations
@@ -228,12 +229,17 @@ def test_the_recompute_layouts_idempotent_increments_are_transactions(table: Tab
     before = table.raw(s.total_key("video-1"))
     counter.recompute("video-1")
     *reads, write = recorder.take()
+    aws = 0.0
     for call in reads:
         keys = [_aws.deserialize(k) for k in call.params["RequestItems"][table.name]["Keys"]]
-        found = [item for item in (table.raw(k) for k in keys) if item is not None]
+        items = [table.raw(k) for k in keys]
+        found = [item for item in items if item is not None]
         assert_priced("BatchGetItem shards", capacity.batch_get(MODEL, found, consistent=True), call)
-    assert sum(reported(c.response).table for c in reads) == len(  # type: ignore[union-attr]
-        {counter.shard_for("video-1", f"request-{n:04d}") for n in range(200)})
+        aws += capacity.batch_get(MODEL, items, consistent=True).table
+    written = len({counter.shard_for("video-1", f"request-{n:04d}") for n in range(200)})
+    assert sum(reported(c.response).table for c in reads) == written  # type: ignore[union-attr]
+    # AND Local charges a shard never written nothing, where AWS charges it the minimum read
+    assert aws == 120 and written < 120
     assert_priced("UpdateItem recomputed total", capacity.update(MODEL, before, table.raw(s.total_key("video-1"))),
                   write)
 
@@ -339,9 +345,14 @@ def test_an_exact_read_of_every_shard_and_a_large_total(table: Table) -> None:
     # THEN two consistent BatchGetItem calls read the 150 shard keys and the total, each found item
     # rounded up to 4 KB on its own (1 unit a shard, 2 for the total), as DynamoDB Local reports
     assert [c.operation for c in calls] == ["batch_get_item", "batch_get_item"]
+    aws = 0.0
     for call in calls:
         keys = [_aws.deserialize(k) for k in call.params["RequestItems"][table.name]["Keys"]]
-        found = [item for item in (table.raw(k) for k in keys) if item is not None]
+        items = [table.raw(k) for k in keys]
+        found = [item for item in items if item is not None]
         assert_priced("BatchGetItem exact", capacity.batch_get(MODEL, found, consistent=True), call)
-    assert sum(reported(c.response).table for c in calls) == 2 + len(  # type: ignore[union-attr]
-        [n for n in range(150) if table.raw(s.shard_key("video-1", n))])
+        aws += capacity.batch_get(MODEL, items, consistent=True).table
+    written = len([n for n in range(150) if table.raw(s.shard_key("video-1", n))])
+    assert sum(reported(c.response).table for c in calls) == 2 + written  # type: ignore[union-attr]
+    # AND AWS charges each shard never written the minimum read too: what CounterCalls prices
+    assert aws == 2 + 150 and written < 150
