@@ -1,17 +1,12 @@
 """Capacity of a sharded counter's calls, in both layouts: the items as the runtime writes them
 and what each call costs.
 
-The stream layout (``aggregation="deltas"``, ADR 0064): an increment is one UpdateItem of a
-small ``SUM`` shard; an idempotent one is one conditional PutItem of a ``KEY#`` item (a
-duplicate is that put refused, still charged on AWS); the aggregator writes each touched
-counter's total once per 25 touched shards, priced by the total item, whose size grows with
-the shard watermarks it keeps (about two generations of touched shards); a read is a GetItem
-of the total (one BatchGetItem of one total per region on a replicated table); an exact read
-is a consistent BatchGetItem of every ``SUM`` shard and the total(s).
-
-The recompute layout (``aggregation="recompute"``, ADR 0012): an idempotent increment is a
-transaction of a dedup marker and the shard update; aggregation reads every shard strongly
-consistently and writes the total. docs/cost.md has the model that turns these into a month.
+Stream layout (ADR 0064): an increment is one UpdateItem of a ``SUM`` shard, an idempotent one a
+conditional PutItem of a ``KEY#`` item (a duplicate: that put refused, still charged); the
+aggregator writes a touched total once per 25 shards, priced by the total, which grows with its
+watermarks; reads are GetItem of the total (one per region when replicated) and, exact, a
+BatchGetItem of every shard and the total. Recompute layout (ADR 0012): an idempotent increment
+is a transaction; aggregation reads every shard. The monthly model: docs/cost.md.
 """
 
 from __future__ import annotations
