@@ -3,8 +3,9 @@
 Per-call capacity comes from a :class:`PerCall` (by default :class:`EstimatePerCall`, the
 ``capacity.estimate`` figures: typical item sizes, write and read estimates); this module turns
 rates into the steady load each component puts on the table and each index, adds what the
-patterns add (counter shard writes, aggregator reads and recomputes, audit writes, Lambda
-invocations, stream reads), and prices it with :mod:`.pricing`. docs/adr/0053-monthly-cost.md.
+patterns add (a counter's increments and aggregation in its layout, :mod:`.counters` and
+:mod:`.counter_cost`; audit writes, Lambda invocations, stream reads), and prices it with
+:mod:`.pricing`. docs/adr/0053-monthly-cost.md.
 """
 
 from __future__ import annotations
