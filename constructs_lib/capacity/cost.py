@@ -100,8 +100,10 @@ class CounterSetup:
     @classmethod
     def from_spec(cls, spec: CounterSpec, **deployed: Any) -> CounterSetup:
         """The setup of a synthesized ``spec`` with its mapping's ``deployed`` settings
-        (``batch_size``, ``window_seconds``, ``memory_mb``, ``architecture``, ``stream``)."""
-        return cls(spec.family, spec.shards, spec.idempotent, aggregation=spec.aggregation,
+        (``batch_size``, ``window_seconds``, ``memory_mb``, ``architecture``, ``stream``). A
+        family without a stream is priced in the recompute layout, the one its schedule runs."""
+        aggregation = spec.aggregation if deployed.get("stream", True) else RECOMPUTE
+        return cls(spec.family, spec.shards, spec.idempotent, aggregation=aggregation,
                    guard_seconds=spec.guard_seconds, idempotency_ttl_seconds=spec.idempotency_ttl_seconds or 86_400,
                    regions=spec.regions, legacy_shards=spec.legacy_shards, **deployed)
 

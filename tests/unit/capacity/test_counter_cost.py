@@ -191,3 +191,14 @@ def test_as_recompute_uses_the_shards_that_layout_sized() -> None:
     (counter,) = as_recompute(VIRAL).counters
     assert (counter.aggregation, counter.shards, counter.idempotent) == ("recompute", 120, True)
     assert as_recompute(as_recompute(VIRAL)) == as_recompute(VIRAL)
+
+
+def test_a_synthesized_spec_gives_its_layout_and_a_family_without_a_stream_is_recomputed() -> None:
+    # GIVEN a stream-layout spec as an aggregator's environment holds it
+    spec = CounterSpec.from_json(_spec(60).to_json())
+    # WHEN read with and without a stream mapping
+    streamed = CounterSetup.from_spec(spec, batch_size=1000, stream=True)
+    scheduled = CounterSetup.from_spec(spec, stream=False)
+    # THEN the first is priced as the stream layout, the second as the recompute layout its schedule runs
+    assert (streamed.aggregation, streamed.batch_size, streamed.guard_seconds) == ("deltas", 1000, 3690)
+    assert scheduled.aggregation == "recompute"
