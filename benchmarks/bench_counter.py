@@ -1,19 +1,22 @@
-"""Sharded counter: modelled write ceiling, measured increment overhead, aggregator cost.
+"""Sharded counter: modelled write ceiling, measured increment overhead, aggregator cost, and
+capacity units per 1,000 increments before and after the stream layout.
 
-Four figures (see ``benchmarks/README.md`` for how to read them):
+Five figures (see ``benchmarks/README.md`` for how to read them):
 
 1. **Modelled write ceiling** vs shard count — N × :data:`PARTITION_WCU` WCU/s divided by the
-   WCU one increment costs (plain or idempotent, i.e. transactional), with the library's own
-   :func:`derive_shards` answers for the seed's writes/s. Every figure, in the tables and in the
-   notes, comes from :func:`derive_shards` and :data:`PARTITION_WCU`; plotted to
-   ``counter_write_ceiling.png``.
+   WCU one increment costs (plain or idempotent: one write in the stream layout, a transaction
+   in the recompute layout), with the library's own :func:`derive_shards` answers for the seed's
+   writes/s. Every figure, in the tables and in the notes, comes from :func:`derive_shards` and
+   :data:`PARTITION_WCU`; plotted to ``counter_write_ceiling.png``.
 2. **Measured** single-thread ``CounterClient.increment`` ops/s against a hand-written boto3
    ``update_item(UpdateExpression="ADD #c :one")`` on the same DynamoDB Local table.
-3. **Measured** idempotent increments (``idempotency_key=...``: one TransactWriteItems each)
-   against the same raw baseline.
-4. **Aggregator cost**: BatchGetItem calls made by one ``recompute()`` for 1…1,000 shards
-   (counted by a botocore ``before-call`` hook; expected ⌈N/100⌉) and its wall time,
-   relative to a 1-shard recompute.
+3. **Measured** idempotent increments (``idempotency_key=...``: one conditional PutItem each)
+   against the identical hand-written request.
+4. **Aggregator cost of the recompute layout**: BatchGetItem calls made by one ``recompute()``
+   for 1…1,000 shards (counted by a botocore ``before-call`` hook; expected ⌈N/100⌉) and its
+   wall time, relative to a 1-shard recompute.
+5. **Units per 1,000 increments** with their aggregation, from ``ConsumedCapacity``
+   (:mod:`benchmarks.counter_units`).
 
 The table is created from the synthesized ``app.py`` template; the counter spec comes from
 the ``ProductViewsFunction`` aggregator's environment, as in a deployed Lambda.
@@ -46,10 +49,11 @@ from benchmarks._harness import (
     log,
     save_line_plot,
 )
+from benchmarks.counter_units import UnitsBench, report, scenarios
 from constructs_lib.runtime import _aws
 from constructs_lib.runtime.limits import PARTITION_WCU, WCU_BYTES
 from constructs_lib.runtime.patterns.counter import CounterClient, CounterSpec, derive_shards
-from constructs_lib.runtime.patterns.counter.spec import COUNT
+from constructs_lib.runtime.patterns.counter.spec import COUNT, RECOMPUTE
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
@@ -87,9 +91,12 @@ class Plan:
     recompute_rounds: int
     recompute_ops: int
 
+    #: Increments per scenario of the units figure.
+    unit_increments: int = 1000
+
     @classmethod
     def for_context(cls, ctx: Context) -> Plan:
-        return cls(3, 40, 40, 2, 1) if ctx.quick else cls(21, 100, 300, 12, 2)
+        return cls(3, 40, 40, 2, 1, 200) if ctx.quick else cls(21, 100, 300, 12, 2, 1000)
 
 
 # -----------------------------------------------------------------------------------------------
@@ -133,9 +140,9 @@ def _modelled(ctx: Context, synthesized: int) -> tuple[list[Table], list[str], l
             "shards",
             "WCU/s",
             f"plain increments/s ({plain_wcu:g} WCU each)",
-            f"idempotent increments/s ({tx_wcu:g} WCU each: a transaction)",
+            f"idempotent increments/s, recompute layout ({tx_wcu:g} WCU each: a transaction)",
             f"plain ≥ {seed:,}/s?",
-            f"idempotent ≥ {seed:,}/s?",
+            f"recompute-layout idempotent ≥ {seed:,}/s?",
         ],
         rows=ceiling_rows,
     )
@@ -185,12 +192,13 @@ def _modelled(ctx: Context, synthesized: int) -> tuple[list[Table], list[str], l
     notes = [
         (f"Modelled figures are DynamoDB's documented per-partition limit ({PARTITION_WCU:,} WCU/s) times the shard "
          f"count, divided by what one increment costs as `derive_shards` counts it: {plain_wcu:g} WCU for a plain "
-         f"increment (a ≤ {WCU_BYTES // 1024} KB UpdateItem), {tx_wcu:g} WCU for an idempotent one (a transaction, "
-         f"`transactional=True`) — so N shards carry N × {ceiling(1, plain_wcu):,.0f} plain or N × "
-         f"{ceiling(1, tx_wcu):,.0f} idempotent increments/s. All from `constructs_lib.runtime.patterns.counter`; nothing is "
-         f"measured: DynamoDB Local does not throttle."),
-        (f"At exactly the seed's {seed:,} writes/s, plain increments need {plain_min} shards "
-         f"(`derive_shards({seed:_}, headroom=1.0)`) and idempotent ones {tx_min} "
+         f"increment (a ≤ {WCU_BYTES // 1024} KB UpdateItem) and for an idempotent one in the stream layout (a "
+         f"≤ 1 KB conditional PutItem), {tx_wcu:g} WCU for an idempotent one in the recompute layout (a "
+         f"transaction, `transactional=True`) — so N shards carry N × {ceiling(1, plain_wcu):,.0f} increments/s, or "
+         f"N × {ceiling(1, tx_wcu):,.0f} idempotent ones in the recompute layout. All from "
+         f"`constructs_lib.runtime.patterns.counter`; nothing is measured: DynamoDB Local does not throttle."),
+        (f"At exactly the seed's {seed:,} writes/s, increments need {plain_min} shards "
+         f"(`derive_shards({seed:_}, headroom=1.0)`) and the recompute layout's idempotent ones {tx_min} "
          f"(`…, transactional=True`); `derive_shards` adds its default headroom ×{headroom:g} (burstiness and the "
          f"uneven spread of random shard choice) and answers {default} and {default_tx}. app.py's `product_views` "
          f"is synthesized with {synthesized} shards"
@@ -272,7 +280,7 @@ def _increments(ddb: DynamoDBLocal, env: dict[str, str], plan: Plan) -> tuple[li
     # A second baseline: the very request CounterClient sends (same expression, attributes and
     # values), pre-serialized by hand — separates the cost of the request from the library's.
     def counter_request(n: int) -> dict[str, Any]:
-        request = counter._shard_update("raw-same-request", n, 1)
+        request = counter._shard_update(1)
         return {"TableName": table, "Key": _aws.serialize(spec.shard_key("raw-same-request", n)), **request}
 
     same_requests = [counter_request(n) for n in range(spec.shards)]
@@ -281,14 +289,32 @@ def _increments(ddb: DynamoDBLocal, env: dict[str, str], plan: Plan) -> tuple[li
     def raw_same() -> None:
         client.update_item(**same_rng.choice(same_requests))
 
+    # The idempotent increment's own request, by hand: a conditional PutItem of the increment item
+    # (a fresh key per call, pre-serialized; the item as CounterClient builds it, nonce and TTL included).
+    expires = int(time.time()) + (spec.idempotency_ttl_seconds or 86_400)
+
+    def put_request(n: int) -> dict[str, Any]:
+        key = f"raw-{n}"
+        item = {**spec.increment_key("raw-idempotent", counter.shard_for("raw-idempotent", key), key),
+                spec.entity_attribute: "CounterIncrement", "by": 1, "n": f"{n:012x}", spec.ttl_attribute or "ttl": expires}
+        return {"TableName": table, "Item": _aws.serialize(item), "ConditionExpression": "attribute_not_exists(#pk)",
+                "ExpressionAttributeNames": {"#pk": spec.pk_attribute}, "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}
+
+    sent = plan.increment_warmup + plan.increment_rounds * plan.increment_ops
+    put_requests = iter([put_request(n) for n in range(sent)])
+
+    def raw_put() -> None:
+        client.put_item(**next(put_requests))
+
     keys = (f"request-{n}" for n in itertools.count())
     variants: dict[str, Callable[[], object]] = {
         "raw update_item ADD": raw,
         "raw update_item, CounterClient's request": raw_same,
         "CounterClient.increment": lambda: counter.increment("plain"),
         "CounterClient.increment(idempotency_key=…)": lambda: counter.increment("idempotent", idempotency_key=next(keys)),
+        "raw put_item, CounterClient's idempotent request": raw_put,
     }
-    base, same, plain, idem = variants
+    base, same, plain, idem, put = variants
     log(f"counter: increments, {plan.increment_rounds} rounds x {plan.increment_ops} ops x {len(variants)} variants")
     t = interleave(
         variants, baseline=base, rounds=plan.increment_rounds, ops=plan.increment_ops, warmup_ops=plan.increment_warmup
@@ -301,9 +327,11 @@ def _increments(ddb: DynamoDBLocal, env: dict[str, str], plan: Plan) -> tuple[li
         Row.measured(figure, plain, "ops/s", t.rate(plain), ratios=t.rate_ratio(plain),
                      goal=f"≥ {INCREMENT_GOAL:.2f}×", met=plain_ratio.median >= INCREMENT_GOAL),
         Row.measured(figure, idem, "ops/s", t.rate(idem), ratios=t.rate_ratio(idem),
-                     goal="none (≪ 1× expected: transaction + marker item)"),
+                     goal="none (one conditional put: about 1×)"),
         Row.measured(figure, same, "ops/s", t.rate(same), ratios=t.rate_ratio(same),
                      goal="none (explains the gap: the request itself)"),
+        Row.measured(figure, put, "ops/s", t.rate(put), ratios=t.rate_ratio(put),
+                     goal="none (the idempotent increment's request by hand)"),
     ]
     # The same samples against the second baseline: what the library's Python adds.
     same_t = Timings(seconds=t.seconds, ops=t.ops, baseline=same)
@@ -313,16 +341,22 @@ def _increments(ddb: DynamoDBLocal, env: dict[str, str], plan: Plan) -> tuple[li
         Row.measured(figure, plain, "ops/s", same_t.rate(plain), ratios=same_t.rate_ratio(plain),
                      goal=f"≥ {INCREMENT_GOAL:.2f}×", met=Stats.of(same_t.rate_ratio(plain)).median >= INCREMENT_GOAL),
     ]
+    put_t = Timings(seconds=t.seconds, ops=t.ops, baseline=put)
+    figure = "idempotent increment throughput vs the identical hand-written request"
+    rows += [
+        Row.measured(figure, put, "ops/s", put_t.rate(put), baseline=True),
+        Row.measured(figure, idem, "ops/s", put_t.rate(idem), ratios=put_t.rate_ratio(idem),
+                     goal=f"≥ {INCREMENT_GOAL:.2f}×", met=Stats.of(put_t.rate_ratio(idem)).median >= INCREMENT_GOAL),
+    ]
 
-    # Sanity: every increment counted exactly once (the exact sum reads every shard).
-    sent = plan.increment_warmup + plan.increment_rounds * plan.increment_ops
-    summed = {
-        cid: counter.get(cid, exact=True).total for cid in ("raw-baseline", "raw-same-request", "plain", "idempotent")
-    }
+    # Sanity: every increment counted exactly once (the exact sum reads every shard; an
+    # idempotent increment is counted by the aggregator, so its items are counted here).
+    summed = {cid: counter.get(cid, exact=True).total for cid in ("raw-baseline", "raw-same-request", "plain")}
+    summed["idempotent"] = _increment_items(client, table, spec, "idempotent")
     ok = all(v == sent for v in summed.values())
     notes = [
         (f"Increments: one boto3 client object (DynamoDB Local endpoint, dummy credentials, retries mode "
-         f"`{RETRY_MODE}` / {MAX_ATTEMPTS} attempts — CounterClient's default) is shared by all four variants. "
+         f"`{RETRY_MODE}` / {MAX_ATTEMPTS} attempts — CounterClient's default) is shared by all five variants. "
          f"{plan.increment_rounds} rounds × {plan.increment_ops} ops per variant after {plan.increment_warmup} "
          "untimed warm-up ops each (DynamoDB Local's JVM needs ~1,000 requests to reach steady speed); round orders "
          "follow a Williams design. Baseline: `update_item` with a pre-serialized key of a "
@@ -331,7 +365,9 @@ def _increments(ddb: DynamoDBLocal, env: dict[str, str], plan: Plan) -> tuple[li
          f"`raw update_item, CounterClient's request` "
          f"sends exactly that request pre-serialized, so the gap splits into the request (server + boto3) and "
          f"the library's own Python (key escaping, serialization: {_library_python_us(spec, table):.0f} µs per "
-         f"call, median of 5 × 2,000 calls on a stub client that sends nothing)."),
+         f"call, median of 5 × 2,000 calls on a stub client that sends nothing). The idempotent increment (one "
+         f"conditional PutItem of an increment item keyed by the idempotency key) is compared with that PutItem "
+         f"written by hand, pre-serialized, a fresh key per call."),
         (f"Sanity check: exact sums after the run {summed} {'equal' if ok else '**differ from**'} the {sent} "
          f"increments sent per variant."),
     ]
@@ -341,6 +377,19 @@ def _increments(ddb: DynamoDBLocal, env: dict[str, str], plan: Plan) -> tuple[li
 # -----------------------------------------------------------------------------------------------
 # 4. Aggregator recompute
 # -----------------------------------------------------------------------------------------------
+def _increment_items(client: BaseClient, table: str, spec: CounterSpec, counter_id: str) -> int:
+    """Sum of ``by`` over a counter's increment items (every shard's ``KEY#`` items)."""
+    total = 0
+    for n in range(spec.shards):
+        pk = spec.shard_key(counter_id, n)[spec.pk_attribute]
+        pages = client.get_paginator("query").paginate(
+            TableName=table, KeyConditionExpression="#pk = :pk AND begins_with(#sk, :key)",
+            ExpressionAttributeNames={"#pk": spec.pk_attribute, "#sk": spec.sk_attribute},
+            ExpressionAttributeValues={":pk": {"S": pk}, ":key": {"S": "KEY#"}}, ConsistentRead=True)
+        total += sum(int(item["by"]["N"]) for page in pages for item in page["Items"])
+    return total
+
+
 def _fill_shards(client: BaseClient, table: str, spec: CounterSpec, counter_id: str) -> None:
     """Write every shard of *counter_id* with count 1 (BatchWriteItem, 25 per call)."""
     items = [{**spec.shard_key(counter_id, n), COUNT: 1} for n in range(spec.shards)]
@@ -370,7 +419,7 @@ def _recompute(ddb: DynamoDBLocal, env: dict[str, str], plan: Plan) -> tuple[lis
         spec = CounterSpec(
             family="bench_recompute", shards=n, pk_attribute=base_spec.pk_attribute,
             sk_attribute=base_spec.sk_attribute, entity_attribute=base_spec.entity_attribute,
-            ttl_attribute=base_spec.ttl_attribute,
+            ttl_attribute=base_spec.ttl_attribute, aggregation=RECOMPUTE,
         )
         counter = CounterClient(spec, table, client=client)
         counter_id = f"shards-{n}"
@@ -425,22 +474,42 @@ def run(ctx: Context) -> Section:
         raise ValueError("the counter benchmark needs DynamoDB Local (Context.ddb)")
     plan = Plan.for_context(ctx)
     log("counter: synthesizing app.py and creating its tables in DynamoDB Local")
-    with _deployed(ctx.ddb) as (_deployment, env):
+    with _deployed(ctx.ddb) as (deployment, env):
         spec = CounterSpec.from_json(env[CounterSpec(family=FAMILY, shards=1).env_var])
         tables, notes, plots = _modelled(ctx, spec.shards)
         increment_rows, increment_notes = _increments(ctx.ddb, env, plan)
         recompute_rows, recompute_notes = _recompute(ctx.ddb, env, plan)
+        unit_rows, unit_table, unit_notes = _units(ctx.ddb, deployment, env, plan)
     return Section(
         name=NAME,
         title=TITLE,
         summary=(
-            f"`{FAMILY}` counter of `app.py` ({spec.shards} shards, idempotent increments enabled), tables created "
-            f"in DynamoDB Local from the synthesized template. Modelled ceiling and shard sizing are arithmetic from "
-            f"`constructs_lib.runtime.patterns.counter`; throughput and recompute figures are measured on one thread."
+            f"`{FAMILY}` counter of `app.py` ({spec.shards} shards, idempotent increments enabled, "
+            f"aggregation={spec.aggregation!r}), tables created in DynamoDB Local from the synthesized template. "
+            f"Modelled ceiling and shard sizing are arithmetic from `constructs_lib.runtime.patterns.counter`; "
+            f"throughput and recompute figures are measured on one thread; units per 1,000 increments are DynamoDB "
+            f"Local's ConsumedCapacity, with AWS's documented rule beside them where Local departs from it."
         ),
-        rows=increment_rows + recompute_rows,
-        tables=tables,
-        notes=notes + increment_notes + recompute_notes,
+        rows=increment_rows + recompute_rows + unit_rows,
+        tables=[*tables, unit_table],
+        notes=notes + increment_notes + recompute_notes + unit_notes,
         plots=plots,
         meta={"plan": plan.__dict__, "shards": spec.shards},
     )
+
+
+def _units(ddb: DynamoDBLocal, deployment: LocalDeployment, env: dict[str, str],
+           plan: Plan) -> tuple[list[Row], Table, list[str]]:
+    """Units per 1,000 increments with their aggregation, every scenario before and after."""
+    from constructs_lib.testing.streams import MappingSettings
+    from examples.shop.model import shop_model
+
+    base = CounterSpec.from_json(env[CounterSpec(family=FAMILY, shards=1).env_var])
+    template = deployment.template
+    (aggregator,) = [lid for lid, r in template["Resources"].items()
+                     if r["Type"] == "AWS::Lambda::Function" and lid.startswith(AGGREGATOR_PREFIX)]
+    mapping = MappingSettings.from_template(template, function_logical_id=aggregator)
+    table = mapping.table_logical_id or "DataTable"
+    bench = UnitsBench(_client(ddb), ddb.streams_client(), deployment.table_name(table), deployment.stream_arn(table),
+                       base, shop_model, mapping.batch_size, plan.unit_increments)
+    return report([bench.run(s) for s in scenarios()])

@@ -12,7 +12,9 @@ import argparse
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .cost import AuditSetup, CounterSetup, PerCall, TableSetup, estimate_table, table_keys
+from ..runtime.environment import ENV_COUNTER_PREFIX
+from ..runtime.patterns.counter.spec import CounterSpec
+from .cost import AuditSetup, CounterSetup, PerCall, TableSetup, as_recompute, estimate_table, table_keys
 from .cost_report import to_json, to_markdown
 from .exceptions import CapacityInputError, RatesError
 from .per_call import EstimatePerCall
@@ -44,6 +46,10 @@ def add_command(commands: Any, *, load_tables: Loader) -> None:
     cost.add_argument("--table", metavar="NAME", help="the table of TARGET the recording is of (model name or "
                       "construct path; default: the recorded model's name)")
     cost.add_argument("--prices", metavar="FILE", help="a price file (default: the shipped us-east-1 prices)")
+    cost.add_argument("--counter-layout", choices=["deployed", "recompute"], default="deployed",
+                      help="price counter families as deployed (default), or every one in the recompute layout "
+                           "(totals recomputed from every shard, transactional idempotent increments): the "
+                           "baseline the stream layout is compared with")
     cost.add_argument("--format", choices=["markdown", "json"], default="markdown", help="output (default markdown)")
     cost.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
 
@@ -53,6 +59,8 @@ def add_command(commands: Any, *, load_tables: Loader) -> None:
         if args.table is not None and args.recording is None:
             raise CapacityInputError(f"--table {args.table!r} names the table of a recording: give --recording FILE")
         setups = setups_from(load_tables(args.target))
+        if args.counter_layout == "recompute":
+            setups = [as_recompute(s) for s in setups]
         notes: dict[str, list[str]] = {}
         if args.recording is not None:
             rates, unattributed = load_recording(args.recording, args.table)
@@ -127,8 +135,22 @@ def _consumer(c: Any) -> dict[str, Any]:
 
 
 def _counter(c: Any) -> CounterSetup:
-    return CounterSetup(c.family, c.spec.shards, bool(c.spec.idempotent), **_consumer(c),
-                        stream=getattr(c, "event_source_mapping", None) is not None)
+    """The family as its aggregator runs it: the spec JSON in the aggregator's synthesized
+    environment (``CONSTRUCTS_LIB_COUNTER_<FAMILY>``), the mapping's settings."""
+    variable = ENV_COUNTER_PREFIX + str(c.family).upper()
+    spec = CounterSpec.from_json(_environment(c.aggregator_function).get(variable) or c.environment[variable])
+    return CounterSetup.from_spec(spec, **_consumer(c), stream=getattr(c, "event_source_mapping", None) is not None)
+
+
+def _environment(function: Any) -> dict[str, Any]:
+    """A Lambda function's environment variables as its stack synthesizes them ({} when the
+    construct does not expose its resource)."""
+    resource = getattr(function.node, "default_child", None)
+    properties = getattr(resource, "_cfn_properties", None)  # CfnResource's cfnProperties (protected)
+    if properties is None:
+        return {}
+    resolved = function.stack.resolve(properties)
+    return dict(((resolved or {}).get("environment") or {}).get("variables") or {})
 
 
 def _audit(c: Any) -> AuditSetup:

@@ -3,21 +3,32 @@
 Per-call capacity comes from a :class:`PerCall` (by default :class:`EstimatePerCall`, the
 ``capacity.estimate`` figures: typical item sizes, write and read estimates); this module turns
 rates into the steady load each component puts on the table and each index, adds what the
-patterns add (counter shard writes, aggregator reads and recomputes, audit writes, Lambda
-invocations, stream reads), and prices it with :mod:`.pricing`. docs/adr/0053-monthly-cost.md.
+patterns add (a counter's increments and aggregation in its layout, :mod:`.counters` and
+:mod:`.counter_cost`; audit writes, Lambda invocations, stream reads), and prices it with
+:mod:`.pricing`. docs/adr/0053-monthly-cost.md.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..runtime.limits import PARTITION_RCU, PARTITION_WCU
 from ..runtime.patterns.counter.sizing import DEFAULT_HEADROOM, MAX_SHARDS, derive_shards
-from ..runtime.patterns.counter.spec import DEDUP_TYPE, SHARD_TYPE, TOTAL_TYPE, CounterSpec
-from .entries import item_bytes
+from ..runtime.patterns.counter.spec import (
+    DEDUP_TYPE,
+    DEFAULT_GUARD_SECONDS,
+    DELTAS,
+    INCREMENT_TYPE,
+    RECOMPUTE,
+    SHARD_TYPE,
+    TOTAL_TYPE,
+    CounterSpec,
+)
+from .counter_cost import recompute_aggregation, stream_aggregation
+from .counters import CounterCalls
 from .pricing import (
     SECONDS_PER_MONTH,
     Charge,
@@ -28,8 +39,8 @@ from .pricing import (
     price_table,
     stream_invocations,
 )
-from .rates import WRITE_KINDS, Rates, TableRates
-from .units import Capacity, read_units, write_units
+from .rates import WRITE_KINDS, CounterRate, Rates, TableRates
+from .units import Capacity, write_units
 
 if TYPE_CHECKING:
     from ..model import Model, ResolvedEntity
@@ -42,6 +53,7 @@ __all__ = [
     "CounterSetup",
     "PerCall",
     "TableSetup",
+    "as_recompute",
     "estimate_table",
 ]
 
@@ -68,7 +80,8 @@ class PerCall(Protocol):
 
 @dataclass(frozen=True)
 class CounterSetup:
-    """A ``ShardedCounter`` on the table, as deployed."""
+    """A ``ShardedCounter`` on the table, as deployed: its spec's layout, shards, regions and
+    idempotency window, and its stream mapping (:meth:`from_spec` reads a synthesized spec)."""
 
     family: str
     shards: int
@@ -78,6 +91,34 @@ class CounterSetup:
     memory_mb: int = 256
     architecture: str = "arm64"
     stream: bool = True
+    aggregation: str = DELTAS
+    guard_seconds: int = DEFAULT_GUARD_SECONDS
+    idempotency_ttl_seconds: int = 86_400
+    regions: tuple[str, ...] = ()
+    legacy_shards: int | None = None
+
+    @classmethod
+    def from_spec(cls, spec: CounterSpec, **deployed: Any) -> CounterSetup:
+        """The setup of a synthesized ``spec`` with its mapping's ``deployed`` settings
+        (``batch_size``, ``window_seconds``, ``memory_mb``, ``architecture``, ``stream``). A
+        family without a stream is priced in the recompute layout, the one its schedule runs."""
+        aggregation = spec.aggregation if deployed.get("stream", True) else RECOMPUTE
+        return cls(spec.family, spec.shards, spec.idempotent, aggregation=aggregation,
+                   guard_seconds=spec.guard_seconds, idempotency_ttl_seconds=spec.idempotency_ttl_seconds or 86_400,
+                   regions=spec.regions, legacy_shards=spec.legacy_shards, **deployed)
+
+    def spec(self, model: Model) -> CounterSpec:
+        """The family's :class:`CounterSpec` on ``model``'s attribute names."""
+        return CounterSpec(self.family, self.shards, model.pk_attribute, model.sk_attribute or "SK",
+                           model.entity_attribute, model.ttl_attribute or "expires_at",
+                           self.idempotency_ttl_seconds if self.idempotent else None, self.regions,
+                           self.aggregation, self.guard_seconds)
+
+    def as_recompute(self) -> CounterSetup:
+        """The same family in the recompute layout (its shards as that layout sized them)."""
+        if self.aggregation == RECOMPUTE:
+            return self
+        return replace(self, shards=self.legacy_shards or self.shards, aggregation=RECOMPUTE, legacy_shards=None)
 
 
 @dataclass(frozen=True)
@@ -229,52 +270,78 @@ class _Estimate:
         rate = next((c for c in self.table.counters if c.family == setup.family), None)
         if rate is None:
             return 0.0
-        m = self.model
-        spec = CounterSpec(setup.family, setup.shards, m.pk_attribute, m.sk_attribute or "SK", m.entity_attribute)
-        shard_key = spec.shard_key("counter-id-0001", setup.shards - 1)
-        shard = {**shard_key, "count": 123456789, m.entity_attribute: SHARD_TYPE}
-        total = {**spec.total_key("counter-id-0001"), "count": 123456789012, "aggregated_at": "2026-01-01T00:00:00.000000Z",
-                 m.entity_attribute: TOTAL_TYPE, "counter": setup.family, "counter_id": "counter-id-0001",
-                 "shards": setup.shards}
-        marker = {**spec.dedup_key("counter-id-0001", "request-id-0123456789abcdef"), m.entity_attribute: DEDUP_TYPE,
-                  "counter": setup.family, "counter_id": "counter-id-0001", "idempotency_key": "request-id-0123456789abcdef",
-                  "by": 1, "shard": setup.shards - 1, "expires_at": 1_800_000_000}
+        spec = setup.spec(self.model)
+        calls = CounterCalls(self.model, spec)
         name = f"counter {setup.family}"
-        per_increment = write_units(item_bytes(shard))
-        if setup.idempotent:  # a transaction: the dedup marker's put and the shard's update, each twice
-            per_increment = 2 * (per_increment + write_units(item_bytes(marker)))
-        self.lines.append(Line(f"{name}: shard increments", "table", wcu=rate.increments_per_second * per_increment))
-        # The aggregator: one invocation per stream batch; each recomputes every counter the
-        # batch touched (a consistent read of every shard, then one update of the total).
-        invocations = stream_invocations(rate.increments_per_second, batch_size=setup.batch_size,
-                                         window_seconds=setup.window_seconds, stream_shards=stream_shards)
-        per_batch = rate.increments_per_second / invocations if invocations else 0.0
-        recomputes = invocations * min(per_batch, rate.counters)
-        shard_read = read_units(item_bytes(shard), consistent=True)
-        self.lines.append(Line(f"{name}: aggregator reads shards", "table", rcu=recomputes * setup.shards * shard_read))
-        self.lines.append(Line(f"{name}: aggregator writes totals", "table", wcu=recomputes * write_units(item_bytes(total))))
-        self.lines.append(Line(f"{name}: reads of totals", "table",
-                               rcu=rate.reads_per_second * read_units(item_bytes(total), consistent=False)))
-        self.lines.append(Line(f"{name}: exact reads", "table",
-                               rcu=rate.exact_reads_per_second * setup.shards * shard_read))
-        requests, compute = lambda_monthly(invocations, self.rates.settings.aggregator_ms, setup.memory_mb, self.prices,
-                                           architecture=setup.architecture)
-        self.charges.append(Charge(f"{name}: aggregator Lambda", f"{invocations:.3g} invocations/s x "
-                                   f"{self.rates.settings.aggregator_ms:g} ms x {setup.memory_mb} MB {setup.architecture}",
-                                   requests + compute))
-        self.stored.append(Stored(f"{name} shard and total items", "table", rate.counters * (setup.shards + 1),
-                                  (setup.shards * item_bytes(shard) + item_bytes(total)) / (setup.shards + 1)))
         hottest = rate.hottest_per_second if rate.hottest_per_second is not None else \
             rate.increments_per_second / rate.counters
+        if setup.aggregation == RECOMPUTE:
+            invocations, changes, lanes = self.recompute(name, setup, calls, rate, stream_shards)
+        else:
+            invocations, changes, lanes = self.deltas(name, setup, calls, rate, hottest, stream_shards)
+        self.add(f"{name}: reads of totals", calls.read(lanes), rate.reads_per_second)
+        self.add(f"{name}: exact reads", calls.exact_read(lanes), rate.exact_reads_per_second)
+        requests, compute = lambda_monthly(invocations, self.rates.settings.aggregator_ms, setup.memory_mb, self.prices,
+                                           architecture=setup.architecture)
+        self.charges.append(Charge(f"{name}: aggregator Lambda", f"{_figure(invocations)} invocations/s x "
+                                   f"{self.rates.settings.aggregator_ms:g} ms x {setup.memory_mb} MB {setup.architecture}",
+                                   requests + compute))
+        sizes = calls.sizes(lanes)
+        self.stored.append(Stored(f"{name} shard and total items", "table", rate.counters * (setup.shards + 1),
+                                  (setup.shards * sizes["shard"] + sizes["total"]) / (setup.shards + 1)))
+        if setup.idempotent:  # one increment item (or dedup marker) per increment, kept for the window
+            kind = "increment items" if spec.deltas else "dedup markers"
+            self.stored.append(Stored(f"{name} {kind}", "table",
+                                      rate.increments_per_second * setup.idempotency_ttl_seconds, sizes["marker"]))
         if hottest > 0:
-            needed = derive_shards(hottest, headroom=DEFAULT_HEADROOM, transactional=setup.idempotent,
-                                   item_size_bytes=max(1, item_bytes(shard))).shards if hottest * 2 * DEFAULT_HEADROOM \
+            transactional = setup.idempotent and not spec.deltas
+            needed = derive_shards(hottest, headroom=DEFAULT_HEADROOM, transactional=transactional,
+                                   item_size_bytes=max(1, sizes["shard"])).shards if hottest * 2 * DEFAULT_HEADROOM \
                 / PARTITION_WCU <= MAX_SHARDS else MAX_SHARDS + 1
             verdict = "enough" if needed <= setup.shards else f"TOO FEW: {needed} needed"
             self.notes.append(f"{name}: hottest counter {hottest:g} increments/s needs {needed} shard partition(s) "
                               f"(1,000 WCU each, headroom {DEFAULT_HEADROOM:g}); deployed {setup.shards}: {verdict}")
+        return changes
+
+    def recompute(self, name: str, setup: CounterSetup, calls: CounterCalls, rate: CounterRate,
+                  stream_shards: int) -> tuple[float, float, float]:
+        """The recompute layout: (invocations/s, stream records/s, 0 watermarks)."""
+        increment = calls.idempotent_increment() if setup.idempotent else calls.increment()
+        self.add(f"{name}: shard increments", increment, rate.increments_per_second)
+        # One invocation per stream batch; each recomputes every counter the batch touched (a
+        # consistent read of every shard, then one update of the total).
+        invocations, recomputes = recompute_aggregation(
+            increments=rate.increments_per_second, counters=rate.counters, batch_size=setup.batch_size,
+            window_seconds=setup.window_seconds, stream_shards=stream_shards)
+        self.add(f"{name}: aggregator reads shards", calls.recompute_reads(), recomputes)
+        self.add(f"{name}: aggregator writes totals", calls.aggregation_write(0), recomputes)
         changes = rate.increments_per_second + recomputes
-        return changes + (rate.increments_per_second if setup.idempotent else 0.0)
+        return invocations, changes + (rate.increments_per_second if setup.idempotent else 0.0), 0.0
+
+    def deltas(self, name: str, setup: CounterSetup, calls: CounterCalls, rate: CounterRate, hottest: float,
+               stream_shards: int) -> tuple[float, float, float]:
+        """The stream layout: (invocations/s, stream records/s, watermarks of a typical total)."""
+        increment = calls.idempotent_increment() if setup.idempotent else calls.increment()
+        self.add(f"{name}: increments", increment, rate.increments_per_second)
+        load = stream_aggregation(
+            increments=rate.increments_per_second, hottest=hottest, counters=rate.counters, shards=setup.shards,
+            batch_size=setup.batch_size, window_seconds=setup.window_seconds, stream_shards=stream_shards,
+            guard_seconds=setup.guard_seconds, expiries=setup.idempotent, wcu_per_increment=increment.table)
+        hot, cold = calls.aggregation_write(load.hot_lanes), calls.aggregation_write(load.cold_lanes)
+        self.add(f"{name}: aggregator writes totals", hot.times(load.hot_writes) + cold.times(load.cold_writes), 1.0)
+        self.notes.append(
+            f"{name}: stream layout, no reads when aggregating; its records arrive on {load.stream_shards} stream "
+            f"shard(s), the hottest counter's on {load.hot_stream_shards} (a partition holds 1,000 WCU/s of its "
+            f"shards); batches of {_figure(load.records_per_batch)} records ({setup.batch_size} at most, "
+            f"{setup.window_seconds:g} s window{', expiries of increment items included' if setup.idempotent else ''})"
+            f", {_figure(load.hot_per_batch)} of the hottest counter's increments in one; totals written "
+            f"{_figure(load.hot_writes)}/s for the hottest counter ({load.hot_lanes:.0f} watermarks, {hot.table:g} WCU "
+            f"each) and {_figure(load.cold_writes)}/s for the others ({load.cold_lanes:.0f} watermarks, "
+            f"{cold.table:g} WCU each)")
+        expiries = rate.increments_per_second if setup.idempotent else 0.0
+        writes = load.hot_writes + load.cold_writes
+        lanes = load.hot_lanes if rate.counters <= 1 else load.cold_lanes
+        return load.invocations, rate.increments_per_second + writes + expiries, lanes
 
     # The audit trail --------------------------------------------------------------------------------
     def audit(self, stream_shards: int, counter_changes: float) -> list[TableCost]:
@@ -284,7 +351,8 @@ class _Estimate:
         audited = [w for w in self.table.writes if audit.audits(w.entity)]
         sizes = [(w.per_second, self.per_call.item_bytes(w.entity) if w.item_bytes is None else w.item_bytes)
                  for w in audited]
-        counters_audited = not any(t in audit.exclude_entities for t in (SHARD_TYPE, TOTAL_TYPE, DEDUP_TYPE)) and \
+        counters_audited = not any(t in audit.exclude_entities
+                                   for t in (SHARD_TYPE, TOTAL_TYPE, DEDUP_TYPE, INCREMENT_TYPE)) and \
             (not audit.include_entities)
         if counters_audited and counter_changes:
             sizes.append((counter_changes, 100))
@@ -297,7 +365,7 @@ class _Estimate:
                                          stream_shards=stream_shards)
         requests, compute = lambda_monthly(invocations, settings.audit_ms, audit.memory_mb, self.prices,
                                            architecture=audit.architecture)
-        self.charges.append(Charge("audit writer Lambda", f"{invocations:.3g} invocations/s x {settings.audit_ms:g} ms x "
+        self.charges.append(Charge("audit writer Lambda", f"{_figure(invocations)} invocations/s x {settings.audit_ms:g} ms x "
                                    f"{audit.memory_mb} MB {audit.architecture}", requests + compute))
         units = write_units(entry)
         lines = [Line("audit records", "table", wcu=changes * units), Line("audit records", audit.index, wcu=changes * units)]
@@ -312,6 +380,17 @@ class _Estimate:
         return [price_table(f"audit of {self.setup.title}", lines, self.prices,
                             target_utilization=settings.target_utilization, stored=stored, indexes=[audit.index],
                             notes=notes)]
+
+
+def _figure(value: float) -> str:
+    """Three significant digits, thousands separated (1,000 rather than 1e+03)."""
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
+def as_recompute(setup: TableSetup) -> TableSetup:
+    """``setup`` with every counter family in the recompute layout: what the table costs without
+    the stream layout (``cost --counter-layout recompute``)."""
+    return replace(setup, counters=tuple(c.as_recompute() for c in setup.counters))
 
 
 def table_keys(setup: TableSetup) -> Sequence[str]:

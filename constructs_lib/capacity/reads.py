@@ -29,9 +29,12 @@ def get(model: Model, item: Item | None, *, consistent: bool = False) -> Capacit
 
 
 def batch_get(model: Model, items: Iterable[Item | None], *, consistent: bool = False) -> Capacity:
-    """BatchGetItem: each item found rounded up to 4 KB on its own, then summed. A key not
-    found costs nothing here (measured on DynamoDB Local; AWS does not document it)."""
-    units = sum(read_units(item_bytes(i), consistent=consistent) for i in items if i is not None)
+    """BatchGetItem: each item found rounded up to 4 KB on its own, then summed; a key not
+    found (None) costs the minimum read, as AWS documents ("Requests for nonexistent items
+    consume the minimum read capacity units according to the type of read", BatchGetItem API
+    reference). DynamoDB Local charges a key not found nothing: price only the items found to
+    compare with it."""
+    units = sum(read_units(item_bytes(i) if i is not None else 1, consistent=consistent) for i in items)
     return Capacity("read", units)
 
 

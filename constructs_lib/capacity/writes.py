@@ -24,6 +24,7 @@ __all__ = [
     "index_write_units",
     "put",
     "put_item",
+    "refused",
     "transaction",
     "update",
     "write",
@@ -92,6 +93,13 @@ def update(model: Model, old: Item | None, new: Item) -> Capacity:
 def delete(model: Model, old: Item | None) -> Capacity:
     """DeleteItem of stored item ``old`` (None: the item did not exist, one unit)."""
     return write(model, old, None)
+
+
+def refused(model: Model, stored: Item | None) -> Capacity:
+    """A conditional PutItem, UpdateItem or DeleteItem its condition refused: nothing is written,
+    yet AWS charges the stored item's size (1 unit when there is none) to the table; no index
+    is written. DynamoDB Local reports no ``ConsumedCapacity`` with the error (ADR 0051)."""
+    return Capacity("write", float(write_units(item_bytes(stored)) if stored is not None else 1))
 
 
 def transaction(writes: Iterable[Capacity]) -> Capacity:

@@ -29,7 +29,7 @@ SOAK = os.environ.get("CONSTRUCTS_LIB_SOAK", "") not in ("", "0")
 EXAMPLES = 1000 if SOAK else 100
 PRICES = load_prices()
 W, R = 2_628_000 * 0.625e-6, 2_628_000 * 0.125e-6  # on-demand $/month of 1 WCU/s, 1 RCU/s
-COUNTER = CounterSetup("product_views", 120, idempotent=True)
+COUNTER = CounterSetup("product_views", 120, idempotent=True, aggregation="recompute")
 SETUP = TableSetup("ShopStack/Data", shop_model, (COUNTER,), AuditSetup(retention_days=30), stream=True,
                    keys=("shop",))
 
@@ -61,8 +61,9 @@ def test_reads_and_writes_hand_computed() -> None:
     assert writer.usd == pytest.approx(1 * SECONDS_PER_MONTH * (0.2e-6 + 0.08 * 0.25 * 0.0000133334))
 
 
-def test_counter_hand_computed() -> None:
-    # GIVEN 10 idempotent increments/s of one counter with 120 shards, 4 reads/s of its total
+def test_recompute_counter_hand_computed() -> None:
+    # GIVEN 10 idempotent increments/s of one counter with 120 shards in the recompute layout,
+    # 4 reads/s of its total
     rates = _rates('{"counters": {"product_views": {"increments_per_second": 10, "reads_per_second": 4}}}')
     table, _ = estimate([SETUP], rates, PRICES, FixedPerCall)
     lines = {x.component: x for x in table.lines}
@@ -80,7 +81,8 @@ def test_counter_hand_computed() -> None:
 
 
 def test_too_few_shards_is_reported() -> None:
-    few = TableSetup("t", shop_model, (CounterSetup("product_views", 2, idempotent=True),), keys=("shop",))
+    few = TableSetup("t", shop_model, (CounterSetup("product_views", 2, idempotent=True, aggregation="recompute"),),
+                     keys=("shop",))
     rates = _rates('{"counters": {"product_views": {"increments_per_second": 5000, "hottest_per_second": 5000}}}')
     (table,) = estimate([few], rates, PRICES, FixedPerCall)
     assert any("needs 12 shard partition(s)" in n and "TOO FEW" in n for n in table.notes)
