@@ -48,6 +48,7 @@ COMMANDS = {
     "contract verify": ["contract", "verify", "{app}", "--against", CONTRACT],
     "lock": ["lock", "{app}"],
     "diff": ["diff", "{app}"],
+    "backfill": ["backfill", "{app}", "--table", "Data"],
     "cost": ["cost", "{app}", "--rates", "examples/shop/rates.json"],
 }
 
