@@ -6,9 +6,11 @@
 TARGET is a module (``examples.shop.model``) or a Python file, optionally ``:attribute``, or a
 contract file (``*.json``, read with ``Model.from_contract``; docs/contract-format.md). A model
 module is searched for ``Model`` instances without importing the AWS CDK; an app (``build_app()``
-or a ``cdk.App``) is built, never synthesized, and its tables (owned or imported) described.
-Exit 0 on success, 2 when the target cannot be found or holds no model (or on usage errors), 1
-on a model, codegen or evolution error, an unwritable output or a failed `codegen --check`.
+or a ``cdk.App``) is built, never synthesized, and its tables (owned or imported) described; a
+function target (``build_app`` or ``:attribute``) is called with no arguments.
+Exit 0 on success, 2 when the target cannot be found, holds no model or is a function that needs
+arguments (or on usage errors), 1 on a model, codegen or evolution error, an unwritable output or
+a failed `codegen --check`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import argparse
 import contextlib
 import importlib
 import importlib.util
+import inspect
 import os
 import re
 import sys
@@ -232,8 +235,28 @@ def _from_object(obj: object, what: str, *, call: bool = True, finder: Any = Non
     if _is_construct(obj):
         return (finder or _tables_in)(obj), _tree_of(obj, what)
     if call and callable(obj):
-        return _from_object(obj(), what, call=False, finder=finder)
+        return _from_object(_call(obj, what), what, call=False, finder=finder)
     raise TargetError(f"{what} is a {type(obj).__name__}, not a Model, a construct or a function returning one")
+
+
+def _call(function: Any, what: str) -> Any:
+    """``function()``; a :class:`TargetError` naming it and its signature when it needs arguments."""
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):  # no signature to read (a builtin): call it and see
+        return function()
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    required = [p.name for p in signature.parameters.values() if p.kind in kinds and p.default is p.empty]
+    if not required:
+        return function()
+    name = getattr(function, "__qualname__", None) or type(function).__name__
+    needs = ", ".join(map(repr, required))
+    raise TargetError(
+        f"{what} cannot be called: {name}{signature} needs {len(required)} argument"
+        f"{'s' if len(required) > 1 else ''} ({needs}), and the command line calls a target's function with none. "
+        "Expected a function taking no arguments that returns a Model, a cdk.App or a construct: give "
+        f"{needs} a default, or name a function that calls it with its arguments as TARGET:function"
+    )
 
 
 def _tree_of(root: Any, what: str) -> str:

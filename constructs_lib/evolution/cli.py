@@ -17,8 +17,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from ..model.jsontext import load_json
 from ..model.model import Model
-from .exceptions import LockError  # importable from here too
+from .exceptions import EvolutionError, LockError  # LockError: importable from here too
 from .lock import LOCK_FILE, ModelLock, TableLock
 
 CONTEXT_LOCK = "constructs_lib:lock"
@@ -129,8 +130,19 @@ def _cdk_context(project: Path) -> dict[str, Any]:
     cdk_json = project / "cdk.json"
     if not cdk_json.is_file():
         return {}
-    data = json.loads(cdk_json.read_text(encoding="utf-8"))
-    return dict(data.get("context") or {})
+    return dict(_read_cdk_json(cdk_json).get("context") or {})
+
+
+def _read_cdk_json(path: Path) -> dict[str, Any]:
+    """The object in ``path`` (:class:`EvolutionError` when it is not a JSON object)."""
+    where = str(path)
+    try:
+        data = load_json(path.read_text(encoding="utf-8"), where, EvolutionError)
+    except json.JSONDecodeError as exc:
+        raise EvolutionError(f"{where} is not valid JSON ({exc.msg}: line {exc.lineno}, column {exc.colno})") from exc
+    if not isinstance(data, dict):
+        raise EvolutionError(f"{where} must hold a JSON object, found {type(data).__name__}")
+    return data
 
 
 def lock_path(args: argparse.Namespace) -> Path:
@@ -145,7 +157,7 @@ def _register_in_cdk_json(project: Path, path: Path) -> str:
     cdk_json = project / "cdk.json"
     if not cdk_json.is_file():
         return ""
-    data = json.loads(cdk_json.read_text(encoding="utf-8"))
+    data = _read_cdk_json(cdk_json)
     context = data.setdefault("context", {})
     if context.get(CONTEXT_LOCK):
         return ""

@@ -27,6 +27,7 @@ from .exceptions import (
     ModelError,
 )
 from .fingerprints import entity_fingerprints, fingerprint, index_fingerprints
+from .jsontext import load_json
 
 #: The ``format`` of every contract file.
 FORMAT = "constructs_lib.contract"
@@ -205,7 +206,7 @@ def _load(source: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[Any, str]
             f"a contract is a path, JSON text or a mapping, got {type(source).__name__} {source!r:.60}"
         )
     try:
-        return json.loads(text), where
+        return load_json(text, where, ContractFormatError), where
     except json.JSONDecodeError as exc:
         ends_early = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated")
         raise ContractFormatError(

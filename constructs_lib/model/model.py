@@ -18,6 +18,7 @@ from .entity import SHARD, Entity
 from .exceptions import ModelFormatError, ModelValidationError
 from .exceptions import ModelWarning as ModelWarning  # re-exported: model.ModelWarning
 from .indexes import Index
+from .jsontext import load_json
 from .resolve import resolve_entity, resolve_index, resolve_pattern
 from .resolved import ResolvedEntity, ResolvedIndex, ResolvedPattern
 from .templates import KeyTemplate
@@ -403,7 +404,7 @@ class Model:
     @classmethod
     def from_json(cls, text: str | bytes) -> Model:
         try:
-            data = json.loads(text)
+            data = load_json(text, "model JSON", ModelFormatError)
         except json.JSONDecodeError as exc:
             raise ModelFormatError(f"model JSON is not valid JSON: {exc}") from exc
         return cls.from_dict(data)

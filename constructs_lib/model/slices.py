@@ -31,6 +31,7 @@ from .fingerprints import (
     index_fingerprints,
     index_schema,
 )
+from .jsontext import load_json
 
 if TYPE_CHECKING:
     from .model import Model
@@ -128,7 +129,7 @@ def read_slice(source: str | os.PathLike[str] | Mapping[str, Any]) -> Slice:
             raise SliceError(f"{where} cannot be read ({exc}); write it with "
                              "`python -m constructs_lib contract slice TARGET -o FILE`") from exc
     try:
-        data = json.loads(text)
+        data = load_json(text, where, SliceError)
     except json.JSONDecodeError as exc:
         raise SliceError(f"{where} is not valid JSON ({exc.msg}: line {exc.lineno}, column {exc.colno}); write it "
                          "again with `python -m constructs_lib contract slice TARGET -o FILE`") from exc
@@ -219,7 +220,7 @@ def read_published(text: str | Mapping[str, Any], *, source: str) -> PublishedFi
     """Parse a published document (or take a contract file's fingerprints); :class:`SliceError`
     naming ``source`` when it is not one."""
     try:
-        data = json.loads(text) if isinstance(text, str) else text
+        data = load_json(text, source, SliceError) if isinstance(text, str) else text
     except json.JSONDecodeError as exc:
         raise SliceError(f"{source} is not valid JSON ({exc.msg}); the producer publishes it with "
                          "SingleTable(publish=ModelContract(...)) — redeploy the producer") from exc

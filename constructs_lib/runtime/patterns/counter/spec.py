@@ -19,6 +19,7 @@ from ... import key_segments
 from ..._records import frozen_record
 from ...environment import ENV_COUNTER_PREFIX
 from ...exceptions import KeyValueError, SettingsError
+from ...jsontext import load_json
 from ...limits import MAX_COUNTER_SHARDS as MAX_SHARDS
 
 # Layout -----------------------------------------------------------------------------------------------
@@ -148,12 +149,14 @@ class CounterSpec:
     @classmethod
     def from_json(cls, text: str) -> CounterSpec:
         try:
-            data = json.loads(text)
+            data = load_json(text, f"counter spec {text[:40]!r}", SettingsError)
             if data.pop("format") != FORMAT or data.pop("version") != VERSION:
                 raise ValueError
             if "regions" in data:
                 data["regions"] = tuple(data["regions"])
             return cls(**data)
+        except SettingsError:
+            raise
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise SettingsError(
                 f"counter spec {text[:80]!r} is not a {FORMAT} version {VERSION} document"
