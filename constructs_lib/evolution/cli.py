@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model.model import Model
+from ..model.project_paths import shown
 from .exceptions import LockError  # importable from here too
 from .lock import LOCK_FILE, ModelLock, TableLock
 
@@ -206,7 +207,8 @@ def _diff(args: argparse.Namespace) -> str:
     current = load_tables(args)
     acks = _acknowledged(args)
     existing = ModelLock.load(path).tables if path.is_file() else None
-    consumers = Path(args.consumers) if args.consumers else _project_dir(args.target) / CONSUMERS_DIR
+    project = _project_dir(args.target)
+    consumers = Path(args.consumers) if args.consumers else project / CONSUMERS_DIR
     if args.consumers and not consumers.is_dir():
         raise LockError(f"--consumers {args.consumers!r} is not a directory of consumer slice files")
     slices = read_consumer_slices(consumers) if consumers.is_dir() else []
@@ -223,13 +225,26 @@ def _diff(args: argparse.Namespace) -> str:
             diff = locked.diff(model, acknowledge=acks)
             breaking = breaking or bool(diff.unacknowledged)
             out.append(diff.render())
-        for path, piece, breaks in consumer_breaks(model, slices):
+        checked = consumer_breaks(model, slices, locked=locked.model if locked is not None else None)
+        for path, piece, breaks in checked:
+            if not breaks:
+                continue
             ack = f"consumer:{piece.consumer}"
             state = "acknowledged" if ack in acks else "breaking"
             breaking = breaking or ack not in acks
-            out.append(f"  [{state}] {ack}: this change breaks registered consumer {piece.consumer!r} ({path}):")
+            out.append(f"  [{state}] {ack}: this change breaks registered consumer {piece.consumer!r} "
+                       f"({shown(path, project)}):")
             out += [f"    {b.describe()}" for b in breaks]
+            if ack not in acks:
+                out.append(f"    the consumer's functions would refuse to start: agree the change with {piece.consumer!r} "
+                           f"(it adapts and registers its slice again), or go ahead with --acknowledge {ack}")
             out.append("")
+        holding = [f"{piece.consumer!r} ({shown(path, project)})" for path, piece, breaks in checked if not breaks]
+        if holding:
+            out.append(f"  registered consumers checked, unaffected: {', '.join(holding)}\n")
+        elif slices and not checked:
+            out.append(f"  no registered consumer of model {model.name!r} in {shown(consumers, project)} "
+                       f"({len(slices)} slice file(s) of other models)\n")
         findings = key_length_findings(model)
         if findings:
             out.append("  key-length pre-flight:")
