@@ -65,7 +65,7 @@ class LocalProducer:
         self.ssm = ssm
         self.parameter_prefix: str = prefixes.pop()
         self._deploy_assembly = deploy_assembly
-        self._consumers: dict[str, AssemblyDeployment] = {}
+        self._consumers: dict[tuple[str, str | None], AssemblyDeployment] = {}
         ssm.publish(table)
 
     @property
@@ -110,12 +110,14 @@ class LocalProducer:
 
         ``TABLE_NAME`` is this table's, ``CONSTRUCTS_LIB_ACCESS_SCOPE`` the function's declared
         scope and ``CONSTRUCTS_LIB_CONTRACT_PARAMETER`` the contract it checks its slice against at
-        cold start. The consumer's assembly is deployed once per directory (its own tables, if
-        any, too) and deleted at teardown. *function*, *stack*, *overrides*: as in
-        ``AssemblyDeployment.function_environment``.
+        cold start. The consumer's assembly is deployed once (its own tables, if any, too; with
+        *stack*, that stack alone) and deleted at teardown. *function* (logical id or its unique
+        prefix) and *overrides*: as in ``AssemblyDeployment.function_environment``.
         """
-        key = str(Path(cdk_out if isinstance(cdk_out, (str, os.PathLike)) else cdk_out.outdir).resolve())
+        directory = Path(cdk_out if isinstance(cdk_out, (str, os.PathLike)) else cdk_out.outdir).resolve()
+        key = (str(directory), stack)
         if key not in self._consumers:
-            self._consumers[key] = self._deploy_assembly(cdk_out, shared=self.table.shared)
+            self._consumers[key] = self._deploy_assembly(cdk_out, stacks=None if stack is None else [stack],
+                                                         shared=self.table.shared)
         env = self._consumers[key].function_environment(function, stack=stack, overrides=overrides)
         return {**env, **self.ssm.environment}
