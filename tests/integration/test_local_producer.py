@@ -53,10 +53,13 @@ def test_it_publishes_what_the_producers_stack_publishes(
 
 def test_a_consumer_function_runs_as_deployed_and_refuses_a_changed_contract(
     shop_cdk_out: Path, tmp_path: Path, local_producer: Callable[..., LocalProducer],
-    local_function: Callable[..., Any], dynamodb_client: Any,
+    local_function: Callable[..., Any], dynamodb_client: Any, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # GIVEN the producer made from the contract file the consumer commits, with three orders
-    contract = shop_cdk_out / "shop.contract.json"
+    # GIVEN the producer made from the contract file the consumer commits (named relative to the
+    # project, the directory of this repository's cdk.json, from another working directory), with
+    # three orders
+    monkeypatch.chdir(tmp_path)
+    contract = "examples/reporting/contracts/shop.contract.json"
     shop = local_producer(contract, parameter_prefix=CONTRACT_PREFIX, name_prefix="consumer-")
     table = TableClient(shop.model, shop.name, client=dynamodb_client)
     for number, status in enumerate(["PENDING", "PAID", "PENDING"]):

@@ -335,3 +335,35 @@ def test_a_pinned_contract_checks_each_functions_slice_at_synth(tmp_path: Path) 
         SingleTable.from_parameters(stack, "Missing", parameter_prefix="/shop/data", contract=str(tmp_path / "nothing.json"))
     with pytest.raises(ConstructPropsError, match=r"give model=... or contract="):
         SingleTable.from_parameters(stack, "Neither", parameter_prefix="/shop/data")
+
+
+STACK_MODULE = '''
+from constructs_lib import SingleTable, TableFunction
+
+
+def reports(stack, handler):
+    shop = SingleTable.from_parameters(stack, "Shop", parameter_prefix="/shop/data",
+                                       contract="contracts/changed.contract.json")
+    TableFunction(stack, "Pending", table=shop, entry=handler, patterns=["pending orders by date"])
+    return shop
+'''
+
+
+def test_a_relative_pin_is_read_from_the_project_of_the_stack_module(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.util
+
+    # GIVEN a stack module in a subdirectory of the project naming its pin relative to the project
+    (project / "stacks").mkdir(exist_ok=True)
+    (project / "stacks" / "reports_stack.py").write_text(STACK_MODULE, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("reports_stack_under_test", project / "stacks" / "reports_stack.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    # WHEN it builds the import from another working directory
+    monkeypatch.chdir(tmp_path)
+    shop = module.reports(cdk.Stack(cdk.App(), "Reports"), HANDLER)
+    # THEN the pin is the project's file, named relative to the project
+    assert shop.model == changed_shop()
+    assert shop.pinned_contract.source == "contract file 'contracts/changed.contract.json'"
