@@ -1,16 +1,12 @@
 """Where a relative path written in an app points: its project directory, not the working directory.
 
-A contract file named in code (``Model.from_contract("contracts/shop.contract.json")``,
-``SingleTable.from_parameters(contract=...)``, ``local_deploy_contract(...)``) is read relative
-to the **project directory** of the file whose code passed it: the nearest directory at or above
-that file holding ``cdk.json`` — where ``cdk synth`` runs the app, so the result is the same as
-under ``cdk synth`` whatever the working directory of a test run, an IDE or the command line.
-Without a ``cdk.json`` above the calling file (or with no calling file: a REPL, ``python -c``)
-the working directory is used, as before. Absolute paths are used as given. Paths typed on the
-command line stay relative to the working directory, as in any shell.
-
-Messages show a path relative to the project directory when it lies inside it
-(:func:`shown`). Standard library only. See docs/adr/0064-consumer-day-two.md.
+A contract file named in code (``Model.from_contract``, ``from_parameters(contract=...)``,
+``local_deploy_contract``) is read relative to the **project directory** of the file whose code
+passed it: the nearest directory above that file holding ``cdk.json``, where ``cdk synth`` runs
+the app — the same file whatever the working directory of a test run, an IDE or the command
+line. Without a ``cdk.json`` above it (or no calling file: a REPL) the working directory, as
+before; absolute paths as given. Messages show paths relative to the project (:func:`shown`).
+Standard library only. See docs/adr/0064-consumer-day-two.md.
 """
 
 from __future__ import annotations

@@ -1,15 +1,14 @@
 """Test helpers for constructs_lib users and contributors.
 
 :class:`DynamoDBLocal` runs DynamoDB Local; :func:`deploy_template` / :func:`deploy_assembly`
-create the tables of synthesized templates in it (:class:`LocalDeployment`,
-:class:`AssemblyDeployment`), :func:`deploy_contract` a producer's table from its contract file
-(:class:`ContractDeployment`; :class:`LocalProducer` adds the SSM parameters it publishes, for a
-consumer's functions); :class:`StreamRunner` feeds a table's stream to a handler as an
-event source mapping would; :func:`matches_any` implements Lambda event filters; :class:`LocalFunction`
+create the tables of synthesized templates in it (:class:`LocalDeployment`, :class:`AssemblyDeployment`),
+:func:`deploy_contract` a producer's table from its contract file (:class:`ContractDeployment`; with
+its SSM parameters, :class:`LocalProducer`); :class:`StreamRunner` feeds a table's stream to a handler
+as an event source mapping would; :func:`matches_any` implements Lambda event filters; :class:`LocalFunction`
 and :func:`invoke_handler` run bundled handlers; :func:`synthesize` builds a cloud assembly;
-:func:`update_template` updates a deployment; :func:`run_backfill` runs a backfill;
-:class:`GlobalTables` replicates a template's tables across regions as MREC global tables do. See docs/testing.md.
-Importing it is cheap: no aws_cdk, constructs, jsii or boto3; submodules load on first access.
+:func:`update_template` updates a deployment; :func:`run_backfill` runs a backfill; :class:`GlobalTables`
+replicates tables across regions as MREC global tables do. See docs/testing.md. Importing it is
+cheap: no aws_cdk, constructs, jsii or boto3; submodules load on first access.
 """
 
 from __future__ import annotations

@@ -3,12 +3,10 @@
 A consumer repository commits the producer's ``<model>.contract.json``; :func:`deploy_contract`
 turns the contract's ``table`` object (key schema, indexes with their projections, TTL
 attribute, stream view type) into the CloudFormation table resource ``SingleTable`` would have
-synthesized and creates it through the same path as :func:`~.local_deploy.deploy_template`, so
-the result is a :class:`~.local_deploy.LocalDeployment` every helper accepts (``TableClient``,
-``StreamRunner``, ``function_environment``). With ``parameter_prefix`` the template also holds the
-SSM parameters the producer's ``ModelContract`` publishes (:func:`published_parameters`), so a
-consumer's assembly deployed with the result's ``shared`` resolves its ``from_parameters`` reads,
-and ``LocalSsm.publish`` serves them (``local_producer.py``).
+synthesized and creates it through the same path as :func:`~.local_deploy.deploy_template`: a
+:class:`~.local_deploy.LocalDeployment` every helper accepts. With ``parameter_prefix`` it also
+holds the SSM parameters ``ModelContract`` publishes (:func:`published_parameters`), which a
+consumer assembly deployed with its ``shared`` resolves (``local_producer.py``).
 
 Import-light: no boto3, aws_cdk or jsii at module level.
 """

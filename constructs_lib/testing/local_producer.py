@@ -1,15 +1,13 @@
 """The producer of a consumer's tests, from its contract file alone: the table in DynamoDB Local
 and the SSM parameters its ``ModelContract`` publishes, served on a local SSM endpoint.
 
-A consumer's function on ``SingleTable.from_parameters`` gets its table name from the producer's
-SSM parameters at deploy time, its declared scope in its environment, and reads the producer's
-published contract at cold start. :class:`LocalProducer` gives a consumer's tests all three
-without the producer's repository or cloud assembly: :meth:`~LocalProducer.function_environment`
-resolves a function of the consumer's assembly against it (its scope included, and the local SSM
-endpoint), and :meth:`~LocalProducer.publish` publishes another contract file, as the producer's
-next deploy would. The ``local_producer`` fixture of the pytest plugin makes one.
-
-Import-light: no boto3, aws_cdk or jsii at module level. See docs/testing-your-stacks.md.
+A consumer's function gets its table name from the producer's SSM parameters at deploy time, its
+scope from its environment, and reads the published contract at cold start. :class:`LocalProducer`
+gives a consumer's tests all three without the producer's assembly:
+:meth:`~LocalProducer.function_environment` resolves a function of the consumer's assembly
+against it, :meth:`~LocalProducer.publish` publishes another contract file, as the producer's next
+deploy would. The ``local_producer`` fixture makes one. Import-light: no boto3, aws_cdk or jsii at
+module level. See docs/testing-your-stacks.md.
 """
 
 from __future__ import annotations

@@ -1,15 +1,14 @@
 """pytest plugin of constructs_lib (registered through the ``pytest11`` entry point).
 
 Fixtures: ``dynamodb_local`` (one DynamoDB Local per session, installed on first use; tests needing
-it fail, never skip, when it cannot start), ``dynamodb_client`` and ``dynamodb_streams_client``,
-``cdk_synth`` (synthesize an app as ``cdk synth`` would), ``local_deploy`` (the tables of a template
-or of a whole assembly, deleted at teardown), ``local_deploy_contract`` (a producer's table from its
-contract file alone), ``local_producer`` (that table with the producer's published SSM parameters,
-for a consumer's functions), ``local_ssm``, ``stream_runner``, ``local_function`` (warm
-bundled-handler processes) and ``stream_consumer``. Option ``--dynamodb-local-dir DIR``. Each fixture's docstring gives its
-signature; docs/testing-your-stacks.md and docs/testing.md describe them.
-
-Import-light: loading this plugin imports neither aws_cdk/constructs/jsii nor boto3.
+it fail, never skip, when it cannot start), ``dynamodb_client``, ``dynamodb_streams_client``,
+``cdk_synth`` (synthesize as ``cdk synth`` would), ``local_deploy`` (a template's or an assembly's
+tables, deleted at teardown), ``local_deploy_contract`` (a producer's table from its contract
+file), ``local_producer`` (that table and the producer's SSM parameters, for a consumer's
+functions), ``local_ssm``, ``stream_runner``, ``local_function``, ``stream_consumer``. Option
+``--dynamodb-local-dir DIR``. Each fixture's docstring gives its signature;
+docs/testing-your-stacks.md and docs/testing.md describe them. Import-light: loading this plugin
+imports neither aws_cdk/constructs/jsii nor boto3.
 """
 
 from __future__ import annotations
