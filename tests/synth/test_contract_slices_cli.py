@@ -272,6 +272,11 @@ def test_diff_names_what_changed_for_a_slice_file_without_schemas_from_the_model
     status, out, _ = run(capsys, "diff", app, "--consumers", str(consumers), "--lock", str(tmp_path / "lock.json"))
     assert status == 3, out
     assert "entity 'Order' changed: Order GSI2 sk template: '{created_at}#{order_id}' -> '{order_id}#{created_at}'" in out
+    # AND registered slices of another model only are named as such
+    data["model_name"] = "billing"
+    (consumers / "reports.json").write_text(json.dumps(data), encoding="utf-8")
+    status, out, _ = run(capsys, "diff", app, "--consumers", str(consumers), "--lock", str(tmp_path / "lock.json"))
+    assert status == 0 and "no registered consumer of model 'shop' in " in out and "(1 slice file(s) of other models)" in out
 
 
 TYPED_HANDLER = """
