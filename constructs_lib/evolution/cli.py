@@ -196,7 +196,7 @@ def _lock(args: argparse.Namespace) -> str:
                        "`python -m constructs_lib backfill`)")
     ModelLock(tables).save(path)
     note = _register_in_cdk_json(_project_dir(args.target), path)
-    return "\n".join(out) + f"\nwrote {path}\n" + note
+    return "\n".join(out) + f"\nwrote {shown(path, _project_dir(args.target))}\n" + note
 
 
 def _diff(args: argparse.Namespace) -> str:
@@ -218,7 +218,8 @@ def _diff(args: argparse.Namespace) -> str:
         out.append(f"{table_path} (model {model.name!r})")
         locked = existing.get(table_path) if existing is not None else None
         if existing is None:
-            out.append(f"  no model lock at {path}: run `python -m constructs_lib lock {args.target}` after a deploy\n")
+            out.append(f"  no model lock at {shown(path, project)}: run `python -m constructs_lib lock {args.target}` "
+                       "after a deploy\n")
         elif locked is None:
             out.append("  not in the lock yet (a new table)\n")
         else:
@@ -226,20 +227,21 @@ def _diff(args: argparse.Namespace) -> str:
             breaking = breaking or bool(diff.unacknowledged)
             out.append(diff.render())
         checked = consumer_breaks(model, slices, locked=locked.model if locked is not None else None)
-        for path, piece, breaks in checked:
+        for slice_file, piece, breaks in checked:
             if not breaks:
                 continue
             ack = f"consumer:{piece.consumer}"
             state = "acknowledged" if ack in acks else "breaking"
             breaking = breaking or ack not in acks
             out.append(f"  [{state}] {ack}: this change breaks registered consumer {piece.consumer!r} "
-                       f"({shown(path, project)}):")
+                       f"({shown(slice_file, project)}):")
             out += [f"    {b.describe()}" for b in breaks]
             if ack not in acks:
                 out.append(f"    the consumer's functions would refuse to start: agree the change with {piece.consumer!r} "
                            f"(it adapts and registers its slice again), or go ahead with --acknowledge {ack}")
             out.append("")
-        holding = [f"{piece.consumer!r} ({shown(path, project)})" for path, piece, breaks in checked if not breaks]
+        holding = [f"{piece.consumer!r} ({shown(slice_file, project)})" for slice_file, piece, breaks in checked
+                   if not breaks]
         if holding:
             out.append(f"  registered consumers checked, unaffected: {', '.join(holding)}\n")
         elif slices and not checked:

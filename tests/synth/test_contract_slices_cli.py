@@ -243,6 +243,12 @@ def test_slice_registered_with_the_producer_makes_its_diff_fail_with_3_naming_th
     status, out, _ = run(capsys, "diff", str(project / "grown_producer_app.py"), "--lock", str(project / "no.lock.json"))
     assert status == 0, out
     assert "  registered consumers checked, unaffected: 'reports' (contracts/consumers/reports.json)" in out
+    # AND with two tables, each is told about the lock, not about the consumer slice named before it
+    billing = 'SingleTable(cdk.Stack(app, "Billing"), "Data", model=Model.from_contract("contracts/billing.contract.json"))'
+    (project / "two_tables_app.py").write_text(PRODUCER_APP.format(contract="contracts/changed.contract.json").replace(
+        "return app", f"{billing}\n    return app"), encoding="utf-8")
+    status, out, _ = run(capsys, "diff", str(project / "two_tables_app.py"), "--lock", str(project / "no.lock.json"))
+    assert status == 3 and out.count("  no model lock at no.lock.json: run ") == 2, out
     # AND a malformed registered slice is a typed error naming the file
     (consumers / "broken.json").write_text(json.dumps({"format": "constructs_lib.slice"}), encoding="utf-8")
     status, _, err = run(capsys, "diff", str(project / "changed_producer_app.py"), "--lock",
