@@ -19,6 +19,7 @@ from typing import Any
 
 from ..model.jsontext import load_json
 from ..model.model import Model
+from ..model.project_paths import shown
 from .exceptions import EvolutionError, LockError  # LockError: importable from here too
 from .lock import LOCK_FILE, ModelLock, TableLock
 
@@ -207,7 +208,7 @@ def _lock(args: argparse.Namespace) -> str:
                        "`python -m constructs_lib backfill`)")
     ModelLock(tables).save(path)
     note = _register_in_cdk_json(_project_dir(args.target), path)
-    return "\n".join(out) + f"\nwrote {path}\n" + note
+    return "\n".join(out) + f"\nwrote {shown(path, _project_dir(args.target))}\n" + note
 
 
 def _diff(args: argparse.Namespace) -> str:
@@ -218,7 +219,8 @@ def _diff(args: argparse.Namespace) -> str:
     current = load_tables(args)
     acks = _acknowledged(args)
     existing = ModelLock.load(path).tables if path.is_file() else None
-    consumers = Path(args.consumers) if args.consumers else _project_dir(args.target) / CONSUMERS_DIR
+    project = _project_dir(args.target)
+    consumers = Path(args.consumers) if args.consumers else project / CONSUMERS_DIR
     if args.consumers and not consumers.is_dir():
         raise LockError(f"--consumers {args.consumers!r} is not a directory of consumer slice files")
     slices = read_consumer_slices(consumers) if consumers.is_dir() else []
@@ -228,20 +230,35 @@ def _diff(args: argparse.Namespace) -> str:
         out.append(f"{table_path} (model {model.name!r})")
         locked = existing.get(table_path) if existing is not None else None
         if existing is None:
-            out.append(f"  no model lock at {path}: run `python -m constructs_lib lock {args.target}` after a deploy\n")
+            out.append(f"  no model lock at {shown(path, project)}: run `python -m constructs_lib lock {args.target}` "
+                       "after a deploy\n")
         elif locked is None:
             out.append("  not in the lock yet (a new table)\n")
         else:
             diff = locked.diff(model, acknowledge=acks)
             breaking = breaking or bool(diff.unacknowledged)
             out.append(diff.render())
-        for path, piece, breaks in consumer_breaks(model, slices):
+        checked = consumer_breaks(model, slices, locked=locked.model if locked is not None else None)
+        for slice_file, piece, breaks in checked:
+            if not breaks:
+                continue
             ack = f"consumer:{piece.consumer}"
             state = "acknowledged" if ack in acks else "breaking"
             breaking = breaking or ack not in acks
-            out.append(f"  [{state}] {ack}: this change breaks registered consumer {piece.consumer!r} ({path}):")
+            out.append(f"  [{state}] {ack}: this change breaks registered consumer {piece.consumer!r} "
+                       f"({shown(slice_file, project)}):")
             out += [f"    {b.describe()}" for b in breaks]
+            if ack not in acks:
+                out.append(f"    the consumer's functions would refuse to start: agree the change with {piece.consumer!r} "
+                           f"(it adapts and registers its slice again), or go ahead with --acknowledge {ack}")
             out.append("")
+        holding = [f"{piece.consumer!r} ({shown(slice_file, project)})" for slice_file, piece, breaks in checked
+                   if not breaks]
+        if holding:
+            out.append(f"  registered consumers checked, unaffected: {', '.join(holding)}\n")
+        elif slices and not checked:
+            out.append(f"  no registered consumer of model {model.name!r} in {shown(consumers, project)} "
+                       f"({len(slices)} slice file(s) of other models)\n")
         findings = key_length_findings(model)
         if findings:
             out.append("  key-length pre-flight:")

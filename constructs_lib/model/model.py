@@ -412,9 +412,16 @@ class Model:
     @classmethod
     def from_contract(cls, source: Any) -> Model:
         """The producer's model from its contract file: a path, the JSON text or the parsed dict, checked
-        (raises ``ContractError`` subclasses; see :func:`constructs_lib.model.contract_file.read_contract`)."""
-        from .contract_file import read_contract
+        (raises ``ContractError`` subclasses; see :func:`constructs_lib.model.contract_file.read_contract`).
+        A relative path is read from the caller's project directory (the nearest ``cdk.json`` above
+        the calling file, else the working directory; :mod:`constructs_lib.model.project_paths`)."""
+        import os
 
+        from .contract_file import read_contract
+        from .project_paths import resolve_project_path, shown
+
+        if isinstance(source, os.PathLike) or (isinstance(source, str) and not source.lstrip().startswith("{")):
+            source = shown(resolve_project_path(source)[0])  # the same file, named from the working directory
         model = read_contract(source, cls).model
         if not isinstance(model, Model):  # read_contract builds it with the class it is given
             raise TypeError(f"contract reader returned {type(model).__name__}, not a Model")

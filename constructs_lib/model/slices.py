@@ -59,6 +59,9 @@ class Slice:
         Entity / index name → its fingerprint in the model the consumer was built with.
     contract_fingerprint
         The whole-model fingerprint of that model (so a stale pin can be told from a break).
+    entity_schemas, index_schemas
+        Entity / index name → what its fingerprint hashes (``entity_schema``, ``index_schema``),
+        so a producer can say what it changed old → new; empty for a slice written without them.
     """
 
     consumer: str
@@ -66,13 +69,19 @@ class Slice:
     entities: Mapping[str, str]
     indexes: Mapping[str, str]
     contract_fingerprint: str
+    entity_schemas: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    index_schemas: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "format": SLICE_FORMAT, "format_version": SLICE_VERSION, "consumer": self.consumer,
             "model_name": self.model_name, "contract_fingerprint": self.contract_fingerprint,
             "entities": dict(sorted(self.entities.items())), "indexes": dict(sorted(self.indexes.items())),
         }
+        if self.entity_schemas or self.index_schemas:
+            data["schemas"] = {"entities": dict(sorted(self.entity_schemas.items())),
+                               "indexes": dict(sorted(self.index_schemas.items()))}
+        return data
 
     def to_json(self) -> str:
         """The slice file's text (sorted keys, 2-space indent, final newline)."""
@@ -106,8 +115,31 @@ class Slice:
             maps[name] = dict(value)
         if not maps["entities"] and not maps["indexes"]:
             raise SliceError(f"{source}: the slice names no entity and no index; {again}")
+        schemas = _read_schemas(data.get("schemas"), maps, source, again)
         return cls(data["consumer"], data["model_name"], maps["entities"], maps["indexes"],
-                   data["contract_fingerprint"])
+                   data["contract_fingerprint"], schemas["entities"], schemas["indexes"])
+
+
+def _read_schemas(value: Any, prints: Mapping[str, Mapping[str, str]], source: str,
+                  again: str) -> dict[str, dict[str, Any]]:
+    """The optional ``schemas`` of a slice document: each must hash to its fingerprint."""
+    out: dict[str, dict[str, Any]] = {"entities": {}, "indexes": {}}
+    if value is None:
+        return out
+    if not isinstance(value, Mapping):
+        raise SliceError(f"{source}: schemas {value!r:.60} must hold entities and indexes; {again}")
+    for kind in ("entities", "indexes"):
+        given = value.get(kind, {})
+        if not isinstance(given, Mapping):
+            raise SliceError(f"{source}: schemas.{kind} {given!r:.60} must map names to schemas; {again}")
+        for name, schema in given.items():
+            if name not in prints[kind]:
+                raise SliceError(f"{source}: schemas.{kind}[{name!r}] names no entry of {kind}; {again}")
+            if digest(schema) != prints[kind][name]:
+                raise SliceError(f"{source}: schemas.{kind}[{name!r}] does not hash to its fingerprint "
+                                 f"{prints[kind][name]} (edited by hand?); {again}")
+            out[kind][name] = schema
+    return out
 
 
 def _check_fingerprint(value: Any, where: str, again: str) -> None:
@@ -156,11 +188,13 @@ def slice_of(model: Model, scope: AccessScope | None = None, *, consumer: str = 
     """The slice of ``model`` a function with ``scope`` uses (no scope: every entity and index)."""
     entities, indexes = used_names(model, scope)
     data = model.to_dict()
+    entity_schemas = {e: entity_schema(data, e) for e in entities}
+    index_schemas = {i: index_schema(data, i) for i in indexes}
     return Slice(
         consumer=consumer, model_name=model.name,
-        entities={e: digest(entity_schema(data, e)) for e in entities},
-        indexes={i: digest(index_schema(data, i)) for i in indexes},
-        contract_fingerprint=fingerprint(data),
+        entities={e: digest(schema) for e, schema in entity_schemas.items()},
+        indexes={i: digest(schema) for i, schema in index_schemas.items()},
+        contract_fingerprint=fingerprint(data), entity_schemas=entity_schemas, index_schemas=index_schemas,
     )
 
 
@@ -182,7 +216,10 @@ def merge_slices(consumer: str, slices: Iterable[Slice]) -> Slice:
     if others:
         raise SliceError(f"consumer {consumer!r} uses models {sorted({first.model_name, *others})}; write one "
                          "slice file per producer's model (contract slice --table NAME)")
-    return Slice(consumer, first.model_name, entities, indexes, first.contract_fingerprint)
+    entity_schemas = {n: s for piece in items for n, s in piece.entity_schemas.items()}
+    index_schemas = {n: s for piece in items for n, s in piece.index_schemas.items()}
+    return Slice(consumer, first.model_name, entities, indexes, first.contract_fingerprint, entity_schemas,
+                 index_schemas)
 
 
 # The published document (SSM) --------------------------------------------------------------------
@@ -281,10 +318,44 @@ def _label(name: str, path: tuple[str, ...]) -> str:
     return f"{name} {text}".strip()
 
 
+#: The members of an entity schema (its index keys) and of an index schema (its writers) that are
+#: named as a whole when one side lacks them, rather than leaf by leaf.
+_MEMBERS = ("indexes", "writers")
+
+
+def _members(name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[list[str], set[tuple[str, str]]]:
+    """One line per index key an entity gained or lost, or per writer an index gained or lost;
+    and the (group, member) pairs those lines account for."""
+    out: list[str] = []
+    seen: set[tuple[str, str]] = set()
+    for group in _MEMBERS:
+        a, b = old.get(group), new.get(group)
+        if not isinstance(a, Mapping) or not isinstance(b, Mapping):
+            continue
+        for member in sorted(set(a) ^ set(b)):
+            seen.add((group, member))
+            rule = b.get(member) if member in b else a[member]
+            keys = ", ".join(f"{k} {rule[k]!r}" for k in ("pk", "sk") if isinstance(rule, Mapping) and rule.get(k))
+            keys = f" ({keys})" if keys else ""
+            if group == "writers":
+                out.append(f"{name}: entity {member!r} writes it now{keys}" if member in b
+                           else f"{name}: entity {member!r} writes it no longer")
+            else:
+                out.append(f"{name}: writes index {member!r} now{keys}" if member in b
+                           else f"{name}: writes index {member!r} no longer")
+    return out, seen
+
+
+def _described(path: tuple[str, ...], value: Any, whole: set[tuple[str, str]]) -> bool:
+    """Whether a leaf is accounted for by a whole-member line (or is an empty group)."""
+    return tuple(path[:2]) in whole or (len(path) == 1 and path[0] in _MEMBERS and value == {})
+
+
 def schema_changes(name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[str, ...]:
-    """``"<name> <part>: old -> new"`` for every leaf of two entity or index schemas that differs."""
-    a, b = _leaves(old), _leaves(new)
-    out = []
+    """``"<name> <part>: old -> new"`` for every leaf of two entity or index schemas that differs;
+    an index key or a writer only one side has is one line (``"GSI2: entity 'A' writes it now ..."``)."""
+    out, whole = _members(name, old, new)
+    a, b = ({path: v for path, v in _leaves(schema).items() if not _described(path, v, whole)} for schema in (old, new))
     for path in sorted(set(a) | set(b)):
         if a.get(path, _ABSENT) != b.get(path, _ABSENT):
             out.append(f"{_label(name, path)}: {_show(a.get(path, _ABSENT))} -> {_show(b.get(path, _ABSENT))}")
