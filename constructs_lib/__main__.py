@@ -3,14 +3,11 @@
 ``describe TARGET``: Markdown + Mermaid; ``export --format workbench``: NoSQL Workbench JSON;
 ``fingerprint``; ``codegen TARGET -o FILE [--check]``: a typed module; ``lock`` / ``diff`` /
 ``backfill``: model evolution; ``contract export TARGET``: the contract file; ``cost``: monthly cost.
-TARGET is a module (``examples.shop.model``) or a Python file, optionally ``:attribute``, or a
-contract file (``*.json``, read with ``Model.from_contract``; docs/contract-format.md). A model
-module is searched for ``Model`` instances without importing the AWS CDK; an app (``build_app()``
-or a ``cdk.App``) is built, never synthesized, and its tables (owned or imported) described; a
-function target (``build_app`` or ``:attribute``) is called with no arguments.
-Exit 0 on success, 2 when the target cannot be found, holds no model or is a function that needs
-arguments (or on usage errors), 1 on a model, codegen or evolution error, an unwritable output or
-a failed `codegen --check`.
+TARGET: a module or Python file, optionally ``:attribute``, or a contract file (``*.json``).
+A model module is read without importing the AWS CDK; an app is built, never synthesized; a
+function target is called with no arguments. Exit 0 on success, 2 when the target cannot be
+found, holds no model or needs arguments (or on usage errors), 1 on any other error
+(docs/cli.md).
 """
 
 from __future__ import annotations
