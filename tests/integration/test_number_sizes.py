@@ -115,9 +115,9 @@ def test_item_size_of_random_numbers_equals_dynamodb_local(probe: SizeProbe, val
     ("9.9E-131", False), ("-1E-131", False), ("1E+126", False), ("-1E+126", False),
     (f"1.{'0' * 37}1", False),
 ])
-def test_the_runtime_accepts_the_numbers_dynamodb_stores(probe: SizeProbe, text: str, stored: bool) -> None:
-    # GIVEN a number at an edge of DynamoDB's range or precision
-    # WHEN DynamoDB Local is asked to store it, and the runtime to convert it
+def test_to_dynamo_refuses_exactly_the_numbers_dynamodb_refuses(probe: SizeProbe, text: str, stored: bool) -> None:
+    # GIVEN a number at an edge of DynamoDB's range or precision (the range the sizes are checked over)
+    # WHEN DynamoDB Local is asked to store it, and the runtime's value check to convert it
     refusal = probe.refusal({"N": text})
     try:
         converted = to_dynamo(Decimal(text), where="n")
