@@ -5,7 +5,8 @@ parts that decide keys and index entries: :func:`fingerprint` the whole model (A
 :func:`entity_fingerprints` one entity's templates, key fields, index keys and sparse rules,
 :func:`index_fingerprints` one index's keys and projection with its writers' templates and rules.
 Adding an entity, index, access pattern or non-key field moves no existing entity's or index's
-fingerprint. Works on a ``Model`` or its ``to_dict()``; imports no other module of the model.
+fingerprint. :func:`canonical`: a model JSON with its set-valued declarations sorted, as the model
+resolves them. Works on a ``Model`` or its ``to_dict()``; imports no other module of the model.
 
 See docs/contract-format.md and docs/adr/0040-the-contract-is-a-file.md.
 """
@@ -123,6 +124,35 @@ def index_schema(model: ModelLike, name: str) -> dict[str, Any]:
     }
 
 
+def _set_valued(spec: Mapping[str, Any]) -> dict[str, Any]:
+    return {**spec, "choices": sorted(set(spec["choices"]))} if spec.get("choices") else dict(spec)
+
+
+def canonical(model: ModelLike) -> dict[str, Any]:
+    """A model JSON document with its set-valued declarations as the model resolves them: sorted,
+    each value once (``when_equals`` values, INCLUDE projections, field ``choices``, ``required``).
+    The identity on a ``Model``'s ``to_dict()``; a document an older constructs_lib wrote keeps
+    its declared order, and this gives the fingerprints the same model has now."""
+    data = dict(_data(model))
+    data["indexes"] = [
+        {**i, "projection": sorted(set(i["projection"]))} if isinstance(i.get("projection"), list) else i
+        for i in data["indexes"]
+    ]
+    entities = []
+    for entity in data["entities"]:
+        entity = dict(entity)
+        entity["fields"] = {f: _set_valued(spec) for f, spec in (entity.get("fields") or {}).items()}
+        entity["required"] = sorted(set(entity.get("required") or ()))
+        entity["indexes"] = {
+            i: {**rule, "when_equals": {a: sorted(set(v)) for a, v in sorted(rule["when_equals"].items())}}
+            if rule.get("when_equals") else rule
+            for i, rule in (entity.get("indexes") or {}).items()
+        }
+        entities.append(entity)
+    data["entities"] = entities
+    return data
+
+
 def entity_fingerprints(model: ModelLike) -> dict[str, str]:
     """Entity name → fingerprint of :func:`entity_schema`."""
     data = _data(model)
@@ -136,6 +166,6 @@ def index_fingerprints(model: ModelLike) -> dict[str, str]:
 
 
 __all__ = [
-    "FINGERPRINT_LENGTH", "ModelLike", "digest", "entity_fingerprints", "entity_schema", "fingerprint",
+    "FINGERPRINT_LENGTH", "ModelLike", "canonical", "digest", "entity_fingerprints", "entity_schema", "fingerprint",
     "index_fingerprints", "index_schema", "key_schema",
 ]

@@ -24,6 +24,7 @@ from .exceptions import SliceError  # defined with the other model errors; impor
 from .fingerprints import (
     ModelLike,
     _data,
+    canonical,
     digest,
     entity_fingerprints,
     entity_schema,
@@ -297,6 +298,13 @@ def _show(value: Any) -> str:
     return "absent" if value is _ABSENT else repr(value)
 
 
+def _digest_of(schema: Any, data: Mapping[str, Any], name: str) -> str | None:
+    try:
+        return digest(schema(data, name))
+    except (StopIteration, KeyError):
+        return None
+
+
 def check_slice(
     piece: Slice, contract: Any, *, model: ModelLike | None = None
 ) -> list[SliceBreak]:
@@ -307,6 +315,7 @@ def check_slice(
     new_model = getattr(contract, "model", None)
     new_data = _data(new_model) if new_model is not None else None
     old_data = _data(model) if model is not None else None
+    sorted_data: dict[str, Any] | None = None
     breaks = []
     for kind, names, published, schema in (
         ("entity", piece.entities, contract.entity_fingerprints, entity_schema),
@@ -316,6 +325,12 @@ def check_slice(
             new = published.get(name)
             if new == old:
                 continue
+            if new is not None and new_data is not None:
+                # A producer on an older constructs_lib hashed set-valued declarations in declared order:
+                # the same model, sorted, may be exactly what the consumer was built with.
+                sorted_data = canonical(new_data) if sorted_data is None else sorted_data
+                if _digest_of(schema, sorted_data, name) == old:
+                    continue
             changes: tuple[str, ...] = ()
             if new is not None and new_data is not None and old_data is not None:
                 try:
