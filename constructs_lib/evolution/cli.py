@@ -223,7 +223,7 @@ def _diff(args: argparse.Namespace) -> str:
             diff = locked.diff(model, acknowledge=acks)
             breaking = breaking or bool(diff.unacknowledged)
             out.append(diff.render())
-        for path, piece, breaks in consumer_breaks(model, slices):
+        for path, piece, breaks in consumer_breaks(model, slices, previous=locked.model if locked else None):
             ack = f"consumer:{piece.consumer}"
             state = "acknowledged" if ack in acks else "breaking"
             breaking = breaking or ack not in acks

@@ -160,8 +160,11 @@ def read_consumer_slices(directory: Path) -> list[tuple[Path, Slice]]:
     return [(path, read_slice(path)) for path in sorted(directory.glob("*.json"))]
 
 
-def consumer_breaks(model: Model, slices: list[tuple[Path, Slice]]) -> list[tuple[Path, Slice, list[SliceBreak]]]:
-    """Registered consumer slices of ``model``'s name that ``model`` breaks, with the breaks."""
+def consumer_breaks(
+    model: Model, slices: list[tuple[Path, Slice]], *, previous: Model | None = None,
+) -> list[tuple[Path, Slice, list[SliceBreak]]]:
+    """Registered consumer slices of ``model``'s name that ``model`` breaks, with the breaks;
+    ``previous`` (the locked model): each break built against it names what changed, old → new."""
     from ..model.fingerprints import entity_fingerprints, fingerprint, index_fingerprints
 
     current = PublishedFingerprints(model.name, fingerprint(model), entity_fingerprints(model),
@@ -170,7 +173,7 @@ def consumer_breaks(model: Model, slices: list[tuple[Path, Slice]]) -> list[tupl
     for path, piece in slices:
         if piece.model_name != model.name:
             continue
-        breaks = check_slice(piece, current)
+        breaks = check_slice(piece, current, model=previous)
         if breaks:
             out.append((path, piece, breaks))
     return out

@@ -26,7 +26,7 @@ from .exceptions import (
     ContractVersionError,
     ModelError,
 )
-from .fingerprints import entity_fingerprints, fingerprint, index_fingerprints
+from .fingerprints import entity_fingerprints, fingerprint, index_fingerprints, stored_fingerprints
 
 #: The ``format`` of every contract file.
 FORMAT = "constructs_lib.contract"
@@ -168,6 +168,9 @@ class Contract:
         The whole-model, per-entity and per-index fingerprints of the model: those in the file,
         except that a file an older constructs_lib wrote with set-valued declarations out of
         order gets the fingerprints of their sorted form.
+    stored_fingerprints
+        Per entity, how its items are stored beyond their keys (TTL attribute, other declared
+        fields, required attributes; :func:`~.fingerprints.stored_fingerprints`), from the model.
     table
         The ``table`` object: ``partition_key``, ``sort_key``, ``indexes``, ``ttl_attribute``,
         ``stream_view_type`` and, when known, ``table_name`` and ``table_arn``; a global table's
@@ -183,6 +186,7 @@ class Contract:
     table: Mapping[str, Any]
     source: str
     document: Mapping[str, Any] = field(repr=False)
+    stored_fingerprints: Mapping[str, str] = field(default_factory=dict)
 
 
 def _load(source: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[Any, str]:
@@ -342,6 +346,7 @@ def read_contract(
     return Contract(
         model=model, fingerprint=fingerprint(computed), entity_fingerprints=entity_fingerprints(computed),
         index_fingerprints=index_fingerprints(computed), table=dict(table), source=where, document=document,
+        stored_fingerprints=stored_fingerprints(computed),
     )
 
 
