@@ -157,6 +157,9 @@ def described(piece: Slice, breaks: Sequence[SliceBreak], new: Mapping[str, Any]
         if b.changes or b.new is None:
             out.append(b)
             continue
+        if b.kind not in ("entity", "index"):
+            out.append(b)  # how items are stored: the check names it from the locked model
+            continue
         schema = entity_schema if b.kind == "entity" else index_schema
         before = (piece.entity_schemas if b.kind == "entity" else piece.index_schemas).get(b.name)
         if before is None and old_data is not None:
@@ -290,7 +293,7 @@ def consumer_breaks(model: Model, slices: list[tuple[Path, Slice]], *, locked: M
     data = model.to_dict()
     current = PublishedFingerprints(model.name, fingerprint(data), entity_fingerprints(data),
                                     index_fingerprints(data), data, "the current model")
-    return [(path, piece, described(piece, check_slice(piece, current), data, locked))
+    return [(path, piece, described(piece, check_slice(piece, current, model=locked), data, locked))
             for path, piece in slices if piece.model_name == model.name]
 
 
