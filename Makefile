@@ -98,9 +98,10 @@ $(STAMPS)/bench: $(STAMPS)/dev pyproject.toml
 
 # The documentation site (mkdocs.yml: the guides in docs/, the API reference generated from the
 # docstrings) into site/, offline. --strict: a broken link or anchor, a page missing from the nav,
-# a reference mkdocstrings cannot resolve or a docstring it cannot parse fails the build.
+# a reference mkdocstrings cannot resolve or a docstring it cannot parse fails the build. Not
+# --quiet: it drops the warnings before --strict counts them, and the build passes whatever they say.
 docs: $(STAMPS)/venv $(STAMPS)/docs
-	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 	@echo "site built into site/ (open site/index.html)"
 
 $(STAMPS)/docs: $(STAMPS)/venv pyproject.toml

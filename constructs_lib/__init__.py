@@ -13,6 +13,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+"""The package's version (the `version` of its distribution metadata)."""
 
 #: The public names, each with the module defining it: the one list ``__all__``, ``__getattr__`` and
 #: the ``TYPE_CHECKING`` imports below follow (tests/unit/project/test_public_surface.py checks the last).

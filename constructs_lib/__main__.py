@@ -3,12 +3,11 @@
 ``describe TARGET``: Markdown + Mermaid; ``export --format workbench``: NoSQL Workbench JSON;
 ``fingerprint``; ``codegen TARGET -o FILE [--check]``: a typed module; ``lock`` / ``diff`` /
 ``backfill``: model evolution; ``contract export TARGET``: the contract file; ``cost``: monthly cost.
-TARGET is a module (``examples.shop.model``) or a Python file, optionally ``:attribute``, or a
-contract file (``*.json``, read with ``Model.from_contract``; docs/contract-format.md). A model
-module is searched for ``Model`` instances without importing the AWS CDK; an app (``build_app()``
-or a ``cdk.App``) is built, never synthesized, and its tables (owned or imported) described.
-Exit 0 on success, 2 when the target cannot be found or holds no model (or on usage errors), 1
-on a model, codegen or evolution error, an unwritable output or a failed `codegen --check`.
+TARGET: a module or Python file, optionally ``:attribute``, or a contract file (``*.json``).
+A model module is read without importing the AWS CDK; an app is built, never synthesized; a
+function target is called with no arguments. Exit 0 on success, 2 when the target cannot be
+found, holds no model or needs arguments (or on usage errors), 1 on any other error
+(docs/cli.md).
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ import argparse
 import contextlib
 import importlib
 import importlib.util
+import inspect
 import os
 import re
 import sys
@@ -97,7 +97,27 @@ def _no_synth(source: str) -> Iterator[None]:
                 os.environ["CDK_OUTDIR"] = saved
 
 
-def _import(spec: str, path: Path | None) -> Any:
+@contextlib.contextmanager
+def _in_project(path: Path | None) -> Iterator[str]:
+    """While a file target loads, the working directory is its project directory (the nearest
+    ``cdk.json`` above it), where ``cdk synth`` runs the app: its relative paths (``entry=``,
+    a contract file) mean what they mean there. No ``cdk.json`` above it: nothing changes.
+    Yields the working directory the command was started in."""
+    from .model.project_paths import project_directory
+
+    before = os.getcwd()
+    project = project_directory(path) if path is not None else None
+    if project is None:
+        yield before
+        return
+    os.chdir(project)
+    try:
+        yield before
+    finally:
+        os.chdir(before)
+
+
+def _import(spec: str, path: Path | None, launched_from: str | None = None) -> Any:
     if path is None:
         try:
             return importlib.import_module(spec)
@@ -109,9 +129,10 @@ def _import(spec: str, path: Path | None) -> Any:
     module_spec = importlib.util.spec_from_file_location(name, path)
     if module_spec is None or module_spec.loader is None:
         raise TargetError(f"target {spec!r}: {path} cannot be imported as a Python module")
-    # As ``python FILE`` does: the file's directory (and the working directory) lead sys.path
-    # while the file runs — and only then, so later imports are not redirected to its siblings.
-    added = [p for p in dict.fromkeys((str(path.parent), os.getcwd())) if p not in sys.path]
+    # As ``python FILE`` does: the file's directory (and the working directories: the project's and
+    # the one the command started in) lead sys.path while the file runs — and only then, so later
+    # imports are not redirected to its siblings.
+    added = [p for p in dict.fromkeys((str(path.parent), os.getcwd(), launched_from or os.getcwd())) if p not in sys.path]
     sys.path[:0] = added
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[name] = module
@@ -217,11 +238,23 @@ def _imported_in(root: Any) -> list[_Found]:
     return [(c.node.path, c.model, view, c) for view, c in views]
 
 
-def load_consumers(target: str) -> list[tuple[str, Model, list[tuple[str, Any]], Any]]:
-    """Per imported table of the consumer app ``target``: (path, model, [(function, scope)], pinned contract)."""
-    found = _load(target, finder=_imported_in)
-    return [(str(title), model, [(f.path, f.scope) for f in view.functions], table.pinned_contract)
-            for title, model, view, table in found if table is not None]
+def load_consumers(target: str) -> list[Any]:
+    """Every table the consumer app ``target`` imports from published parameters, with its
+    functions (``evolution.contracts.Consumer``)."""
+    from .constructs.table_function import TableFunction
+    from .evolution.contracts import Consumer, ConsumerFunction
+
+    out = []
+    for title, model, view, table in _load(target, finder=_imported_in):
+        if table is None:
+            continue
+        built = {c.node.path: c for c in table.node.root.node.find_all() if isinstance(c, TableFunction)}
+        functions = tuple(
+            ConsumerFunction(f.path, f.scope, tuple(source for _, source in getattr(built.get(f.path), "handler_files", ())))
+            for f in view.functions
+        )
+        out.append(Consumer(str(title), model, functions, table.pinned_contract))
+    return out
 
 
 def _from_object(obj: object, what: str, *, call: bool = True, finder: Any = None) -> tuple[list[_Found], str]:
@@ -232,8 +265,28 @@ def _from_object(obj: object, what: str, *, call: bool = True, finder: Any = Non
     if _is_construct(obj):
         return (finder or _tables_in)(obj), _tree_of(obj, what)
     if call and callable(obj):
-        return _from_object(obj(), what, call=False, finder=finder)
+        return _from_object(_call(obj, what), what, call=False, finder=finder)
     raise TargetError(f"{what} is a {type(obj).__name__}, not a Model, a construct or a function returning one")
+
+
+def _call(function: Any, what: str) -> Any:
+    """``function()``; a :class:`TargetError` naming it and its signature when it needs arguments."""
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):  # no signature to read (a builtin): call it and see
+        return function()
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    required = [p.name for p in signature.parameters.values() if p.kind in kinds and p.default is p.empty]
+    if not required:
+        return function()
+    name = getattr(function, "__qualname__", None) or type(function).__name__
+    needs = ", ".join(map(repr, required))
+    raise TargetError(
+        f"{what} cannot be called: {name}{signature} needs {len(required)} argument"
+        f"{'s' if len(required) > 1 else ''} ({needs}), and the command line calls a target's function with none. "
+        "Expected a function taking no arguments that returns a Model, a cdk.App or a construct: give "
+        f"{needs} a default, or name a function that calls it with its arguments as TARGET:function"
+    )
 
 
 def _tree_of(root: Any, what: str) -> str:
@@ -277,8 +330,8 @@ def _load(target: str, *, finder: Any = None) -> list[_Found]:
     spec, attribute = _split(target)
     source, path = _source_of(spec)
     where = f"target {target!r}"
-    with _no_synth(source):
-        module = _import(spec, path)
+    with _no_synth(source), _in_project(path) as launched_from:
+        module = _import(spec, path, launched_from)
         if attribute is not None:
             obj: Any = module
             for part in attribute.split("."):

@@ -42,9 +42,10 @@ BUNDLED_PACKAGES = ("model", "runtime")
 #: function's runtime part stays within its size budget.
 BACKFILL_ONLY = ("runtime/patterns/backfill/", "runtime/handlers/backfill.py")
 BACKFILL_HANDLER = "constructs_lib.runtime.handlers.backfill.handler"
-#: Model modules no function runs: reading a contract file, building a consumer's view (its
-#: patterns are in the bundled model JSON already) and the design warnings happen at synth.
-SYNTH_ONLY = ("model/contract_file.py", "model/view.py", "model/design_warnings.py")
+#: Model modules no function runs: reading a contract file (and where its path points), building a
+#: consumer's view (its patterns are in the bundled model JSON already) and the design warnings
+#: happen at synth.
+SYNTH_ONLY = ("model/contract_file.py", "model/view.py", "model/design_warnings.py", "model/project_paths.py")
 #: The cold-start check of a published contract (ADR 0042): shipped with functions bound to a table
 #: imported from published parameters (``contract_check=True``) alone.
 CONTRACT_CHECK_ONLY = ("model/slices.py",)

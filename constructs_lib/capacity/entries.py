@@ -26,8 +26,9 @@ __all__ = [
     "resolve_index",
 ]
 
-#: Bytes DynamoDB adds to a local secondary index entry when it prices the write (measured on
+#: Bytes DynamoDB adds to a local secondary index entry when it prices a write of it (measured on
 #: DynamoDB Local; AWS documents the same 100 bytes as the storage overhead of an index item).
+#: A query of the index reads the entry without them (measured too).
 LSI_ENTRY_OVERHEAD = 100
 
 Item = Mapping[str, Any]
@@ -74,8 +75,9 @@ def index_entry(model: Model, index: ResolvedIndex, item: Item | None) -> dict[s
 
 
 def entry_size(index: ResolvedIndex, entry: Item) -> int:
-    """Bytes DynamoDB prices an index entry at: its attributes, plus
-    :data:`LSI_ENTRY_OVERHEAD` for a local secondary index."""
+    """Bytes DynamoDB prices a write of an index entry at: its attributes, plus
+    :data:`LSI_ENTRY_OVERHEAD` for a local secondary index (a read is priced on the attributes
+    alone: :func:`~constructs_lib.capacity.reads.read_bytes`)."""
     return item_size(entry) + (LSI_ENTRY_OVERHEAD if index.kind == "LSI" else 0)
 
 

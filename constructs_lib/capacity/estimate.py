@@ -136,17 +136,20 @@ def update_attribute(model: Model, entity: str) -> str | None:
 
 @dataclass(frozen=True)
 class ItemShape:
-    """What prices one item: its size, and the bytes of its entry in each index it is in."""
+    """What prices one item: its size, and its entry in each index it is in: ``entries`` the
+    bytes a query of the index reads, ``written`` the bytes a write of it is priced at (a local
+    secondary index adds its 100 bytes to writes only, ADR 0051 row 6)."""
 
     size: int
     entries: Mapping[str, int]
+    written: Mapping[str, int]
 
 
 def item_shape(model: Model, entity: str, item_bytes: int | None, *, index: str | None = None) -> ItemShape:
     """The representative item sized to ``item_bytes`` (None: the declared hint, else its own
     size). An ``ALL`` entry is the whole item; any other entry keeps the representative item's
     keys and projected attributes (what pads an item is projected by no such index), never more
-    than the item itself; a local secondary index adds its 100 bytes."""
+    than the item itself."""
     item = representative_item(model, entity, index=index)
     if item_bytes is None:
         hint = _entity(model, entity).typical_item_bytes
@@ -154,13 +157,14 @@ def item_shape(model: Model, entity: str, item_bytes: int | None, *, index: str 
     else:
         size = _checked_bytes(item_bytes)
     entries: dict[str, int] = {}
+    written: dict[str, int] = {}
     for resolved in model.indexes.values():
         entry = index_entry(model, resolved, item)
         if entry is None:
             continue
-        raw = size if resolved.projection == "ALL" else min(item_size(entry), size)
-        entries[resolved.name] = raw + (LSI_ENTRY_OVERHEAD if resolved.kind == "LSI" else 0)
-    return ItemShape(size, entries)
+        entries[resolved.name] = size if resolved.projection == "ALL" else min(item_size(entry), size)
+        written[resolved.name] = entries[resolved.name] + (LSI_ENTRY_OVERHEAD if resolved.kind == "LSI" else 0)
+    return ItemShape(size, entries, written)
 
 
 def _checked_bytes(item_bytes: object) -> int:
@@ -203,7 +207,7 @@ def write_estimate(model: Model, entity: str, kind: WriteKind, *, item_bytes: in
     base = kind.removeprefix("transaction_").removeprefix("batch_")
     gsis: dict[str, float] = {}
     lsis: dict[str, float] = {}
-    for name, size in shape.entries.items():
+    for name, size in shape.written.items():
         index = model.indexes[name]
         if base == "update" and not _update_rewrites(model, index, resolved):
             continue

@@ -3,7 +3,8 @@ errors name the line of the offending value.
 
 A small reader built on the standard library's string and number scanners: it returns the
 parsed value and, for every path into it (a tuple of keys and list positions), the line its
-value starts on. Duplicate keys are refused (``json`` would keep the last one silently).
+value starts on. Duplicate keys are refused (``json`` would keep the last one silently), and so
+is nesting deeper than ``MAX_JSON_DEPTH`` arrays and objects (the reader recurses once per level).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..model.jsontext import MAX_JSON_DEPTH
 from .exceptions import CapacityInputError
 
 __all__ = ["Document", "JsonSyntaxError", "parse", "read"]
@@ -26,7 +28,7 @@ _CONSTANTS = {"true": True, "false": False, "null": None}
 
 
 class JsonSyntaxError(CapacityInputError):
-    """Text that is not JSON; ``line`` is where the reader stopped."""
+    """Text that is not JSON, or nests deeper than ``MAX_JSON_DEPTH``; ``line`` is where the reader stopped."""
 
     def __init__(self, message: str, line: int) -> None:
         super().__init__(message)
@@ -87,6 +89,10 @@ class _Reader:
         if pos >= len(text):
             raise self.error(pos, "the text ends where a value was expected")
         char = text[pos]
+        if char in "{[" and len(path) >= MAX_JSON_DEPTH:
+            line = self.line_of(pos)
+            raise JsonSyntaxError(f"line {line}: arrays and objects nest more than {MAX_JSON_DEPTH} levels deep "
+                                  f"here; at most {MAX_JSON_DEPTH} levels are read", line)
         if char == "{":
             return self.object(pos + 1, path)
         if char == "[":

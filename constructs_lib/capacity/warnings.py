@@ -51,7 +51,7 @@ def _unread_entries(model: Model) -> list[ModelWarning]:
     out = []
     for entity in model.entities.values():
         shape = item_shape(model, entity.name, None)
-        for index, size in shape.entries.items():
+        for index, size in shape.written.items():
             if _readers(model, entity.name, index):
                 continue
             units = write_units(size)
@@ -75,7 +75,7 @@ def _over_projected(model: Model) -> list[ModelWarning]:
                 and model.indexes[n].kind == "GSI"]
         if len(full) < 2:
             continue
-        now = sum(write_units(shape.entries[i.name]) for i in full)
+        now = sum(write_units(shape.written[i.name]) for i in full)
         keep = {model.pk_attribute, model.sk_attribute, model.entity_attribute}
         lean = sum(write_units(min(shape.size, item_size(
             {k: v for k, v in item.items() if k in keep | set(i.key_attributes)}))) for i in full)

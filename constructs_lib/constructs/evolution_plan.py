@@ -22,6 +22,7 @@ from ..evolution.exceptions import BreakingChangeError
 from ..evolution.lock import LOCK_FILE, ModelLock, TableLock
 from ..evolution.preflight import key_length_findings
 from ..model import Model, ResolvedIndex
+from ..model.jsontext import load_json
 from . import defaults
 from .exceptions import ConstructPropsError
 
@@ -48,7 +49,7 @@ def acknowledgements(scope: Construct, explicit: Sequence[str] | None) -> tuple[
     ids: list[str] = list(explicit or ())
     if isinstance(raw, str):
         text = raw.strip()
-        ids += json.loads(text) if text.startswith("[") else [p.strip() for p in text.split(",") if p.strip()]
+        ids += _id_list(text) if text.startswith("[") else [p.strip() for p in text.split(",") if p.strip()]
     elif isinstance(raw, list):
         ids += [str(p) for p in raw]
     elif raw is not None:
@@ -154,3 +155,16 @@ class _RefuseBreaking:
         except BreakingChangeError as exc:
             return [str(exc)]
         return []
+
+
+def _id_list(text: str) -> list[str]:
+    """The change ids of context value ``text``, a JSON array of strings (:class:`ConstructPropsError` otherwise)."""
+    where = f"context {CONTEXT_ACKNOWLEDGE!r}"
+    try:
+        ids = load_json(text, where, ConstructPropsError)
+    except json.JSONDecodeError as exc:
+        raise ConstructPropsError(f"{where} = {text!r:.80} is not a JSON array ({exc.msg}); give a JSON array of "
+                                  "change ids or a comma-separated string") from exc
+    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        raise ConstructPropsError(f"{where} = {text!r:.80} must be a JSON array of change ids (strings)")
+    return ids

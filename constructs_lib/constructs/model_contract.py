@@ -215,16 +215,23 @@ def import_from_parameters(
 
 
 def _read_pin(what: str, path: str | os.PathLike[str]) -> Contract:
-    """The consumer's committed copy of the producer's contract file, read and checked offline."""
+    """The consumer's committed copy of the producer's contract file, read and checked offline; a
+    relative path is read from the project directory of the calling file (``model/project_paths.py``),
+    and named relative to it."""
+    from dataclasses import replace
+
     from ..model.contract_file import read_contract
     from ..model.exceptions import ContractError
+    from ..model.project_paths import resolve_project_path, shown
 
     if not isinstance(path, (str, os.PathLike)) or (isinstance(path, str) and path.lstrip().startswith("{")):
         raise ConstructPropsError(f"{what}: contract {path!r:.80} must be the path of a contract file")
+    full, show = resolve_project_path(path)
     try:
-        return read_contract(path, Model)
+        contract = read_contract(shown(full), Model)
     except ContractError as exc:
-        raise ConstructPropsError(f"{what}: {exc}") from exc
+        raise ConstructPropsError(f"{what}: {str(exc).replace(repr(shown(full)), repr(show), 1)}") from exc
+    return replace(contract, source=f"contract file {show!r}")
 
 
 def check_pinned_slice(what: str, table: ModelBoundTable, scope: AccessScope | None) -> None:

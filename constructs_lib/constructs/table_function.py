@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Literal
 
 import aws_cdk as cdk
@@ -217,6 +218,8 @@ class TableFunction(Construct):
         with asset_errors():
             code = resolve_handler_code(entry=entry, index=index, function=handler, requirements=requirements,
                                         what=what)
+        #: The user's code the asset ships: (asset-relative path, source file) pairs.
+        self.handler_files: tuple[tuple[str, Path], ...] = code.files
         arch = architecture or lambda_.Architecture.ARM_64
         runtime, python_version = python_runtime(runtime, what)
         dependencies = None

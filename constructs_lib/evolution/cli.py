@@ -17,8 +17,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from ..model.jsontext import load_json
 from ..model.model import Model
-from .exceptions import LockError  # importable from here too
+from ..model.project_paths import shown
+from .exceptions import EvolutionError, LockError  # LockError: importable from here too
 from .lock import LOCK_FILE, ModelLock, TableLock
 
 CONTEXT_LOCK = "constructs_lib:lock"
@@ -129,8 +131,19 @@ def _cdk_context(project: Path) -> dict[str, Any]:
     cdk_json = project / "cdk.json"
     if not cdk_json.is_file():
         return {}
-    data = json.loads(cdk_json.read_text(encoding="utf-8"))
-    return dict(data.get("context") or {})
+    return dict(_read_cdk_json(cdk_json).get("context") or {})
+
+
+def _read_cdk_json(path: Path) -> dict[str, Any]:
+    """The object in ``path`` (:class:`EvolutionError` when it is not a JSON object)."""
+    where = str(path)
+    try:
+        data = load_json(path.read_text(encoding="utf-8"), where, EvolutionError)
+    except json.JSONDecodeError as exc:
+        raise EvolutionError(f"{where} is not valid JSON ({exc.msg}: line {exc.lineno}, column {exc.colno})") from exc
+    if not isinstance(data, dict):
+        raise EvolutionError(f"{where} must hold a JSON object, found {type(data).__name__}")
+    return data
 
 
 def lock_path(args: argparse.Namespace) -> Path:
@@ -145,7 +158,7 @@ def _register_in_cdk_json(project: Path, path: Path) -> str:
     cdk_json = project / "cdk.json"
     if not cdk_json.is_file():
         return ""
-    data = json.loads(cdk_json.read_text(encoding="utf-8"))
+    data = _read_cdk_json(cdk_json)
     context = data.setdefault("context", {})
     if context.get(CONTEXT_LOCK):
         return ""
@@ -195,7 +208,7 @@ def _lock(args: argparse.Namespace) -> str:
                        "`python -m constructs_lib backfill`)")
     ModelLock(tables).save(path)
     note = _register_in_cdk_json(_project_dir(args.target), path)
-    return "\n".join(out) + f"\nwrote {path}\n" + note
+    return "\n".join(out) + f"\nwrote {shown(path, _project_dir(args.target))}\n" + note
 
 
 def _diff(args: argparse.Namespace) -> str:
@@ -206,7 +219,8 @@ def _diff(args: argparse.Namespace) -> str:
     current = load_tables(args)
     acks = _acknowledged(args)
     existing = ModelLock.load(path).tables if path.is_file() else None
-    consumers = Path(args.consumers) if args.consumers else _project_dir(args.target) / CONSUMERS_DIR
+    project = _project_dir(args.target)
+    consumers = Path(args.consumers) if args.consumers else project / CONSUMERS_DIR
     if args.consumers and not consumers.is_dir():
         raise LockError(f"--consumers {args.consumers!r} is not a directory of consumer slice files")
     slices = read_consumer_slices(consumers) if consumers.is_dir() else []
@@ -216,20 +230,35 @@ def _diff(args: argparse.Namespace) -> str:
         out.append(f"{table_path} (model {model.name!r})")
         locked = existing.get(table_path) if existing is not None else None
         if existing is None:
-            out.append(f"  no model lock at {path}: run `python -m constructs_lib lock {args.target}` after a deploy\n")
+            out.append(f"  no model lock at {shown(path, project)}: run `python -m constructs_lib lock {args.target}` "
+                       "after a deploy\n")
         elif locked is None:
             out.append("  not in the lock yet (a new table)\n")
         else:
             diff = locked.diff(model, acknowledge=acks)
             breaking = breaking or bool(diff.unacknowledged)
             out.append(diff.render())
-        for path, piece, breaks in consumer_breaks(model, slices):
+        checked = consumer_breaks(model, slices, locked=locked.model if locked is not None else None)
+        for slice_file, piece, breaks in checked:
+            if not breaks:
+                continue
             ack = f"consumer:{piece.consumer}"
             state = "acknowledged" if ack in acks else "breaking"
             breaking = breaking or ack not in acks
-            out.append(f"  [{state}] {ack}: this change breaks registered consumer {piece.consumer!r} ({path}):")
+            out.append(f"  [{state}] {ack}: this change breaks registered consumer {piece.consumer!r} "
+                       f"({shown(slice_file, project)}):")
             out += [f"    {b.describe()}" for b in breaks]
+            if ack not in acks:
+                out.append(f"    the consumer's functions would refuse to start: agree the change with {piece.consumer!r} "
+                           f"(it adapts and registers its slice again), or go ahead with --acknowledge {ack}")
             out.append("")
+        holding = [f"{piece.consumer!r} ({shown(slice_file, project)})" for slice_file, piece, breaks in checked
+                   if not breaks]
+        if holding:
+            out.append(f"  registered consumers checked, unaffected: {', '.join(holding)}\n")
+        elif slices and not checked:
+            out.append(f"  no registered consumer of model {model.name!r} in {shown(consumers, project)} "
+                       f"({len(slices)} slice file(s) of other models)\n")
         findings = key_length_findings(model)
         if findings:
             out.append("  key-length pre-flight:")

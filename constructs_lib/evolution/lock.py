@@ -15,6 +15,7 @@ from typing import Any
 
 from ..model.exceptions import ModelFormatError
 from ..model.indexes import Index
+from ..model.jsontext import load_json
 from ..model.model import Model
 from ..model.resolve import resolve_index
 from ..model.resolved import ResolvedIndex
@@ -81,7 +82,7 @@ class ModelLock:
     @classmethod
     def from_json(cls, text: str, *, where: str = "lock") -> ModelLock:
         try:
-            data = json.loads(text)
+            data = load_json(text, f"model lock {where}", ModelFormatError)
         except json.JSONDecodeError as exc:
             raise ModelFormatError(f"model lock {where} is not valid JSON: {exc}") from exc
         if not isinstance(data, dict) or data.get("format") != LOCK_FORMAT:

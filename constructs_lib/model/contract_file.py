@@ -26,7 +26,8 @@ from .exceptions import (
     ContractVersionError,
     ModelError,
 )
-from .fingerprints import entity_fingerprints, fingerprint, index_fingerprints
+from .fingerprints import entity_fingerprints, fingerprint, index_fingerprints, stored_fingerprints
+from .jsontext import load_json
 
 #: The ``format`` of every contract file.
 FORMAT = "constructs_lib.contract"
@@ -165,7 +166,12 @@ class Contract:
     model
         The producer's model.
     fingerprint, entity_fingerprints, index_fingerprints
-        The whole-model, per-entity and per-index fingerprints (equal to the model's).
+        The whole-model, per-entity and per-index fingerprints of the model: those in the file,
+        except that a file an older constructs_lib wrote with set-valued declarations out of
+        order gets the fingerprints of their sorted form.
+    stored_fingerprints
+        Per entity, how its items are stored beyond their keys (TTL attribute, other declared
+        fields, required attributes; :func:`~.fingerprints.stored_fingerprints`), from the model.
     table
         The ``table`` object: ``partition_key``, ``sort_key``, ``indexes``, ``ttl_attribute``,
         ``stream_view_type`` and, when known, ``table_name`` and ``table_arn``; a global table's
@@ -181,6 +187,7 @@ class Contract:
     table: Mapping[str, Any]
     source: str
     document: Mapping[str, Any] = field(repr=False)
+    stored_fingerprints: Mapping[str, str] = field(default_factory=dict)
 
 
 def _load(source: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[Any, str]:
@@ -205,7 +212,7 @@ def _load(source: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[Any, str]
             f"a contract is a path, JSON text or a mapping, got {type(source).__name__} {source!r:.60}"
         )
     try:
-        return json.loads(text), where
+        return load_json(text, where, ContractFormatError), where
     except json.JSONDecodeError as exc:
         ends_early = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated")
         raise ContractFormatError(
@@ -321,11 +328,14 @@ def read_contract(
     problems = []
     if model.name != name:
         problems.append(f"model_name {name!r} in the file, {model.name!r} in its model")
-    computed = model.to_dict()
-    problems += _mismatches("fingerprint of the whole", {"model": written["model"]}, {"model": fingerprint(computed)})
-    problems += _mismatches("fingerprint of entity", written["entities"], entity_fingerprints(computed))
-    problems += _mismatches("fingerprint of index", written["indexes"], index_fingerprints(computed))
-    derived = table_schema(computed)
+    # The file is checked against its model JSON as written: an older constructs_lib kept set-valued
+    # declarations (choices, when_equals values, INCLUDE projections) in declared order, and hashed
+    # them so. What the Contract reports is the model's own, resolved (sorted) form.
+    as_written = dict(data)
+    problems += _mismatches("fingerprint of the whole", {"model": written["model"]}, {"model": fingerprint(as_written)})
+    problems += _mismatches("fingerprint of entity", written["entities"], entity_fingerprints(as_written))
+    problems += _mismatches("fingerprint of index", written["indexes"], index_fingerprints(as_written))
+    derived = table_schema(as_written)
     problems += _mismatches("table", {k: table.get(k) for k in derived}, derived)
     if problems:
         raise ContractIntegrityError(
@@ -333,9 +343,11 @@ def read_contract(
             + "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
             + f"). Do not edit a contract: export it again from the producer with {_EXPORT}"
         )
+    computed = model.to_dict()
     return Contract(
-        model=model, fingerprint=written["model"], entity_fingerprints=dict(written["entities"]),
-        index_fingerprints=dict(written["indexes"]), table=dict(table), source=where, document=document,
+        model=model, fingerprint=fingerprint(computed), entity_fingerprints=entity_fingerprints(computed),
+        index_fingerprints=index_fingerprints(computed), table=dict(table), source=where, document=document,
+        stored_fingerprints=stored_fingerprints(computed),
     )
 
 

@@ -82,8 +82,9 @@ class IndexKey:
         self.frozen_when_equals()
 
     def frozen_when_equals(self) -> dict[str, tuple[str, ...]]:
-        """``when_equals`` checked and normalized: attribute → tuple of allowed values, sorted by
-        attribute (a set of values sorted too, for a deterministic ``to_json()``); {} if not given."""
+        """``when_equals`` checked and normalized: attribute → the set of allowed values as a sorted
+        tuple without duplicates, attributes sorted (declaration order and repeats change nothing:
+        not the model JSON, not a fingerprint); {} if not given."""
         if self.when_equals is None:
             return {}
         if not isinstance(self.when_equals, Mapping):
@@ -94,9 +95,7 @@ class IndexKey:
         for attr, values in dict(self.when_equals).items():
             if isinstance(values, str):
                 vals: tuple[Any, ...] = (values,)
-            elif isinstance(values, (set, frozenset)):
-                vals = tuple(sorted(values, key=str))  # deterministic order for to_json()
-            elif isinstance(values, Sequence):
+            elif isinstance(values, (set, frozenset, Sequence)):
                 vals = tuple(values)
             else:
                 vals = ()
@@ -104,7 +103,7 @@ class IndexKey:
                 raise ModelValidationError(
                     f"when_equals[{attr!r}] = {values!r} must be a non-empty string or tuple of strings"
                 )
-            frozen[attr] = vals
+            frozen[attr] = tuple(sorted(set(vals)))
         return dict(sorted(frozen.items()))
 
     def to_dict(self) -> dict[str, Any]:
@@ -237,7 +236,7 @@ class Entity:
             )
         where = f"entity {self.name!r}"
         if isinstance(self.fields, Mapping):
-            fields = {k: Field.coerce(v, where=f"{where} field {k!r}") for k, v in self.fields.items()}
+            fields = {k: Field.coerce(v, where=f"{where} field {k!r}").canonical() for k, v in self.fields.items()}
         elif isinstance(self.fields, str):
             raise ModelValidationError(f"{where}: fields {self.fields!r} must be a mapping or a list of names")
         else:
@@ -262,7 +261,19 @@ class Entity:
             sk_t = KeyTemplate.parse(key.sk, where=f"{at} sk") if key.sk is not None else None
             _check_shard_placeholder(at, key, pk_t, sk_t, fields)
             templates[index_name] = (pk_t, sk_t)
-        return EntityParts(fields, index_keys, tuple(self.required), attributes, pk, sk, templates)
+        return EntityParts(fields, index_keys, self._checked_required(), attributes, pk, sk, templates)
+
+    def _checked_required(self) -> tuple[str, ...]:
+        """``required`` as a set: sorted, each name once (the order it was declared in changes nothing)."""
+        names = self.required
+        if isinstance(names, str) or not isinstance(names, Sequence | set | frozenset) or not all(
+            isinstance(n, str) and n for n in names
+        ):
+            raise ModelValidationError(
+                f"entity {self.name!r}: required {names!r} must be a list of attribute names (a tuple, even for one: "
+                "('email',))"
+            )
+        return tuple(sorted(set(names)))
 
     def _check_size_hint(self) -> None:
         hint = self.typical_item_bytes

@@ -34,6 +34,12 @@ class AccessScopeError(ModelValidationError):
     """An access scope names something the model does not declare, or breaks a scope rule."""
 
 
+class FrozenModelError(ModelError, AttributeError):
+    """A validated ``Model`` was asked to change: its attributes and mappings are read-only (build
+    a new ``Model`` from the declarations instead). Also an ``AttributeError``, as for a frozen
+    dataclass."""
+
+
 class ModelFormatError(ModelError):
     """A serialized model (JSON) has an unknown format or an unsupported version."""
 

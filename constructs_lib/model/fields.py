@@ -40,8 +40,9 @@ class Field:
     width
         Digits for ``"number"`` (1–38, required there); must be None otherwise.
     choices
-        For enum-like string fields: the allowed values. Declaring them also tells the model
-        the field has low cardinality (used for hot-partition warnings). Default: any value.
+        For enum-like string fields: the allowed values, a set (the model keeps them sorted, each
+        once: :meth:`canonical`). Declaring them also tells the model the field has low
+        cardinality (used for hot-partition warnings). Default: any value.
     max_length
         For string fields: the longest value in characters (writes of longer values are
         refused). Lets synth bound every key built from the field (key-length pre-flight,
@@ -77,6 +78,15 @@ class Field:
             raise ModelValidationError(
                 f"max_length {self.max_length!r} must be a positive int on a string field (kind is {self.kind!r})"
             )
+
+    def canonical(self) -> Field:
+        """This field with ``choices`` as a set: sorted, each value once (the order they were
+        declared in changes neither the model JSON nor a fingerprint). The model resolves every
+        declared field to this form; the field itself keeps what was written."""
+        if self.choices is None:
+            return self
+        choices = tuple(sorted(set(self.choices)))
+        return self if choices == self.choices else Field(self.kind, self.width, choices, self.max_length)
 
     # Convenience constructors -------------------------------------------------------------
     @classmethod

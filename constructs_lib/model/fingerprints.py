@@ -1,13 +1,13 @@
 """Fingerprints of a model's key schema: the whole model, each entity, each index.
 
 A fingerprint is the first 32 hex digits of a SHA-256 over the canonical JSON of exactly the
-parts that decide keys and index entries: :func:`fingerprint` the whole model (ADR 0020),
-:func:`entity_fingerprints` one entity's templates, key fields, index keys and sparse rules,
-:func:`index_fingerprints` one index's keys and projection with its writers' templates and rules.
-Adding an entity, index, access pattern or non-key field moves no existing entity's or index's
-fingerprint. Works on a ``Model`` or its ``to_dict()``; imports no other module of the model.
-
-See docs/contract-format.md and docs/adr/0040-the-contract-is-a-file.md.
+parts that decide keys and index entries: :func:`fingerprint` the whole model (ADR 0020), and
+per entity (:func:`entity_fingerprints`: templates, key fields, index keys, sparse rules) and per
+index (:func:`index_fingerprints`: keys, projection, its writers' templates and rules). Adding an
+entity, index, access pattern or non-key field moves none of these. :func:`stored_fingerprints`:
+how an entity's items are stored beyond their keys (TTL attribute, other declared fields, required
+attributes). :func:`canonical`: a model JSON with its sets sorted. Works on a ``Model`` or its
+``to_dict()``; imports no other module of the model. See docs/contract-format.md, ADR 0040, 0042.
 """
 
 from __future__ import annotations
@@ -123,6 +123,51 @@ def index_schema(model: ModelLike, name: str) -> dict[str, Any]:
     }
 
 
+def stored_schema(model: ModelLike, name: str) -> dict[str, Any]:
+    """What :func:`stored_fingerprints` hashes for entity ``name``: how its items are stored beyond
+    their keys (:func:`entity_schema`) — the model's TTL attribute (where ``expires_in`` goes, and
+    the name under which a read returns the expiry), the declared fields its keys do not read
+    (their stored form, choices and length) and its required attributes. Sets are sorted, so a
+    model JSON written in another order (an older constructs_lib kept the declared one) hashes alike."""
+    data = _data(model)
+    entity = next(e for e in data["entities"] if e["name"] == name)
+    keyed = entity_schema(data, name)["key_fields"]
+    fields = {f: _set_valued(spec) for f, spec in (entity.get("fields") or {}).items() if f not in keyed}
+    return {
+        "entity": name, "ttl_attribute": data.get("ttl_attribute"), "fields": fields,
+        "required": sorted(set(entity.get("required") or ())),
+    }
+
+
+def _set_valued(spec: Mapping[str, Any]) -> dict[str, Any]:
+    return {**spec, "choices": sorted(set(spec["choices"]))} if spec.get("choices") else dict(spec)
+
+
+def canonical(model: ModelLike) -> dict[str, Any]:
+    """A model JSON document with its set-valued declarations as the model resolves them: sorted,
+    each value once (``when_equals`` values, INCLUDE projections, field ``choices``, ``required``).
+    The identity on a ``Model``'s ``to_dict()``; a document an older constructs_lib wrote keeps
+    its declared order, and this gives the fingerprints the same model has now."""
+    data = dict(_data(model))
+    data["indexes"] = [
+        {**i, "projection": sorted(set(i["projection"]))} if isinstance(i.get("projection"), list) else i
+        for i in data["indexes"]
+    ]
+    entities = []
+    for entity in data["entities"]:
+        entity = dict(entity)
+        entity["fields"] = {f: _set_valued(spec) for f, spec in (entity.get("fields") or {}).items()}
+        entity["required"] = sorted(set(entity.get("required") or ()))
+        entity["indexes"] = {
+            i: {**rule, "when_equals": {a: sorted(set(v)) for a, v in sorted(rule["when_equals"].items())}}
+            if rule.get("when_equals") else rule
+            for i, rule in (entity.get("indexes") or {}).items()
+        }
+        entities.append(entity)
+    data["entities"] = entities
+    return data
+
+
 def entity_fingerprints(model: ModelLike) -> dict[str, str]:
     """Entity name → fingerprint of :func:`entity_schema`."""
     data = _data(model)
@@ -135,7 +180,13 @@ def index_fingerprints(model: ModelLike) -> dict[str, str]:
     return {i["name"]: digest(index_schema(data, i["name"])) for i in data["indexes"]}
 
 
+def stored_fingerprints(model: ModelLike) -> dict[str, str]:
+    """Entity name → fingerprint of :func:`stored_schema`."""
+    data = _data(model)
+    return {e["name"]: digest(stored_schema(data, e["name"])) for e in data["entities"]}
+
+
 __all__ = [
-    "FINGERPRINT_LENGTH", "ModelLike", "digest", "entity_fingerprints", "entity_schema", "fingerprint",
-    "index_fingerprints", "index_schema", "key_schema",
+    "FINGERPRINT_LENGTH", "ModelLike", "canonical", "digest", "entity_fingerprints", "entity_schema", "fingerprint",
+    "index_fingerprints", "index_schema", "key_schema", "stored_fingerprints", "stored_schema",
 ]

@@ -51,7 +51,7 @@ class Index:
         Whether the index has a sort key. Default True (required for an LSI).
     projection
         ``"ALL"`` (default), ``"KEYS_ONLY"``, or a tuple of non-key attribute names
-        (``INCLUDE``; at most 100 across all indexes).
+        (``INCLUDE``; at most 100 across all indexes), a set: the model keeps them sorted, each once.
     """
 
     name: str
@@ -59,7 +59,7 @@ class Index:
     pk_attribute: str | None = None
     sk_attribute: str | None = None
     sort_key: bool = True
-    projection: str | tuple[str, ...] | list[str] = "ALL"
+    projection: str | tuple[str, ...] | list[str] | frozenset[str] = "ALL"
 
     def __post_init__(self) -> None:
         self.parts()  # validate only: the declared index keeps what the user wrote
@@ -67,7 +67,7 @@ class Index:
     def parts(self) -> IndexParts:
         """The index checked and normalized: its own key attributes with their defaults
         (``{name}PK``/``{name}SK``; an LSI has no own partition-key attribute) and the projection
-        (a list becomes a tuple)."""
+        (an INCLUDE list becomes a sorted tuple without repeats)."""
         if not isinstance(self.name, str) or not _INDEX_NAME_RE.match(self.name) or self.name == TABLE:
             raise ModelValidationError(
                 f"index name {self.name!r} must be 3-255 characters of letters, digits, '_', '-', '.' "
@@ -99,12 +99,14 @@ class Index:
         proj: object = self.projection
         if isinstance(proj, list):
             proj = tuple(proj)
+        if isinstance(proj, (set, frozenset)):
+            proj = tuple(proj)
         if isinstance(proj, tuple):
-            if not proj or not all(isinstance(a, str) and a for a in proj) or len(set(proj)) != len(proj):
+            if not proj or not all(isinstance(a, str) and a for a in proj):
                 raise ModelValidationError(
-                    f"index {self.name!r}: INCLUDE projection {proj!r} must be distinct non-empty attribute names"
+                    f"index {self.name!r}: INCLUDE projection {proj!r} must be non-empty attribute names"
                 )
-            projection: Projection = proj
+            projection: Projection = tuple(sorted(set(proj)))  # a set: order and repeats change nothing
         elif proj == "ALL" or proj == "KEYS_ONLY":
             projection = proj
         else:

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 from . import tenancy
 from .access import CONSUMER_PATTERNS, AccessPattern, consumer_names
 from .entity import SHARD, Entity
-from .exceptions import ModelFormatError, ModelValidationError
+from .exceptions import FrozenModelError, ModelFormatError, ModelValidationError
 from .exceptions import ModelWarning as ModelWarning  # re-exported: model.ModelWarning
 from .indexes import Index
+from .jsontext import load_json
 from .resolve import resolve_entity, resolve_index, resolve_pattern
 from .resolved import ResolvedEntity, ResolvedIndex, ResolvedPattern
 from .templates import KeyTemplate
@@ -67,6 +69,13 @@ class Model:
     ------
     ModelValidationError, TemplateError, AccessPatternError
         On any rule violation, naming the offending value.
+
+    Notes
+    -----
+    A model is immutable once validated: its mappings (``entities``, ``indexes``,
+    ``access_patterns``, ``resolved_patterns``) are read-only views and assigning or deleting
+    one of its attributes raises :class:`~constructs_lib.model.exceptions.FrozenModelError`, so
+    its JSON and fingerprints are those it was validated with.
     """
 
     def __init__(
@@ -92,13 +101,15 @@ class Model:
             [e.declared() if isinstance(e, ResolvedEntity) else e for e in entities], Entity, "entity"
         )
         #: The secondary indexes, resolved (default attribute names filled in; an LSI's partition
-        #: key is the table's).
-        self.indexes: dict[str, ResolvedIndex] = {
+        #: key is the table's); read-only.
+        self.indexes: Mapping[str, ResolvedIndex] = MappingProxyType({
             n: resolve_index(i, pk_attribute)
             for n, i in _unique([i.declared() if isinstance(i, ResolvedIndex) else i for i in indexes], Index, "index").items()
-        }
-        #: The access patterns as declared (their JSON form); :attr:`resolved_patterns` resolves them.
-        self.access_patterns: dict[str, AccessPattern] = _unique(access_patterns, AccessPattern, "access pattern")
+        })
+        #: The access patterns as declared (their JSON form); :attr:`resolved_patterns` resolves them. Read-only.
+        self.access_patterns: Mapping[str, AccessPattern] = MappingProxyType(
+            _unique(access_patterns, AccessPattern, "access pattern")
+        )
         self.ttl_attribute = ttl_attribute
         self.pk_attribute = pk_attribute
         self.sk_attribute = sk_attribute
@@ -108,8 +119,10 @@ class Model:
         self.has_sort_key = any(e.sk is not None for e in declared.values())
         self._validate_limits()
         self._validate_attributes()
-        #: The entities, resolved (normalized fields, parsed templates, each index key resolved).
-        self.entities: dict[str, ResolvedEntity] = {n: resolve_entity(e, self.indexes) for n, e in declared.items()}
+        #: The entities, resolved (normalized fields, parsed templates, each index key resolved); read-only.
+        self.entities: Mapping[str, ResolvedEntity] = MappingProxyType(
+            {n: resolve_entity(e, self.indexes) for n, e in declared.items()}
+        )
         for entity in self.entities.values():
             self._validate_entity(entity)
         self._validate_index_usage()
@@ -121,15 +134,37 @@ class Model:
             resolved = tuple(self.entities.values())
             self.tenant_key_prefix = tenancy.tenant_prefix(resolved, tenant_field)
             self.tenant_safe_gsis = tenancy.tenant_safe_gsis(resolved, self.gsis, tenant_field, self.tenant_key_prefix)
-        self.resolved_patterns: dict[str, ResolvedPattern] = {
+        #: Each access pattern resolved (index, key templates and fields, operation); read-only.
+        self.resolved_patterns: Mapping[str, ResolvedPattern] = MappingProxyType({
             p.name: resolve_pattern(
                 p, self.entities, self.indexes, pk_attribute=pk_attribute,
                 sk_attribute=sk_attribute if self.has_sort_key else None,
             )
             for p in self.access_patterns.values()
-        }
-        #: Names of the access patterns a consumer view added (:meth:`view`); () in a producer's model.
-        self.consumer_patterns: tuple[str, ...] = ()
+        })
+        self._consumer_patterns: tuple[str, ...] = ()
+        self._validated = True  # from here on the model is read-only (__setattr__)
+
+    @property
+    def consumer_patterns(self) -> tuple[str, ...]:
+        """Names of the access patterns a consumer view added (:meth:`view`); () in a producer's model."""
+        return self._consumer_patterns
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if not name.startswith("_") and self.__dict__.get("_validated", False):
+            raise FrozenModelError(
+                f"model {self.__dict__.get('name')!r} is validated and read-only: {name!r} cannot be set (its JSON "
+                "and fingerprints would no longer be those it was validated with); build a new Model instead"
+            )
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if not name.startswith("_") and self.__dict__.get("_validated", False):
+            raise FrozenModelError(
+                f"model {self.__dict__.get('name')!r} is validated and read-only: {name!r} cannot be deleted; build "
+                "a new Model instead"
+            )
+        super().__delattr__(name)
 
     # Lookups --------------------------------------------------------------------------------
     def entity(self, name: str) -> ResolvedEntity:
@@ -397,13 +432,13 @@ class Model:
             entity_attribute=entity_attr,
             tenant_field=data.get("tenant_field"),
         )
-        model.consumer_patterns = consumer_names(data, model.access_patterns)
+        model._consumer_patterns = consumer_names(data, model.access_patterns)
         return model
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Model:
         try:
-            data = json.loads(text)
+            data = load_json(text, "model JSON", ModelFormatError)
         except json.JSONDecodeError as exc:
             raise ModelFormatError(f"model JSON is not valid JSON: {exc}") from exc
         return cls.from_dict(data)
@@ -411,9 +446,16 @@ class Model:
     @classmethod
     def from_contract(cls, source: Any) -> Model:
         """The producer's model from its contract file: a path, the JSON text or the parsed dict, checked
-        (raises ``ContractError`` subclasses; see :func:`constructs_lib.model.contract_file.read_contract`)."""
-        from .contract_file import read_contract
+        (raises ``ContractError`` subclasses; see :func:`constructs_lib.model.contract_file.read_contract`).
+        A relative path is read from the caller's project directory (the nearest ``cdk.json`` above
+        the calling file, else the working directory; :mod:`constructs_lib.model.project_paths`)."""
+        import os
 
+        from .contract_file import read_contract
+        from .project_paths import resolve_project_path, shown
+
+        if isinstance(source, os.PathLike) or (isinstance(source, str) and not source.lstrip().startswith("{")):
+            source = shown(resolve_project_path(source)[0])  # the same file, named from the working directory
         model = read_contract(source, cls).model
         if not isinstance(model, Model):  # read_contract builds it with the class it is given
             raise TypeError(f"contract reader returned {type(model).__name__}, not a Model")

@@ -153,7 +153,9 @@ def resolve_pattern(
     condition = overlap.key_condition(entities[names[0]], pk_templates[0], sk_templates[0], pattern.sk, sk_fields)
     intruders = overlap.intruders(entities, names, condition, index)
     return ResolvedPattern(
-        pattern=pattern, name=pattern.name, entities=names, index=index, sk=pattern.sk,
+        # The declaration in the form its JSON reads back to, so that entity="A" and entity=("A",)
+        # (or sk_fields as a list or a tuple) resolve to equal patterns.
+        pattern=AccessPattern.from_dict(pattern.to_dict()), name=pattern.name, entities=names, index=index, sk=pattern.sk,
         descending=pattern.descending, description=pattern.description,
         pk_attribute=pk_attribute if index is None else index.pk_attribute, pk_template=first_pk,
         sk_attribute=sk_attr, sk_template=sk_templates[0],

@@ -176,7 +176,8 @@ class ResolvedPattern:
     The key attributes and templates are those of the pattern's first entity (its entities share
     one partition)."""
 
-    #: The pattern as declared (its JSON form).
+    #: The pattern's declaration in the form its JSON reads back to (a one-entity tuple as the
+    #: entity's name, ``sk_fields`` as a tuple): patterns declared alike resolve equal.
     pattern: AccessPattern
     name: str
     entities: tuple[str, ...]

@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from .exceptions import AccessScopeError  # defined with the other model errors; importable from here too
+from .jsontext import load_json
 from .tenancy import TENANT_ID_RE, TENANT_ID_RULE
 
 if TYPE_CHECKING:
@@ -203,7 +204,9 @@ class AccessScope:
     @classmethod
     def from_json(cls, text: str) -> AccessScope:
         try:
-            data = json.loads(text)
+            data = load_json(text, "access scope JSON", AccessScopeError)
+        except AccessScopeError:
+            raise
         except ValueError as exc:
             raise AccessScopeError(f"access scope JSON is malformed: {exc}") from exc
         if not isinstance(data, dict):

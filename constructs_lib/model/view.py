@@ -21,9 +21,14 @@ from .fingerprints import entity_fingerprints, fingerprint, index_fingerprints
 class _Model(Protocol):
     """A ``Model`` (what a view reads of it)."""
 
-    name: str
-    access_patterns: dict[str, AccessPattern]
-    consumer_patterns: tuple[str, ...]
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def access_patterns(self) -> Mapping[str, AccessPattern]: ...
+
+    @property
+    def consumer_patterns(self) -> tuple[str, ...]: ...
 
     def to_dict(self) -> dict[str, Any]: ...
 

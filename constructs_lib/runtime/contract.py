@@ -93,7 +93,8 @@ def verify(
     ------
     ContractBreakError
         An entity or index of the slice is missing from the published contract or changed its
-        keys (the message names each, old → new).
+        keys, or an entity it puts or updates is written differently (TTL attribute, declared
+        fields, required attributes); the message names each, old → new.
     ContractUnavailableError
         The contract parameter cannot be read or parsed (the check is never skipped).
     ModelMismatchError
@@ -137,7 +138,8 @@ def _verify_slice(model: Model, scope: AccessScope | None, parameter: str, clien
             f"the table's published contract ({parameter}, model {published.model_name!r} {published.fingerprint}) "
             f"no longer serves what this function uses of model {model.name!r} ({piece.contract_fingerprint}): "
             + "; ".join(b.describe() for b in breaks)
-            + ". Its keys would not match the table's, so nothing was read or written: rebuild the function "
+            + ". Its keys or what it stores would not match the table's, so nothing was read or written: rebuild "
+            "the function "
             "against the producer's current contract (python -m constructs_lib contract verify) and redeploy it.",
             bundled=piece.contract_fingerprint, deployed=published.fingerprint, breaks=breaks,
         )

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .exceptions import CursorError
+from .jsontext import load_json
 
 if TYPE_CHECKING:
     from ..model import Model
@@ -175,7 +176,7 @@ class CursorSigner:
                     f"cursor {cursor[:40]!r} is not one this table's client issued (its signature does not verify); "
                     f"pass back a cursor returned by {source} unchanged"
                 )
-            data = json.loads(blob)
+            data = load_json(blob, f"cursor {cursor[:40]!r}", CursorError)
             key, bound = data["k"], data["q"]
             if not isinstance(key, dict) or not all(isinstance(v, dict) and len(v) == 1 for v in key.values()):
                 raise ValueError("not a DynamoDB key")

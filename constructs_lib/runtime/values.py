@@ -171,20 +171,29 @@ def utf8_size(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
+#: Base-100 digit pairs a number spans at most (38 digits not aligned on the decimal point).
+MAX_NUMBER_PAIRS = 20
+
+
 def number_size(value: Any) -> int:
-    """The size of a number: 1 byte per base-100 digit, plus 1, plus 1 if negative; zero is 1.
+    """The size of a number, as DynamoDB counts it: 1 byte per base-100 digit pair, plus 1, plus
+    1 if negative — unless it spans :data:`MAX_NUMBER_PAIRS` pairs (a negative number is then no
+    larger than a positive one: ``-9.99...`` with 37 nines takes 21 bytes, as ``9.99...``); zero is 1.
+
     DynamoDB documents "1 byte per two significant digits, plus 1" (leading and trailing zeros
-    trimmed); the pairs are aligned on the decimal point, so ``123.456`` takes 4 (``01 23 . 45 60``),
-    not 3 — measured against DynamoDB Local's 400 KB limit (ADR 0047) — and a negative number and
-    zero were measured against its consumed capacity (ADR 0051). ``value``: an int, a Decimal or
-    decimal text."""
+    trimmed); the pairs are aligned on the decimal point, so ``123.456`` spans 4 (``01 23 . 45 60``)
+    and takes 5 bytes, ``-123.456`` 6.
+    Derived from DynamoDB Local's 1 KB write-unit boundary and its 400 KB limit over every sign,
+    digit count (1-38) and exponent (-130..125): ``tests/integration/number_sizes.py``, ADR 0051.
+    ``value``: an int, a Decimal or decimal text."""
     if type(value) is int and -_INT_38_DIGITS < value < _INT_38_DIGITS:  # its digits, without Decimal (same count)
         if not value:
             return 1
         text = str(-value if value < 0 else value)
         kept = text.rstrip("0")
         low = len(text) - len(kept)
-        return (low + len(kept) - 1) // 2 - low // 2 + 2 + (value < 0)
+        pairs = (low + len(kept) - 1) // 2 - low // 2 + 1
+        return pairs + 1 + (value < 0 and pairs < MAX_NUMBER_PAIRS)
     number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
     if not number.is_finite():
         return 2  # not storable; validation refuses it before any size matters
@@ -195,7 +204,8 @@ def number_size(value: Any) -> int:
     kept = text.rstrip("0")
     low = int(exponent) + len(text) - len(kept)  # the place of the lowest significant digit
     high = low + len(kept) - 1
-    return high // 2 - low // 2 + 1 + 1 + negative  # a negative number carries one more byte
+    pairs = high // 2 - low // 2 + 1
+    return pairs + 1 + (bool(negative) and pairs < MAX_NUMBER_PAIRS)
 
 
 def _binary_size(value: Any) -> int:

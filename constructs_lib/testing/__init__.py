@@ -1,14 +1,14 @@
 """Test helpers for constructs_lib users and contributors.
 
 :class:`DynamoDBLocal` runs DynamoDB Local; :func:`deploy_template` / :func:`deploy_assembly`
-create the tables of synthesized templates in it (:class:`LocalDeployment`,
-:class:`AssemblyDeployment`), :func:`deploy_contract` a producer's table from its contract file
-(:class:`ContractDeployment`); :class:`StreamRunner` feeds a table's stream to a handler as an
-event source mapping would; :func:`matches_any` implements Lambda event filters; :class:`LocalFunction`
+create the tables of synthesized templates in it (:class:`LocalDeployment`, :class:`AssemblyDeployment`),
+:func:`deploy_contract` a producer's table from its contract file (:class:`ContractDeployment`; with
+its SSM parameters, :class:`LocalProducer`); :class:`StreamRunner` feeds a table's stream to a handler
+as an event source mapping would; :func:`matches_any` implements Lambda event filters; :class:`LocalFunction`
 and :func:`invoke_handler` run bundled handlers; :func:`synthesize` builds a cloud assembly;
-:func:`update_template` updates a deployment; :func:`run_backfill` runs a backfill;
-:class:`GlobalTables` replicates a template's tables across regions as MREC global tables do. See docs/testing.md.
-Importing it is cheap: no aws_cdk, constructs, jsii or boto3; submodules load on first access.
+:func:`update_template` updates a deployment; :func:`run_backfill` runs a backfill; :class:`GlobalTables`
+replicates tables across regions as MREC global tables do. See docs/testing.md. Importing it is
+cheap: no aws_cdk, constructs, jsii or boto3; submodules load on first access.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ _LAZY = {
     "deploy_template": "constructs_lib.testing.local_deploy",
     "LocalDeployment": "constructs_lib.testing.local_deploy",
     "read_stack_template": "constructs_lib.testing.local_deploy",
+    "LocalProducer": "constructs_lib.testing.local_producer",
     "LocalSsm": "constructs_lib.testing.local_ssm",
     "update_template": "constructs_lib.testing.local_update",
     "MappingSettings": "constructs_lib.testing.streams",
@@ -102,6 +103,7 @@ if TYPE_CHECKING:
     from .local_deploy import deploy_assembly_stack as deploy_assembly_stack
     from .local_deploy import deploy_template as deploy_template
     from .local_deploy import read_stack_template as read_stack_template
+    from .local_producer import LocalProducer as LocalProducer
     from .local_ssm import LocalSsm as LocalSsm
     from .local_update import update_template as update_template
     from .streams import MappingSettings as MappingSettings

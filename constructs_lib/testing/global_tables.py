@@ -4,7 +4,10 @@
 apart by name) and replicates the chosen tables as MREC does: each local change read from a
 region's stream is applied in the other regions after the link's delay, only if its write
 timestamp is later than the item's (last writer wins, deletes included), so it shows on their
-streams too. Links can be partitioned until healed; time is virtual (:meth:`advance`, :meth:`settle`).
+streams too; a TTL deletion is replicated like a delete. Changes of one item cross a link in the
+order they were made. Links can be partitioned until healed: a change on a cut link (in flight
+or made while it is cut) is held, and sent again when the link heals, arriving its own delay
+later. Time is virtual (:meth:`advance`, :meth:`settle`).
 Fidelity: docs/patterns/global-tables.md and docs/adr/0055-patterns-under-global-tables.md.
 """
 
@@ -22,7 +25,7 @@ from typing import Any
 
 from .exceptions import LocalDeployError
 from .local_deploy import LocalDeployment, deploy_template
-from .streams import MappingSettings, StreamRunner
+from .streams import _TTL_EVENT_NAME, MappingSettings, StreamRunner
 
 __all__ = ["GlobalTables", "Replicated"]
 
@@ -40,6 +43,12 @@ class _Message:
     key: Key = field(compare=False)
     image: dict[str, Any] | None = field(compare=False)  # wire format; None: a delete
     stamp: tuple[float, str] = field(compare=False)
+    delay: float = field(compare=False, default=0.0)  # its trip on the link, drawn when it was made
+
+    @property
+    def route(self) -> tuple[str, str, str, Key]:
+        """(source, target, table, key): the changes that must arrive in the order they were made."""
+        return self.source, self.target, self.table, self.key
 
 
 @dataclass
@@ -93,7 +102,9 @@ class GlobalTables:
         Logical ids (or unique prefixes) of the replicated tables; their streams must be
         ``NEW_AND_OLD_IMAGES`` or ``NEW_IMAGE`` with old images not needed. Others stay regional.
     delay : float or Callable[[source, target, rng], float]
-        Seconds of virtual time between a change and its arrival in another region. Default 0.5.
+        Seconds of virtual time between a change and its arrival in another region (drawn once
+        per change and link; a change never overtakes an earlier change of the same item on the
+        same link). Default 0.5.
     clock_skew : Mapping[str, float]
         Seconds added to a region's write timestamps (clocks that disagree). Default none.
     seed : int
@@ -118,6 +129,10 @@ class GlobalTables:
         self.changes: list[tuple[str, str, dict[str, Any]]] = []
         self._streams = streams_client
         self._queue: list[_Message] = []
+        #: Changes on cut links, in the order they were made (sent again by :meth:`heal`).
+        self._held: list[_Message] = []
+        #: (source, target, table, key) -> when its latest change is due there: no change overtakes it.
+        self._due: dict[tuple[str, str, str, Key], float] = {}
         self._seq = itertools.count()
         self._tick = itertools.count(1)
         self._down: set[frozenset[str]] = set()
@@ -129,10 +144,18 @@ class GlobalTables:
                 client = client_factory(region)
                 self.clients[region] = client
                 self.deployments[region] = deploy_template(template, client=client, name_prefix=f"{region}-")
+            self.replicated = [self.deployments[regions[0]].logical_id(t) for t in tables]
+            # table logical id -> its key attributes: a TTL deletion's Keys on DynamoDB Local also
+            # hold the item's GSI keys, which are not part of the item's identity
+            first = self.deployments[regions[0]]
+            self._key_attributes = {
+                lid: frozenset(k["AttributeName"] for k in self.clients[regions[0]].describe_table(
+                    TableName=first.tables[lid])["Table"]["KeySchema"])
+                for lid in self.replicated
+            }
         except Exception:
             self.delete()
             raise
-        self.replicated = [self.deployments[regions[0]].logical_id(t) for t in tables]
         # region -> table logical id -> (stream reader, records it collected)
         self._readers: dict[str, dict[str, tuple[StreamRunner, list[dict[str, Any]]]]] = {}
         # region -> (table, key) -> (write timestamp, writing region) of the item there (tombstones kept)
@@ -166,16 +189,30 @@ class GlobalTables:
 
     # Links -------------------------------------------------------------------------------------------
     def partition(self, a: str, b: str) -> None:
-        """Cut the link between regions ``a`` and ``b``: nothing crosses it until :meth:`heal`."""
-        self._down.add(frozenset((a, b)))
+        """Cut the link between regions ``a`` and ``b``: nothing crosses it until :meth:`heal`.
+        Changes on their way across it are held, and so is every change made while it is cut."""
+        link = frozenset((a, b))
+        self._down.add(link)
+        cut = [m for m in self._queue if frozenset((m.source, m.target)) == link]
+        if cut:
+            self._queue = [m for m in self._queue if frozenset((m.source, m.target)) != link]
+            heapq.heapify(self._queue)
+            self._held = sorted([*self._held, *cut], key=lambda m: m.seq)
 
     def heal(self, a: str | None = None, b: str | None = None) -> None:
-        """Restore the link between ``a`` and ``b`` (all links when both are None); held changes
-        are delivered from now on, each after its own delay."""
+        """Restore the link between ``a`` and ``b`` (all links when both are None). Each change
+        it held is sent again now and arrives its own delay later, the changes of one item in
+        the order they were made."""
         if a is None and b is None:
             self._down.clear()
         else:
             self._down.discard(frozenset((str(a), str(b))))
+        held, self._held = self._held, []
+        for msg in held:  # in the order they were made
+            if self._link_up(msg.source, msg.target):
+                self._send(msg)
+            else:
+                self._held.append(msg)
 
     def _link_up(self, a: str, b: str) -> bool:
         return frozenset((a, b)) not in self._down
@@ -210,8 +247,9 @@ class GlobalTables:
 
     def _local_change(self, region: str, lid: str, record: Mapping[str, Any]) -> None:
         ddb = record["dynamodb"]
-        key = _key(ddb["Keys"])
-        image = None if record["eventName"] == "REMOVE" else {k: _wire(v) for k, v in ddb["NewImage"].items()}
+        key = _key({k: v for k, v in ddb["Keys"].items() if k in self._key_attributes[lid]})
+        removed = record["eventName"] in ("REMOVE", _TTL_EVENT_NAME)  # a TTL deletion, as AWS or DynamoDB Local name it
+        image = None if removed else {k: _wire(v) for k, v in ddb["NewImage"].items()}
         stamp = self._stamp(region)
         self._stamps[region][(lid, key)] = (stamp[0], region)
         self.report.local_changes += 1
@@ -220,9 +258,18 @@ class GlobalTables:
             if target == region:
                 continue
             d = self.delay(region, target, self.rng) if callable(self.delay) else float(self.delay)
-            heapq.heappush(self._queue, _Message(self.now + max(0.0, d), next(self._seq), region, target, lid, key,
-                                                 image, (stamp[0], region)))
+            msg = _Message(0.0, next(self._seq), region, target, lid, key, image, (stamp[0], region), max(0.0, d))
+            if self._link_up(region, target):
+                self._send(msg)
+            else:
+                self._held.append(msg)
             self.report.sent += 1
+
+    def _send(self, msg: _Message) -> None:
+        """Put ``msg`` on its link now: due its delay later, and not before the item's previous change."""
+        msg.deliver_at = max(self.now + msg.delay, self._due.get(msg.route, 0.0))
+        self._due[msg.route] = msg.deliver_at
+        heapq.heappush(self._queue, msg)
 
     # Replication -------------------------------------------------------------------------------------
     def _apply(self, msg: _Message) -> None:
@@ -246,8 +293,8 @@ class GlobalTables:
             sink.clear()
 
     def pending(self) -> int:
-        """Changes sent but not yet applied or discarded."""
-        return len(self._queue)
+        """Changes sent but not yet applied or discarded (those held by a partition included)."""
+        return len(self._queue) + len(self._held)
 
     def advance(self, seconds: float) -> int:
         """Move virtual time forward by ``seconds``, delivering every change due on a link that
@@ -257,24 +304,18 @@ class GlobalTables:
         self.observe()
         end = self.now + seconds
         delivered = 0
-        held: list[_Message] = []
-        while self._queue and self._queue[0].deliver_at <= end:
+        while self._queue and self._queue[0].deliver_at <= end:  # only live links have changes queued
             msg = heapq.heappop(self._queue)
             self.now = max(self.now, msg.deliver_at)
-            if not self._link_up(msg.source, msg.target):
-                held.append(msg)
-                continue
             self._apply(msg)
             delivered += 1
-        for msg in held:  # retried after the partition heals, each after its delay again
-            msg.deliver_at = end + 1e-6
-            heapq.heappush(self._queue, msg)
         self.now = end
         return delivered
 
     def settle(self, max_seconds: float = 3600.0) -> int:
-        """Deliver everything (jumping time forward) until nothing is pending; raises
-        LocalDeployError when changes are still held by a partition after ``max_seconds``."""
+        """Deliver everything on live links (jumping time forward) until nothing is queued;
+        raises LocalDeployError when changes are still due after ``max_seconds``, or are held
+        by a partition (call :meth:`heal` first)."""
         delivered, deadline = 0, self.now + max_seconds
         self.observe()
         while self._queue:
@@ -282,11 +323,17 @@ class GlobalTables:
                 stuck = sorted({f"{m.source}->{m.target}" for m in self._queue})
                 raise LocalDeployError(
                     f"{len(self._queue)} change(s) still pending after {max_seconds:g} s of virtual time on links "
-                    f"{', '.join(stuck)} (partitioned? call heal())"
+                    f"{', '.join(stuck)}"
                 )
             step = max(self._queue[0].deliver_at - self.now, 0.0) + 1e-6
             delivered += self.advance(min(step, deadline - self.now))
             self.observe()
+        if self._held:
+            cut = sorted({f"{m.source}->{m.target}" for m in self._held})
+            raise LocalDeployError(
+                f"{len(self._held)} change(s) held by a partition on links {', '.join(cut)}: nothing crosses a cut "
+                "link; call heal() first"
+            )
         return delivered
 
     # Reading ---------------------------------------------------------------------------------------

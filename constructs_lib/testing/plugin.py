@@ -1,14 +1,14 @@
 """pytest plugin of constructs_lib (registered through the ``pytest11`` entry point).
 
 Fixtures: ``dynamodb_local`` (one DynamoDB Local per session, installed on first use; tests needing
-it fail, never skip, when it cannot start), ``dynamodb_client`` and ``dynamodb_streams_client``,
-``cdk_synth`` (synthesize an app as ``cdk synth`` would), ``local_deploy`` (the tables of a template
-or of a whole assembly, deleted at teardown), ``local_deploy_contract`` (a producer's table from its
-contract file alone), ``stream_runner``, ``local_function`` (warm bundled-handler processes) and
-``stream_consumer``. Option ``--dynamodb-local-dir DIR``. Each fixture's docstring gives its
-signature; docs/testing-your-stacks.md and docs/testing.md describe them.
-
-Import-light: loading this plugin imports neither aws_cdk/constructs/jsii nor boto3.
+it fail, never skip, when it cannot start), ``dynamodb_client``, ``dynamodb_streams_client``,
+``cdk_synth`` (synthesize as ``cdk synth`` would), ``local_deploy`` (a template's or an assembly's
+tables, deleted at teardown), ``local_deploy_contract`` (a producer's table from its contract
+file), ``local_producer`` (that table and the producer's SSM parameters, for a consumer's
+functions), ``local_ssm``, ``stream_runner``, ``local_function``, ``stream_consumer``. Option
+``--dynamodb-local-dir DIR``. Each fixture's docstring gives its signature;
+docs/testing-your-stacks.md and docs/testing.md describe them. Import-light: loading this plugin
+imports neither aws_cdk/constructs/jsii nor boto3.
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from constructs_lib.testing.dynamodb_local import DynamoDBLocal
     from constructs_lib.testing.handlers import Fault, LocalFunction
     from constructs_lib.testing.local_deploy import LocalDeployment
+    from constructs_lib.testing.local_producer import LocalProducer
+    from constructs_lib.testing.local_ssm import LocalSsm
     from constructs_lib.testing.streams import MappingSettings, StreamRunner
     from constructs_lib.testing.synth import StreamConsumer, SynthResult
 
@@ -39,6 +41,7 @@ __all__ = [
     "local_deploy",
     "local_deploy_contract",
     "local_function",
+    "local_producer",
     "local_ssm",
     "stream_consumer",
     "stream_runner",
@@ -186,12 +189,15 @@ class LocalDeployFactory:
         *,
         name_prefix: str = "",
         wait: bool = True,
+        parameter_prefix: str | None = None,
     ) -> ContractDeployment:
-        """Create the table a producer's contract file describes (see
-        ``contract_deploy.deploy_contract``); deleted at teardown like the others."""
+        """Create the table a producer's contract file describes, with the SSM parameters it
+        publishes under *parameter_prefix* if given (see ``contract_deploy.deploy_contract``);
+        deleted at teardown like the others."""
         from constructs_lib.testing.contract_deploy import deploy_contract
 
-        deployment = deploy_contract(contract, client=self._client, name_prefix=name_prefix, wait=wait)
+        deployment = deploy_contract(contract, client=self._client, name_prefix=name_prefix, wait=wait,
+                                     parameter_prefix=parameter_prefix)
         self._deployments.append(deployment)
         return deployment
 
@@ -222,13 +228,49 @@ def local_deploy(dynamodb_client: Any) -> Iterator[LocalDeployFactory]:
 def local_deploy_contract(local_deploy: LocalDeployFactory) -> Callable[..., ContractDeployment]:
     """Factory creating a producer's table in DynamoDB Local from its contract file alone.
 
-    Call it as ``local_deploy_contract(contract, *, name_prefix="", wait=True)`` where *contract*
-    is the path of a ``<model>.contract.json`` (or its JSON text, or the parsed mapping); returns a
+    Call it as ``local_deploy_contract(contract, *, name_prefix="", wait=True,
+    parameter_prefix=None)`` where *contract* is the path of a ``<model>.contract.json`` (relative
+    to the project directory: the nearest ``cdk.json`` above the calling file), its JSON text or
+    the parsed mapping; returns a
     :class:`~constructs_lib.testing.contract_deploy.ContractDeployment` (a ``LocalDeployment``:
     ``.name`` is the table's name, ``.model`` the producer's model, ``.stream`` its stream ARN).
-    The table is deleted at teardown.
+    The table is deleted at teardown. To run the consumer's functions against it as deployed,
+    use ``local_producer``.
     """
     return local_deploy.contract
+
+
+@pytest.fixture
+def local_producer(local_deploy: LocalDeployFactory) -> Iterator[Callable[..., LocalProducer]]:
+    """Factory standing in for a consumer's producer, from its contract file alone.
+
+    Call it as ``local_producer(contract, *, parameter_prefix, name_prefix="")``: it creates the
+    contract's table in DynamoDB Local and serves the SSM parameters the producer's
+    ``ModelContract(parameter_prefix=...)`` publishes on a local SSM endpoint. Returns a
+    :class:`~constructs_lib.testing.local_producer.LocalProducer`:
+    ``function_environment(cdk_synth_result, "Fn")`` is a consumer function's environment as
+    deployed against it (table name, declared scope, the contract parameter it checks at cold
+    start, the SSM endpoint); ``publish(other_contract)`` publishes a changed producer's
+    contract. Everything is deleted and closed at teardown.
+    """
+    from constructs_lib.testing.local_producer import LocalProducer
+    from constructs_lib.testing.local_ssm import LocalSsm
+
+    servers: list[LocalSsm] = []
+
+    def make(
+        contract: str | os.PathLike[str] | Mapping[str, Any] | Contract,
+        *,
+        parameter_prefix: str,
+        name_prefix: str = "",
+    ) -> LocalProducer:
+        table = local_deploy.contract(contract, name_prefix=name_prefix, parameter_prefix=parameter_prefix)
+        servers.append(LocalSsm())
+        return LocalProducer(table, servers[-1], local_deploy.assembly)
+
+    yield make
+    for server in servers:
+        server.close()
 
 
 @pytest.fixture
@@ -260,7 +302,7 @@ _SESSION_ENDPOINT: Any = object()
 
 
 @pytest.fixture
-def local_ssm() -> Iterator[Any]:
+def local_ssm() -> Iterator[LocalSsm]:
     """A local SSM ``GetParameter`` endpoint on 127.0.0.1
     (:class:`~constructs_lib.testing.local_ssm.LocalSsm`), closed at teardown: ``publish(deployment)``
     serves the SSM parameters a local deployment created; pass ``local_ssm.environment``

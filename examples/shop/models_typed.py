@@ -3,7 +3,7 @@
 """Typed access to data model "shop": one TypedDict per entity and a table class whose
 methods (one per entity operation and access pattern) delegate to ``TableClient``.
 
-Model fingerprint 48e827b449d3a8f01999ad2fa40d45ee, digest 3a554c0138f0e881e260340c97268d12.
+Model fingerprint 58ea6057b73ef22aaea5b2424808899a, digest b460ce5bb8e02311d5e63979a67fe065.
 Generated from examples.shop.model.
 """
 
@@ -20,9 +20,9 @@ import constructs_lib.runtime.contract as _contract
 
 MODEL_NAME = "shop"
 #: Fingerprint of the model's keys (``python -m constructs_lib fingerprint``).
-MODEL_FINGERPRINT = "48e827b449d3a8f01999ad2fa40d45ee"
+MODEL_FINGERPRINT = "58ea6057b73ef22aaea5b2424808899a"
 #: Digest of the whole model this module was generated from; the table class refuses another.
-MODEL_DIGEST = "3a554c0138f0e881e260340c97268d12"
+MODEL_DIGEST = "b460ce5bb8e02311d5e63979a67fe065"
 
 #: The model's entity names (``TableClient.put(entity, ...)`` and friends).
 EntityName = _t.Literal["User", "Order", "OrderItem", "Product", "Session"]
@@ -81,7 +81,7 @@ class OrderItem(_t.TypedDict):
     user_id: _b.str
     created_at: _dt.datetime | _b.str
     order_id: _b.str
-    status: _t.Literal["PENDING", "PAID", "SHIPPED", "CANCELLED"]
+    status: _t.Literal["CANCELLED", "PAID", "PENDING", "SHIPPED"]
     line_count: _t.NotRequired[_b.int]
     expires_at: _t.NotRequired[_b.int]
     _type: _t.NotRequired[_t.Literal["Order"]]
@@ -90,7 +90,7 @@ class OrderItem(_t.TypedDict):
 class OrderPatch(_t.TypedDict, total=False):
     """Attributes of "Order" an update may set (None removes one); also its add/delete amounts."""
 
-    status: _t.Literal["PENDING", "PAID", "SHIPPED", "CANCELLED"] | None
+    status: _t.Literal["CANCELLED", "PAID", "PENDING", "SHIPPED"] | None
     line_count: _b.int | None
     expires_at: _b.int | None
 
@@ -109,8 +109,8 @@ class OrderItemItem(_t.TypedDict):
 
     order_id: _b.str
     line: _b.int
-    sku: _b.str
     quantity: _b.int
+    sku: _b.str
     expires_at: _t.NotRequired[_b.int]
     _type: _t.NotRequired[_t.Literal["OrderItem"]]
 
@@ -118,15 +118,15 @@ class OrderItemItem(_t.TypedDict):
 class OrderItemPatch(_t.TypedDict, total=False):
     """Attributes of "OrderItem" an update may set (None removes one); also its add/delete amounts."""
 
-    sku: _b.str | None
     quantity: _b.int | None
+    sku: _b.str | None
     expires_at: _b.int | None
 
 
 #: Every attribute name of "OrderItem" (e.g. to read only some).
-OrderItemAttribute = _t.Literal["order_id", "line", "sku", "quantity", "expires_at", "_type"]
+OrderItemAttribute = _t.Literal["order_id", "line", "quantity", "sku", "expires_at", "_type"]
 #: Attributes of "OrderItem" an update may remove.
-OrderItemRemovable = _t.Literal["sku", "quantity", "expires_at"]
+OrderItemRemovable = _t.Literal["quantity", "sku", "expires_at"]
 
 
 class ProductItem(_t.TypedDict):
@@ -1480,7 +1480,7 @@ class ShopTable:
     def pending_orders_by_date(
         self,
         *,
-        status: _t.Literal["PENDING", "PAID", "SHIPPED", "CANCELLED"],
+        status: _t.Literal["CANCELLED", "PAID", "PENDING", "SHIPPED"],
         created_at: _b.tuple[_dt.datetime | _b.str, _dt.datetime | _b.str],
         limit: _b.int | None = None,
         cursor: _b.str | None = None,
@@ -1505,7 +1505,7 @@ class ShopTable:
     def pending_orders_by_date_all(
         self,
         *,
-        status: _t.Literal["PENDING", "PAID", "SHIPPED", "CANCELLED"],
+        status: _t.Literal["CANCELLED", "PAID", "PENDING", "SHIPPED"],
         created_at: _b.tuple[_dt.datetime | _b.str, _dt.datetime | _b.str],
         descending: _b.bool | None = None,
         filter: _conditions.Condition | None = None,
@@ -1526,7 +1526,7 @@ class ShopTable:
     def orders_by_status_newest_first(
         self,
         *,
-        status: _t.Literal["PENDING", "PAID", "SHIPPED", "CANCELLED"],
+        status: _t.Literal["CANCELLED", "PAID", "PENDING", "SHIPPED"],
         limit: _b.int | None = None,
         cursor: _b.str | None = None,
         descending: _b.bool | None = None,
@@ -1550,7 +1550,7 @@ class ShopTable:
     def orders_by_status_newest_first_all(
         self,
         *,
-        status: _t.Literal["PENDING", "PAID", "SHIPPED", "CANCELLED"],
+        status: _t.Literal["CANCELLED", "PAID", "PENDING", "SHIPPED"],
         descending: _b.bool | None = None,
         filter: _conditions.Condition | None = None,
         attributes: _abc.Sequence[OrderAttribute] | None = None,

@@ -14,8 +14,10 @@ table and every index; reads too (both are whole or half units, so exact compari
 rounding: 1 KB per write, 4 KB per read request, a Query page summed before rounding).
 
 Numbers are drawn positive, negative and zero; ``test_number_sizes_match_dynamodb_local`` pins the
-number rule's edges (zero, the sign byte, pairs aligned on the decimal point). 12 examples per model
-in ``make test``; ``CONSTRUCTS_LIB_SOAK=1`` runs 10x.
+number rule's edges (zero, the sign byte, pairs aligned on the decimal point; every class of sign,
+digit count and exponent is in ``test_number_sizes.py``). Index reads are compared at the 4 KB
+boundary on LSIs and GSIs (``test_index_reads_are_priced_at_the_4_kb_boundary``). 12 examples per
+model in ``make test``; ``CONSTRUCTS_LIB_SOAK=1`` runs 10x.
 """
 
 from __future__ import annotations
@@ -484,10 +486,89 @@ def test_transitions_of_a_sparse_index_are_priced(harnesses: list[Harness]) -> N
     assert_equal("DeleteItem sparse-leave", write_cost(h, old, None), h.one_call("delete_item"))
 
 
-#: Numbers at the edges of the size rule: zero (1 byte), negative numbers (one byte for the sign),
-#: pairs aligned on the decimal point, large and small exponents.
+#: Index reads at the 4 KB boundary: LSIs (ALL, INCLUDE) and GSIs (ALL, INCLUDE) for comparison.
+RANKS = Model(
+    "ranks",
+    entities=[
+        Entity(
+            "Player",
+            pk="GAME#{game}",
+            sk="PLAYER#{player}",
+            fields={"game": "string", "player": "string", "level": "string", "rank": Field.number(width=4)},
+            indexes={
+                "ByRank": IndexKey(sk="RANK#{rank}#{player}"),
+                "ByName": IndexKey(sk="NAME#{player}"),
+                "ByLevel": IndexKey(pk="LEVEL#{level}", sk="{player}"),
+                "ByLevelNote": IndexKey(pk="LEVELNOTE#{level}", sk="{player}"),
+            },
+        )
+    ],
+    indexes=[Index("ByRank", kind="LSI"), Index("ByName", kind="LSI", projection=("note",)),
+             Index("ByLevel"), Index("ByLevelNote", projection=("note",))],
+    access_patterns=[
+        AccessPattern("players by rank", entity="Player", index="ByRank"),
+        AccessPattern("players by name", entity="Player", index="ByName"),
+        AccessPattern("players of a level", entity="Player", index="ByLevel"),
+        AccessPattern("notes of a level", entity="Player", index="ByLevelNote"),
+    ],
+)
+RANK_PATTERNS = {"ByRank": "players by rank", "ByName": "players by name", "ByLevel": "players of a level",
+                 "ByLevelNote": "notes of a level"}
+
+
+@pytest.fixture(scope="module")
+def ranks(synth_table_template: Callable[..., dict[str, Any]], dynamodb_local: Any) -> Iterator[Harness]:
+    from constructs_lib.testing.local_deploy import deploy_template
+
+    client = dynamodb_local.client()
+    deployment = deploy_template(synth_table_template(RANKS), client=client, name_prefix="cap-ranks-")
+    (name,) = deployment.tables.values()
+    yield Harness(RANKS, name, client)
+    deployment.delete()
+
+
+_cases = itertools.count(1)
+
+
+def query_one(h: Harness, index: str, note: str, *, consistent: bool) -> tuple[int, Capacity, dict[str, Any]]:
+    """Put a player with ``note`` (its own partition and level), query ``index`` for it with limit 1:
+    (bytes the query reads by the size rule, the predicted capacity, the response)."""
+    case = next(_cases)
+    attrs = {"game": f"g{case:05d}", "player": "p", "level": f"l{case:05d}", "rank": 7, "note": note}
+    h.table.put("Player", attrs)
+    stored = h.read_raw(h.table_key("Player", attrs))
+    assert stored is not None
+    h.recorder.take()
+    values = {"game": attrs["game"]} if RANKS.indexes[index].kind == "LSI" else {"level": attrs["level"]}
+    h.table.query(RANK_PATTERNS[index], values, limit=1, consistent=consistent)
+    predicted = capacity.query(h.model, index, [stored], consistent=consistent, limit=1)
+    return capacity.read_bytes(h.model, RANKS.indexes[index], stored), predicted, h.one_call("query")
+
+
+@pytest.mark.parametrize(("index", "consistent"), [
+    ("ByRank", True), ("ByRank", False), ("ByName", True), ("ByName", False), ("ByLevel", False),
+    ("ByLevelNote", False),
+])
+def test_index_reads_are_priced_at_the_4_kb_boundary(ranks: Harness, index: str, consistent: bool) -> None:
+    units = 1.0 if consistent else 0.5
+    for target, want in ((4096, units), (4097, 2 * units)):
+        # GIVEN a player whose entry in the index is exactly 4 KB by the size rule, then one byte more
+        base, _, _ = query_one(ranks, index, "", consistent=consistent)
+        size, predicted, response = query_one(ranks, index, "x" * (target - base), consistent=consistent)
+        assert size == target
+        # WHEN the index is queried for it with limit 1
+        # THEN DynamoDB reports what was predicted: one read unit (half, eventually) up to 4 KB, two above
+        # (an LSI entry is read without the 100 bytes its write is priced with)
+        assert_equal(f"Query {index}", predicted, response)
+        assert predicted.index(index) == want
+
+
+#: Numbers at the edges of the size rule: zero (1 byte), negative numbers (one byte for the sign,
+#: none at 20 base-100 pairs), pairs aligned on the decimal point, large and small exponents. Every
+#: class of sign, digit count and exponent: test_number_sizes.py.
 NUMBERS = [0, -12, 12, Decimal("-0.5"), Decimal("0.5"), -1, 1, Decimal("-123.456"), Decimal("123.456"),
-           -(10**37 + 1), 10**37 + 1, Decimal("-1E-100"), Decimal("1E+100"), Decimal("-99.99"), Decimal("1200000")]
+           -(10**37 + 1), 10**37 + 1, Decimal("-1E-100"), Decimal("1E+100"), Decimal("-99.99"), Decimal("1200000"),
+           Decimal("-9." + "9" * 37), Decimal("9." + "9" * 37)]
 
 
 def test_number_sizes_match_dynamodb_local(dynamodb_local: Any, harnesses: list[Harness]) -> None:

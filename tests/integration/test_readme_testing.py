@@ -1,6 +1,7 @@
 """The examples of docs/testing-your-stacks.md, run verbatim: every ``python`` block of that
 page becomes a test file of a fresh project next to a ``my_app/stacks.py`` holding what the
-page says it holds, and a separate pytest process runs them with the plugin (no conftest.py)."""
+page says it holds (and the two contract files its consumer example names), and a separate
+pytest process runs them with the plugin (no conftest.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from constructs_lib.model import AccessPattern, Entity, Model
+from constructs_lib.model.contract_file import build_contract, contract_json
 from constructs_lib.testing import find_dynamodb_local_dir
 
 pytestmark = pytest.mark.integration
@@ -66,6 +69,14 @@ class ApiStack(cdk.Stack):
 def build_app(app):
     data_stack = DataStack(app, "DataStack")
     ApiStack(app, "ApiStack", data=data_stack.data)
+
+
+class ReportsStack(cdk.Stack):
+    def __init__(self, scope, id):
+        super().__init__(scope, id)
+        notes = SingleTable.from_parameters(self, "Notes", parameter_prefix="/notes/data",
+                                            contract=HERE / "notes.contract.json")
+        TableFunction(self, "Report", table=notes, entry=HERE / "report", patterns=["notes of a user"])
 '''
 NOTES_API = '''\
 from constructs_lib.runtime import TableClient
@@ -77,6 +88,22 @@ def handler(event, context):
     table.put("Note", {"user_id": event["user_id"], "note_id": event["note_id"], "text": event["text"]})
     return {"saved": event["note_id"]}
 '''
+REPORT = '''\
+from constructs_lib.runtime import TableClient
+
+table = TableClient.from_environment()
+
+
+def handler(event, context):
+    return {"notes": [n["note_id"] for n in table.query_all("notes of a user", user_id=event["user_id"])]}
+'''
+
+
+def notes_contract(sk: str) -> str:
+    """The contract file of the page's notes model, with the Note sort key ``sk``."""
+    model = Model("notes", entities=[Entity("Note", pk="USER#{user_id}", sk=sk, fields=["user_id", "note_id", "text"])],
+                  access_patterns=[AccessPattern("notes of a user", entity="Note", sk="begins_with")])
+    return contract_json(build_contract(model))
 
 
 def readme_examples() -> list[str]:
@@ -85,15 +112,15 @@ def readme_examples() -> list[str]:
     return re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
 
 
-def test_the_section_has_the_three_examples() -> None:
+def test_the_section_has_the_four_examples() -> None:
     # GIVEN the page
     # WHEN its python blocks are collected
     blocks = readme_examples()
-    # THEN there are three, and none uses a fixture the plugin does not have
-    assert len(blocks) == 3
+    # THEN there are four, and none uses a fixture the plugin does not have
+    assert len(blocks) == 4
     fixtures = {name for block in blocks for name in re.findall(r"def test_\w+\(([^)]*)\)", block)[0].split(", ")}
     assert fixtures <= {"cdk_synth", "local_deploy", "local_function", "stream_consumer", "stream_runner",
-                        "dynamodb_local", "dynamodb_client", "dynamodb_streams_client"}, fixtures
+                        "local_producer", "dynamodb_local", "dynamodb_client", "dynamodb_streams_client"}, fixtures
 
 
 def test_readme_testing_examples_pass_verbatim(tmp_path: Path) -> None:
@@ -102,6 +129,10 @@ def test_readme_testing_examples_pass_verbatim(tmp_path: Path) -> None:
     (tmp_path / "my_app" / "__init__.py").write_text("", encoding="utf-8")
     (tmp_path / "my_app" / "stacks.py").write_text(MY_APP, encoding="utf-8")
     (tmp_path / "my_app" / "notes_api" / "index.py").write_text(NOTES_API, encoding="utf-8")
+    (tmp_path / "my_app" / "report").mkdir()
+    (tmp_path / "my_app" / "report" / "index.py").write_text(REPORT, encoding="utf-8")
+    (tmp_path / "my_app" / "notes.contract.json").write_text(notes_contract("NOTE#{note_id}"), encoding="utf-8")
+    (tmp_path / "my_app" / "notes_v2.contract.json").write_text(notes_contract("N#{note_id}"), encoding="utf-8")
     blocks = readme_examples()
     for number, block in enumerate(blocks, start=1):
         (tmp_path / f"test_readme_{number}.py").write_text(textwrap.dedent(block), encoding="utf-8")

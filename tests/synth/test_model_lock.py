@@ -81,6 +81,23 @@ def test_breaking_change_fails_synth_unless_acknowledged(v1_lock):
     assert _gsis(stack) == []
 
 
+
+@pytest.mark.parametrize(("value", "refused"), [
+    ('["gsi-changed:GSI1", ' + "[" * 64 + "]" * 64 + "]", "nests arrays and objects more than 64 levels deep"),
+    ("[gsi-changed:GSI1]", r"is not a JSON array \(Expecting value\)"),
+    ('["gsi-changed:GSI1", 7]', "must be a JSON array of change ids"),
+])
+def test_acknowledgements_given_as_json_text_are_an_array_of_ids(value, refused):
+    from constructs_lib.constructs.evolution_plan import CONTEXT_ACKNOWLEDGE, acknowledgements
+    from constructs_lib.constructs.exceptions import ConstructPropsError
+
+    # GIVEN the acknowledgements as a JSON array in the CDK context WHEN read THEN their ids
+    ok = cdk.App(context={CONTEXT_ACKNOWLEDGE: '["gsi-changed:GSI1", "gsi-changed:GSI2"]'})
+    assert acknowledgements(ok, None) == ("gsi-changed:GSI1", "gsi-changed:GSI2")
+    # AND text nested too deep, not JSON, or not of strings is refused naming the context key
+    with pytest.raises(ConstructPropsError, match=rf"^context '{CONTEXT_ACKNOWLEDGE}'.*{refused}"):
+        acknowledgements(cdk.App(context={CONTEXT_ACKNOWLEDGE: value}), None)
+
 def test_key_that_can_never_fit_fails_synth():
     from constructs_lib.model import Entity, Model
 

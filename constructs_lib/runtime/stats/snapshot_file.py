@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..exceptions import SnapshotFileError
+from ..jsontext import load_json
 from .sketch import KeyCount
 from .snapshot import QueryShape, Snapshot
 
@@ -78,7 +79,7 @@ def read_snapshot(path: str | Path) -> Snapshot:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise SnapshotFileError(str(file), f"cannot be read: {reason}") from None
     try:
-        data = json.loads(text)
+        data = load_json(text, "its JSON", lambda problem: SnapshotFileError(str(file), problem))
     except json.JSONDecodeError as exc:
         raise SnapshotFileError(str(file), f"is not JSON (line {exc.lineno}: {exc.msg})") from None
     return snapshot_from_dict(data, source=str(file))

@@ -124,16 +124,19 @@ def test_a_consistent_read_of_a_gsi_pattern_is_refused() -> None:
         read_estimate(saas_model, "docs of an owner", consistent=True)
 
 
-def test_an_lsi_pattern_may_read_consistently_and_adds_its_overhead() -> None:
+def test_an_lsi_pattern_may_read_consistently_and_only_its_writes_add_the_overhead() -> None:
     # GIVEN a model with an ALL-projected LSI
     model = Model("t", entities=[Entity("T", pk="P#{p}", sk="T#{t}", fields=["p", "t", "prio"],
                                         indexes={"ByPrio": IndexKey(sk="{prio}")})],
                   indexes=[Index("ByPrio", kind="LSI")],
                   access_patterns=[AccessPattern("by prio", entity="T", index="ByPrio")])
-    # THEN an entry of 924 + 100 bytes fits one write unit, 925 + 100 needs two; a read adds the 100 too
+    # THEN an entry of 924 + 100 bytes fits one write unit, 925 + 100 needs two
     assert write_estimate(model, "T", "put", item_bytes=924).local_indexes == {"ByPrio": 1.0}
     assert write_estimate(model, "T", "put", item_bytes=925).local_indexes == {"ByPrio": 2.0}
-    assert read_estimate(model, "by prio", consistent=True, item_bytes=100).local_indexes == {"ByPrio": 1.0}
+    # AND a read does not add the 100 bytes (as DynamoDB prices it): 4,096 bytes are one read unit, 4,097 two
+    assert read_estimate(model, "by prio", consistent=True, item_bytes=4096).local_indexes == {"ByPrio": 1.0}
+    assert read_estimate(model, "by prio", consistent=True, item_bytes=4097).local_indexes == {"ByPrio": 2.0}
+    assert read_estimate(model, "by prio", item_bytes=4096).local_indexes == {"ByPrio": 0.5}
 
 
 @pytest.mark.parametrize(("call", "message"), [

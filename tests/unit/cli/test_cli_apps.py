@@ -91,7 +91,7 @@ def test_describe_a_consumer_app_names_the_imported_table_and_its_contract(runs:
     assert "imported" in run.out.split("## Entities")[0]
     assert f"SSM parameters under `{CONTRACT_PREFIX}`" in run.out
     # (the reporting example pins the shop's committed contract file; its functions check it at cold start)
-    assert f"pinned (`contract=`): the contract file '{REPO / 'examples/reporting/contracts/shop.contract.json'}', " \
+    assert "pinned (`contract=`): the contract file 'examples/reporting/contracts/shop.contract.json', " \
            f"fingerprint {SHOP}" in run.out
     assert f"`{CONTRACT_PREFIX}/contract`) at cold start" in run.out
     assert f"model fingerprint `{SHOP}`" in run.out

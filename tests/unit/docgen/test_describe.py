@@ -74,10 +74,10 @@ def test_fields_types_and_entity_attributes_are_listed(shop_doc: str) -> None:
     item = shop_doc[shop_doc.index("### OrderItem\n"):shop_doc.index("### Product\n")]
     # THEN field types, version, required and TTL attributes are stated per entity
     assert "| `created_at` | timestamp (ISO-8601 UTC) |" in order
-    assert "| `status` | enum: PENDING, PAID, SHIPPED, CANCELLED |" in order
+    assert "| `status` | enum: CANCELLED, PAID, PENDING, SHIPPED |" in order
     assert "| `line` | number (4 digits, zero-padded in keys) |" in item
     assert "version attribute `version`" in user and "version attribute" not in order
-    assert "required attributes: `sku`, `quantity`" in item
+    assert "required attributes: `quantity`, `sku`" in item
     assert "other attributes: `sku` (string), `quantity` (integer)" in item  # their declared kinds
     assert "TTL attribute `expires_at`" in user
     assert "tenant field" not in shop_doc

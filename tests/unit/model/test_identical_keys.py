@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from constructs_lib.model import Entity, Field, Index, IndexKey, Model, design_warnings
+from constructs_lib.model.exceptions import FrozenModelError
 from constructs_lib.model.overlap import KeyCondition, domains, index_templates
 from constructs_lib.model.resolve import resolve_entity, resolve_index
 from constructs_lib.model.resolved import ResolvedEntity, ResolvedIndex
@@ -179,10 +180,12 @@ def test_a_models_warnings_are_computed_once(monkeypatch: pytest.MonkeyPatch) ->
     assert [(w.code, w.where) for w in second] == [("IdenticalIndexKeys", "index 'GSI': entities 'E0' and 'E2'")]
 
 
-def test_a_model_holding_other_entities_is_checked_again() -> None:
-    # GIVEN a model whose warnings were computed, and which then holds another model's entities
+def test_a_model_cannot_be_given_other_entities_after_its_warnings_were_kept() -> None:
+    # GIVEN a model whose warnings were computed and kept
     model, other = model_of(2), model_of(3)
     assert model.warnings() == []
-    model.entities = other.entities
-    # WHEN its warnings are asked for again, THEN they are those of the entities it holds now
-    assert [w.where for w in model.warnings()] == ["index 'GSI': entities 'E0' and 'E2'"]
+    # WHEN it is given another model's entities / THEN it refuses (a validated model is read-only)
+    with pytest.raises(FrozenModelError):
+        model.entities = other.entities
+    # AND its warnings are still those of its own entities
+    assert model.warnings() == [] and [w.where for w in other.warnings()] == ["index 'GSI': entities 'E0' and 'E2'"]

@@ -182,7 +182,7 @@ def test_bad_index_name(name: object) -> None:
     rejects(ModelValidationError, lambda: Index(name), repr(name))  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("projection", ["SOME", (), ("a", "a"), ("a", "")])
+@pytest.mark.parametrize("projection", ["SOME", (), ("a", ""), ("a", 1)])
 def test_bad_projection(projection: object) -> None:
     # GIVEN an invalid projection / WHEN declared / THEN it is reported
     rejects(ModelValidationError, lambda: Index("GSI1", projection=projection), repr(projection))  # type: ignore[arg-type]
@@ -316,10 +316,10 @@ def test_when_equals_must_be_a_mapping() -> None:
 
 
 def test_when_equals_normalizes_values() -> None:
-    # GIVEN sparse conditions as a string, a list and a set
-    key = IndexKey(pk="X", sk="Y", when_equals={"b": {"Z", "A", "M"}, "a": "ONE", "c": ["Q", "P"]})
-    # WHEN normalized / THEN attributes are sorted, values become tuples (sets sorted, lists kept)
-    assert key.frozen_when_equals() == {"a": ("ONE",), "b": ("A", "M", "Z"), "c": ("Q", "P")}
+    # GIVEN sparse conditions as a string, a set and a list holding a value twice
+    key = IndexKey(pk="X", sk="Y", when_equals={"b": {"Z", "A", "M"}, "a": "ONE", "c": ["Q", "P", "Q"]})
+    # WHEN normalized / THEN attributes are sorted, values become sorted tuples, each value once
+    assert key.frozen_when_equals() == {"a": ("ONE",), "b": ("A", "M", "Z"), "c": ("P", "Q")}
     assert list(key.frozen_when_equals()) == ["a", "b", "c"]
 
 
@@ -828,7 +828,7 @@ def test_rich_model_round_trip_keeps_details() -> None:
     # GIVEN the rich model after a JSON round trip
     back = Model.from_json(rich_model().to_json(indent=None).encode("utf-8"))
     # THEN index kinds, projections, attributes and sparse conditions survived
-    assert back.indexes["ByState"].projection == ("title", "assignee")
+    assert back.indexes["ByState"].projection == ("assignee", "title")  # declared ("title", "assignee"): a set
     assert back.indexes["ByAssignee"].projection == "KEYS_ONLY"
     assert back.indexes["ByAssignee"].pk_attribute == "assignee_pk"
     assert back.indexes["ByAssignee"].sort_key is False
@@ -838,7 +838,7 @@ def test_rich_model_round_trip_keeps_details() -> None:
     assert ticket.indexes["ByState"].when_equals == {"state": ("OPEN",)}
     assert ticket.indexes["ByAssignee"].when_present == "assignee"
     assert ticket.fields["priority"] == Field.number(2)
-    assert ticket.fields["state"].choices == ("OPEN", "CLOSED")
+    assert ticket.fields["state"].choices == ("CLOSED", "OPEN")  # declared ("OPEN", "CLOSED"): a set
     assert (back.pk_attribute, back.sk_attribute, back.entity_attribute, back.ttl_attribute) == (
         "pk", "sk", "kind", "expires",
     )

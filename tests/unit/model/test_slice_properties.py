@@ -2,8 +2,9 @@
 
 The reference compares the key-relevant parts of the two models' ``to_dict()`` directly — for
 each entity of the slice its templates, index rules, key fields and the indexes it writes; for
-each index of the slice its definition and every writer's rule and key fields — and says the
-slice holds iff none of them changed and none disappeared. ``CONSTRUCTS_LIB_SOAK=1`` runs ten
+each index of the slice its definition and every writer's rule and key fields; for each entity
+whose items the consumer stores or reads whole, its other declared fields, required attributes
+and the TTL attribute — and says the slice holds iff none of them changed and none disappeared. ``CONSTRUCTS_LIB_SOAK=1`` runs ten
 times the examples.
 """
 
@@ -19,7 +20,7 @@ from random_specs import KINDS, PROJECTIONS, Spec, build_tables, table_specs
 
 from constructs_lib.model import AccessPattern, AccessScope, Model
 from constructs_lib.model.fingerprints import entity_fingerprints, fingerprint, index_fingerprints
-from constructs_lib.model.slices import PublishedFingerprints, check_slice, slice_of, used_names
+from constructs_lib.model.slices import PublishedFingerprints, check_slice, slice_of, stored_names, used_names
 
 SOAK = os.environ.get("CONSTRUCTS_LIB_SOAK", "") not in ("", "0")
 EXAMPLES = 1000 if SOAK else 100
@@ -124,11 +125,20 @@ def _index_part(data: dict[str, Any], name: str) -> Any:
     return {"index": index, "writers": writers}
 
 
+def _stored_part(data: dict[str, Any], name: str) -> Any:
+    entity = next((e for e in data["entities"] if e["name"] == name), None)
+    if entity is None:
+        return None
+    return {"ttl": data["ttl_attribute"], "required": sorted(entity["required"]),
+            "other_fields": {f: v for f, v in (entity.get("fields") or {}).items() if f not in KEY_FIELDS}}
+
+
 def reference_holds(old: Model, new: Model, scope: AccessScope | None) -> bool:
     entities, indexes = used_names(old, scope)
     a, b = old.to_dict(), new.to_dict()
     return all(_entity_part(b, e) is not None and _entity_part(a, e) == _entity_part(b, e) for e in entities) and all(
-        _index_part(b, i) is not None and _index_part(a, i) == _index_part(b, i) for i in indexes)
+        _index_part(b, i) is not None and _index_part(a, i) == _index_part(b, i) for i in indexes) and all(
+        _stored_part(b, e) is None or _stored_part(a, e) == _stored_part(b, e) for e in stored_names(old, scope))
 
 
 def published(model: Model) -> PublishedFingerprints:
@@ -163,8 +173,11 @@ def test_a_slice_holds_iff_nothing_it_uses_changed_its_keys(spec: Spec, change: 
     # AND every break names an entity or index the slice uses, and what changed when it still exists
     entities, indexes = used_names(old, scope)
     for found in breaks:
-        assert found.name in (entities if found.kind == "entity" else indexes)
+        assert found.name in {"entity": entities, "index": indexes, "stored": stored_names(old, scope)}[found.kind]
         assert found.new is None or found.changes, found
-    # AND an additive change never breaks a slice
-    if change in ("entity", "index", "pattern", "field", "none"):
+    # AND an additive change never breaks a slice; a declared field breaks only those storing or
+    # reading whole items of its entity (its stored form)
+    if change in ("entity", "index", "pattern", "none"):
         assert breaks == []
+    if change == "field":
+        assert all(b.kind == "stored" for b in breaks), breaks

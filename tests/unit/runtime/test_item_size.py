@@ -48,6 +48,15 @@ def _stream_json(value: Any) -> Any:
     ({"n": Decimal("123.456")}, 1 + 5),  # 01 23 . 45 60
     ({"n": Decimal("12.3456")}, 1 + 4),
     ({"n": 10**37 + 1}, 1 + 20),
+    ({"n": -(10**37 + 1)}, 1 + 21),  # 19 pairs and the sign
+    # 38 digits spanning 20 pairs (not aligned on the decimal point): no sign byte
+    ({"n": Decimal("9." + "9" * 37)}, 1 + 21),
+    ({"n": Decimal("-9." + "9" * 37)}, 1 + 21),
+    ({"n": Decimal("-1." + "0" * 36 + "1E-120")}, 1 + 21),
+    ({"n": Decimal("-" + "9" * 38 + "E+1")}, 1 + 21),  # 38 nines then a zero: 20 pairs
+    ({"n": Decimal("-99." + "9" * 36)}, 1 + 21),  # 38 digits aligned: 19 pairs and the sign
+    ({"ns": {Decimal("-9." + "9" * 37), -1}}, 2 + 21 + 3),
+    ({"l": [Decimal("-9." + "9" * 37)]}, 1 + 3 + 1 + 21),
     # binary: raw bytes
     ({"b": b"\x00\x01\x02"}, 1 + 3),
     ({"b": b""}, 1 + 0),

@@ -9,6 +9,7 @@ from typing import Any
 from ..._records import frozen_record
 from ...environment import ENV_AUDIT_SALT, ENV_AUDIT_SALT_SECRET
 from ...exceptions import RedactionError, SettingsError
+from ...jsontext import load_json
 
 # The contract with the construct ---------------------------------------------------------------
 FORMAT, VERSION = "constructs_lib.audit", 1
@@ -139,8 +140,10 @@ class AuditSpec:
     def from_json(cls, text: str) -> AuditSpec:
         """Parse :meth:`to_json`; SettingsError for another format or version, or bad values."""
         try:
-            data = json.loads(text)
+            data = load_json(text, f"audit spec {str(text)[:40]!r}", SettingsError)
             valid = isinstance(data, dict) and data.pop("format", None) == FORMAT and data.pop("version", None) == VERSION
+        except SettingsError:
+            raise
         except (ValueError, TypeError):
             valid = False
         if not valid:

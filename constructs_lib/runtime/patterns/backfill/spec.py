@@ -9,6 +9,7 @@ from typing import Any
 
 from ..._records import frozen_record
 from ...exceptions import BackfillError
+from ...jsontext import load_json
 
 _JOB_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
@@ -70,7 +71,7 @@ class BackfillSpec:
     @classmethod
     def from_json(cls, text: str) -> BackfillSpec:
         try:
-            data: dict[str, Any] = json.loads(text)
+            data: dict[str, Any] = load_json(text, f"backfill spec {text[:40]!r}", BackfillError)
             return cls(**data)
         except (json.JSONDecodeError, TypeError) as exc:
             raise BackfillError(f"backfill spec {text[:80]!r} is not a valid spec JSON: {exc}") from exc

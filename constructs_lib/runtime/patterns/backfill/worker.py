@@ -25,6 +25,7 @@ from ...exceptions import (
     KeyValueError,
 )
 from ...items import ItemMapper
+from ...jsontext import load_json
 from ...request_params import Expression
 from ...values import from_dynamo, item_size
 from .budget import WriteBudget
@@ -113,10 +114,18 @@ class BackfillWorker:
                 f"{self.spec.segments}; resume it with the same count or use a new job_id"
             )
         return SegmentState(
-            segment, json.loads(item["cursor"]) if item.get("cursor") else None, bool(item.get("done")),
-            {k: int(item.get(k, 0)) for k in COUNTERS}, float(item.get("consumed_wcu", 0)),
-            json.loads(item.get("failures", "[]")),
+            segment, self._stored(segment, "cursor", item.get("cursor")) if item.get("cursor") else None,
+            bool(item.get("done")), {k: int(item.get(k, 0)) for k in COUNTERS}, float(item.get("consumed_wcu", 0)),
+            self._stored(segment, "failures", item.get("failures", "[]")),
         )
+
+    def _stored(self, segment: int, name: str, text: Any) -> Any:
+        """The JSON attribute ``name`` of a segment's checkpoint (:class:`BackfillError` when it is not JSON)."""
+        where = f"backfill job {self.spec.job_id!r} segment {segment} checkpoint attribute {name!r}"
+        try:
+            return load_json(text, where, BackfillError)
+        except (json.JSONDecodeError, TypeError) as exc:
+            raise BackfillError(f"{where} is not JSON ({exc}); start the job again with a new job_id") from exc
 
     def save(self, state: SegmentState) -> None:
         item = {

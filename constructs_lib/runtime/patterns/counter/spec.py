@@ -18,6 +18,7 @@ from ... import key_segments
 from ..._records import frozen_record
 from ...environment import ENV_COUNTER_PREFIX
 from ...exceptions import KeyValueError, SettingsError
+from ...jsontext import load_json
 from ...limits import MAX_COUNTER_SHARDS as MAX_SHARDS
 
 # Layout -----------------------------------------------------------------------------------------------
@@ -206,7 +207,7 @@ class CounterSpec:
         """A spec from :meth:`to_json`; a version 1 document (before the stream layout) is a
         ``"recompute"`` family."""
         try:
-            data = json.loads(text)
+            data = load_json(text, f"counter spec {text[:40]!r}", SettingsError)
             if data.pop("format") != FORMAT:
                 raise ValueError
             version = data.pop("version")
@@ -217,7 +218,9 @@ class CounterSpec:
             if "regions" in data:
                 data["regions"] = tuple(data["regions"])
             return cls(**data)
-        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+        except SettingsError:
+            raise
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise SettingsError(
                 f"counter spec {text[:80]!r} is not a {FORMAT} version 1 or {VERSION} document"
             ) from exc
