@@ -30,7 +30,7 @@ from constructs_lib.runtime import _aws
 from constructs_lib.runtime.handlers.counter import aggregate
 from constructs_lib.runtime.patterns.counter import CounterClient, CounterSpec, derive_shards
 from constructs_lib.runtime.patterns.counter.spec import KEY_PREFIX, SHARD_SK, SUM_SK
-from constructs_lib.runtime.patterns.counter.totals import encode_seq
+from constructs_lib.runtime.patterns.counter.watermarks import encode_seq
 from constructs_lib.testing.streams import MappingSettings, StreamRunner
 
 if TYPE_CHECKING:

@@ -25,7 +25,7 @@ from ..runtime.environment import MODEL_FILE
 from . import bytecode
 from .exceptions import AssetError
 from .lambda_platform import LAMBDA_PYTHON_VERSION
-from .slim import slim_source
+from .slim import blank_type_checking, slim_source
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -42,6 +42,18 @@ BUNDLED_PACKAGES = ("model", "runtime")
 #: function's runtime part stays within its size budget.
 BACKFILL_ONLY = ("runtime/patterns/backfill/", "runtime/handlers/backfill.py")
 BACKFILL_HANDLER = "constructs_lib.runtime.handlers.backfill.handler"
+#: The generated stream consumers' own modules: each ships with its handler alone (a user's
+#: function increments and reads counters and audit trails, it does not aggregate or write them).
+COUNTER_HANDLER = "constructs_lib.runtime.handlers.counter.handler"
+AUDIT_HANDLER = "constructs_lib.runtime.handlers.audit.handler"
+#: The counters' recompute layout (transactional increments, recomputed totals): shipped with the
+#: aggregator and with functions bound to a family without a stream (``recompute_counters``).
+RECOMPUTE_ONLY = ("runtime/patterns/counter/recompute.py",)
+HANDLER_ONLY = {
+    COUNTER_HANDLER: ("runtime/handlers/counter.py", "runtime/patterns/counter/aggregation.py",
+                      "runtime/patterns/counter/redrive.py", "runtime/patterns/counter/watermarks.py"),
+    AUDIT_HANDLER: ("runtime/handlers/audit.py",),
+}
 #: Model modules no function runs: reading a contract file (and where its path points), building a
 #: consumer's view (its patterns are in the bundled model JSON already) and the design warnings
 #: happen at synth.
@@ -82,30 +94,43 @@ class Bundle:
     dependency_files: tuple[str, ...] = ()
 
 
-def shipped(rel: str, handler: str | None, contract_check: bool = False, traffic_insight: bool = False) -> bool:
+def shipped(rel: str, handler: str | None, contract_check: bool = False, traffic_insight: bool = False,
+            recompute_counters: bool = False) -> bool:
     """Whether the package module ``rel`` (``"runtime/client.py"``) ships with ``handler``, in a
-    function that checks a published contract at cold start (``contract_check``) or not, and
-    records its traffic (``traffic_insight``) or not."""
+    function that checks a published contract at cold start (``contract_check``) or not, records
+    its traffic (``traffic_insight``) or not, and is bound to a recomputed counter family
+    (``recompute_counters``) or not."""
+    if rel.startswith(RECOMPUTE_ONLY) and not recompute_counters and handler != COUNTER_HANDLER:
+        return False
     if rel.startswith(SYNTH_ONLY) or (rel.startswith(CONTRACT_CHECK_ONLY) and not contract_check):
         return False
     if rel.startswith(TRAFFIC_INSIGHT_ONLY) and rel != TRAFFIC_INSIGHT_FRONT and not traffic_insight:
+        return False
+    if any(rel.startswith(only) and handler != owner for owner, only in HANDLER_ONLY.items()):
         return False
     return handler == BACKFILL_HANDLER or not rel.startswith(BACKFILL_ONLY)
 
 
 def _runtime_files(
-    model: Model, handler: str | None = None, contract_check: bool = False, traffic_insight: bool = False
+    model: Model, handler: str | None = None, contract_check: bool = False, traffic_insight: bool = False,
+    recompute_counters: bool = False,
 ) -> dict[str, bytes]:
     files: dict[str, bytes] = {"constructs_lib/__init__.py": _STUB_INIT.encode()}
     for package in BUNDLED_PACKAGES:
         for path in sorted((PACKAGE_DIR / package).rglob("*.py")):
             if "__pycache__" not in path.parts and shipped(path.relative_to(PACKAGE_DIR).as_posix(), handler,
-                                                           contract_check, traffic_insight):
+                                                           contract_check, traffic_insight, recompute_counters):
                 # Docstrings and comments blanked, every line kept (see ._slim): a smaller asset.
                 source = slim_source(path.read_text(encoding="utf-8"))
                 files[f"constructs_lib/{path.relative_to(PACKAGE_DIR).as_posix()}"] = source.encode()
     files[MODEL_FILE] = model.to_json().encode()
     return files
+
+
+def _without_type_checking(rel: str, source: bytes | Path) -> bytes | Path:
+    if not rel.endswith(".py") or not isinstance(source, bytes) or b"TYPE_CHECKING" not in source:
+        return source
+    return blank_type_checking(source.decode("utf-8")).encode("utf-8")
 
 
 def _dependency_files(directory: Path) -> dict[str, Path]:
@@ -154,6 +179,7 @@ def bundle(
     contract_check: bool = False,
     fingerprint_check: bool = False,
     traffic_insight: bool = False,
+    recompute_counters: bool = False,
 ) -> Bundle:
     """Stage an asset directory and return it with its parts.
 
@@ -190,6 +216,10 @@ def bundle(
     traffic_insight
         Whether the function records its traffic (``TableClient.record_traffic``): only then do
         the modules of ``runtime/stats/`` ship (:data:`TRAFFIC_INSIGHT_ONLY`). Default False.
+    recompute_counters
+        Whether the function is bound to a counter family recomputed from its shards (a table
+        without a stream): only then does that layout's code ship (:data:`RECOMPUTE_ONLY`).
+        Default False.
 
     Raises
     ------
@@ -197,7 +227,8 @@ def bundle(
         A user file or a dependency takes a path or an import name of another part, or a module
         does not compile for ``python_version``.
     """
-    runtime: dict[str, bytes | Path] = dict(_runtime_files(model, handler, contract_check, traffic_insight))
+    runtime: dict[str, bytes | Path] = dict(_runtime_files(model, handler, contract_check, traffic_insight,
+                                                          recompute_counters))
     runtime.update({rel: text.encode() for rel, text in (extra_files or {}).items()})
     user: dict[str, bytes | Path] = dict(code.files) if code is not None else {}
     deps: dict[str, bytes | Path] = dict(_dependency_files(dependencies)) if dependencies is not None else {}
@@ -217,6 +248,8 @@ def bundle(
         entries = [handler.rpartition(".")[0], *map(_module_name, users)]
         reachable = bytecode.import_closure(sources, entries)
         runtime = {rel: source for rel, source in runtime.items() if _kept(rel, reachable)}
+        # What never runs leaves the asset: the import analysis has read the TYPE_CHECKING blocks.
+        runtime = {rel: _without_type_checking(rel, source) for rel, source in runtime.items()}
         if compiler is not None:
             # What importing the handler loads and, if it ships, the model package when the first
             # call loads it (``from_environment`` reads model.json) and would otherwise compile it then.

@@ -3,7 +3,9 @@
 Every docstring becomes ``""`` followed by as many newlines as it spanned and every comment is
 removed; nothing else changes, so each code line is byte-for-byte the source's at the same line
 number and a traceback from a deployed function points at the published source. ``__doc__`` of
-the shipped modules is ``""``. See docs/adr/0018-bundling-ships-model-and-runtime.md.
+the shipped modules is ``""``. Once the bundle knows what it ships, :func:`blank_type_checking`
+also blanks the bodies of ``if TYPE_CHECKING:`` blocks, which never run (the import analysis
+reads them first). See docs/adr/0018-bundling-ships-model-and-runtime.md.
 """
 
 from __future__ import annotations
@@ -37,6 +39,33 @@ def slim_source(source: str) -> str:
     ``SyntaxError`` if ``source`` is not valid Python.
     """
     return cached("slim", source.encode(), lambda: _slim(source), lambda text: text, _text)
+
+
+def _type_checking_blocks(tree: ast.Module) -> list[ast.If]:
+    """The outermost ``if TYPE_CHECKING:`` blocks without an ``else`` (their bodies never run)."""
+    def names_it(test: ast.expr) -> bool:
+        return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+            isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+    found = [n for n in ast.walk(tree) if isinstance(n, ast.If) and names_it(n.test) and not n.orelse and n.body]
+    spans = {n: (n.lineno, n.end_lineno or n.lineno) for n in found}
+    return [n for n in found if not any(lo < n.lineno <= hi for m, (lo, hi) in spans.items() if m is not n)]
+
+
+@lru_cache(maxsize=512)
+def blank_type_checking(source: str) -> str:
+    """``source`` with the body of every ``if TYPE_CHECKING:`` block replaced by ``pass`` and blank
+    lines: what never runs leaves the asset, every other line stays where it was."""
+    lines = source.splitlines(keepends=True)
+    for block in _type_checking_blocks(ast.parse(source)):
+        head = block.body[0]
+        first = min([head.lineno, *(d.lineno for d in getattr(head, "decorator_list", ()))]) - 1
+        last = (block.body[-1].end_lineno or block.body[-1].lineno) - 1
+        if head.lineno == block.lineno:
+            continue  # `if TYPE_CHECKING: import x` on one line keeps it
+        indent = lines[first][: len(lines[first]) - len(lines[first].lstrip())]
+        lines[first:last + 1] = [indent + "pass\n"] + ["\n"] * (last - first)
+    return "".join(lines)
 
 
 def _text(value: object) -> str:

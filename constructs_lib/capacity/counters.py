@@ -18,28 +18,25 @@ from typing import TYPE_CHECKING, Any
 from ..runtime.patterns.counter.spec import (
     AGGREGATED_AT,
     AMOUNT,
+    APPLIED_EVENTS,
     BY,
     COUNT,
     COUNTER_ID,
     DEDUP_TYPE,
     FAMILY,
+    FORMAT_ATTR,
     IDEMPOTENCY_KEY,
     INCREMENT_TYPE,
     ORIGIN,
     SHARD,
     SHARD_TYPE,
     SHARDS,
+    STREAM_FORMAT,
     TOTAL_TYPE,
     VERSION_ATTR,
     CounterSpec,
 )
-from ..runtime.patterns.counter.totals import (
-    APPLIED_EVENTS,
-    FORMAT_ATTR,
-    STREAM_FORMAT,
-    encode_seq,
-    generation_maps,
-)
+from ..runtime.patterns.counter.watermarks import encode_seq, generation_maps
 from .entries import item_bytes
 from .reads import batch_get, get
 from .units import Capacity

@@ -416,6 +416,15 @@ class ShardedCounter(StreamConsumer):
         """Give ``function`` the environment and grants to use the family through ``CounterClient``."""
         if not (increment or read):
             raise ConstructPropsError(f"ShardedCounter {self.node.id!r}: bind() with neither increment nor read grants nothing")
+        owner = function.node.scope
+        bundle = getattr(owner, "bundle", None)
+        if (not self.spec.deltas and bundle is not None and getattr(owner, "function", None) is function
+                and "constructs_lib/runtime/patterns/counter/recompute.py" not in bundle.runtime_files):
+            raise ConstructPropsError(
+                f"ShardedCounter {self.node.id!r}: family {self.family!r} is recomputed from its shards (its table has "
+                f"no stream) and function {function.node.path!r} was bundled without that layout's code: bind it with "
+                "TableFunction(counters=[...]), which ships it"
+            )
         for key, value in self.environment.items():
             function.add_environment(key, value)
         if increment:

@@ -250,6 +250,7 @@ class TableFunction(Construct):
             self.bundle = bundling.bundle(
                 table.model, code=code, dependencies=dependencies, what=what, python_version=python_version,
                 contract_check=ENV_CONTRACT_PARAMETER in table.runtime_environment, traffic_insight=traffic_insight,
+                recompute_counters=any(_recomputed(b) for b in bindings),
             )
         self.function, self.log_group = bundled_function(
             self,
@@ -277,3 +278,9 @@ class TableFunction(Construct):
             binding.bind(self.function)
         self.table = table
 
+
+
+def _recomputed(binding: object) -> bool:
+    """Whether a ``counters=`` entry is a family recomputed from its shards (its code must ship)."""
+    spec = getattr(binding, "spec", None)
+    return getattr(spec, "aggregation", None) == "recompute"

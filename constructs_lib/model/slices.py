@@ -95,10 +95,11 @@ class Slice:
             **({"stored": dict(sorted(self.stored.items()))} if self.stored else {}),
         }
         if self.entity_schemas or self.index_schemas:
-            data["schemas"] = {"entities": dict(sorted(self.entity_schemas.items())),
-                               "indexes": dict(sorted(self.index_schemas.items()))}
+            schemas: dict[str, Any] = {"entities": dict(sorted(self.entity_schemas.items())),
+                                       "indexes": dict(sorted(self.index_schemas.items()))}
             if self.stored_schemas:
-                data["schemas"]["stored"] = dict(sorted(self.stored_schemas.items()))
+                schemas["stored"] = dict(sorted(self.stored_schemas.items()))
+            data["schemas"] = schemas
         return data
 
     def to_json(self) -> str:

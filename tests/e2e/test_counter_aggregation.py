@@ -29,7 +29,6 @@ from botocore.config import Config
 from constructs_lib.runtime import CounterClient
 from constructs_lib.runtime.patterns.counter.spec import REDRIVE_SOURCE
 from constructs_lib.testing import LocalDeployment, asset_dir
-from constructs_lib.testing.exceptions import HandlerError
 from constructs_lib.testing.handlers import LocalFunction
 from constructs_lib.testing.streams import MappingSettings, StreamRunner
 
@@ -270,10 +269,6 @@ def test_a_record_of_unknown_shape_is_reported_and_its_dead_lettered_range_re_dr
     assert {c: reader.get(c, consistent=True).total for c in made} == dict(made)
 
 
-@pytest.mark.xfail(strict=True, raises=HandlerError, reason=(
-    "runtime: handlers/counter.py _redrive checks each entry of 'ranges' with redrive.batch_info, which looks "
-    "for a 'DDBStreamBatchInfo' key, so the bare DDBStreamBatchInfo objects its error message, the module "
-    "docstring and the design name are refused; only on-failure records (the queue's message bodies) pass"))
 def test_a_range_can_be_re_driven_from_its_bare_batch_info(
     dynamodb_client: Any, env: dict[str, str], aggregator: LocalFunction, runner_for: Any,
 ) -> None:

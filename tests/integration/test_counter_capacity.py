@@ -33,7 +33,7 @@ from constructs_lib.capacity.counters import increment_item, shard_item, total_i
 from constructs_lib.runtime import _aws
 from constructs_lib.runtime.handlers.counter import aggregate
 from constructs_lib.runtime.patterns.counter import CounterClient, CounterSpec
-from constructs_lib.runtime.patterns.counter.totals import decode_seq, generation, generation_maps
+from constructs_lib.runtime.patterns.counter.watermarks import decode_seq, generation, generation_maps
 from constructs_lib.runtime.values import item_size
 from constructs_lib.testing.streams import MappingSettings, StreamRunner
 from examples.shop.model import shop_model

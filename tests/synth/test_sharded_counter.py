@@ -376,7 +376,7 @@ def test_aggregator_asset_holds_the_runtime_and_no_cdk(viral: CounterStack) -> N
     assert "constructs_lib/runtime/handlers/counter.py" in files and "model.json" in files
     # AND the stream layout's aggregation, re-drive and total modules beside the client
     counter = "constructs_lib/runtime/patterns/counter/"
-    assert {f"{counter}{m}.py" for m in ("aggregation", "redrive", "totals", "spec", "client")} <= set(files)
+    assert {f"{counter}{m}.py" for m in ("aggregation", "redrive", "watermarks", "recompute", "spec", "client")} <= set(files)
     assert not [f for f in files if f.split("/")[0] in ("aws_cdk", "constructs", "jsii")]
     assert all(f.startswith(("constructs_lib/model/", "constructs_lib/runtime/", "constructs_lib/__pycache__/"))
                or f in ("constructs_lib/__init__.py", "model.json") for f in files)

@@ -141,9 +141,6 @@ def test_the_viral_peak_costs_at_most_30_percent_of_the_recompute_layout(runs: d
     assert not any("reads shards" in name for name in _components(runs["viral"], "ViralVideoStack/Data"))
 
 
-@pytest.mark.xfail(strict=True, reason="ShardedCounter still sizes the viral family as transactional (120 shards) and "
-                   "batches 100 records: 1,000 total writes/s of 6 WCU, 12 % of the increments; 60 shards and "
-                   "batches of 1,000 make it 100 writes/s of 3 WCU (0.6 %)")
 def test_the_viral_hot_counter_aggregation_costs_at_most_5_percent(runs: dict[str, Run]) -> None:
     # GIVEN examples/viral priced as deployed THEN the hot counter's aggregation costs at most 5 %
     # of its increments

@@ -20,20 +20,28 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ... import _aws
 from ..._records import frozen_record, record
 from ...exceptions import ConditionFailedError, DynamoDBError, KeyValueError, RuntimeClientError
-from .spec import AGGREGATED_AT, AMOUNT, BY, COUNT, ORIGIN, TOTAL_TYPE, CounterSpec
-from .totals import (
+from .spec import (
+    AGGREGATED_AT,
+    AMOUNT,
     APPLIED_EVENTS,
+    BY,
+    COUNT,
+    DEDUP_SK,
     FOLD_TIME,
     FOLDED,
     FORMAT_ATTR,
+    KEY_PREFIX,
+    ORIGIN,
+    SHARD_SK,
     STREAM_FORMAT,
-    encode_seq,
+    SUM_SK,
+    TOTAL_SK,
+    TOTAL_TYPE,
+    CounterSpec,
     format_time,
-    generation,
-    generation_maps,
     parse_time,
-    watermark,
 )
+from .watermarks import encode_seq, generation, generation_maps, watermark
 
 if TYPE_CHECKING:
     from .client import CounterClient
@@ -88,12 +96,12 @@ def classify(spec: CounterSpec, region: str | None, rec: Mapping[str, Any]) -> P
     try:
         keys = body["Keys"]
         pk, sk = keys[spec.pk_attribute]["S"], keys[spec.sk_attribute]["S"]
-        if spec.is_bookkeeping(pk, sk):
+        if _bookkeeping(spec, pk, sk):
             return None  # a total or a recompute-layout dedup marker: it carries no increment
         counter_id, shard = spec.parse_shard_key(pk)
     except (KeyError, TypeError, KeyValueError) as exc:
         return Unknown(seq, sequence_number, f"not a shard key of counter family {spec.family!r}: {exc}")
-    kind = spec.parse_sort_key(sk)
+    kind = _sort_key_kind(spec, sk)
     name = rec.get("eventName")
     if kind is None:
         return Unknown(seq, sequence_number, f"sort key {sk!r} is not a counter item's")
@@ -121,6 +129,31 @@ def classify(spec: CounterSpec, region: str | None, rec: Mapping[str, Any]) -> P
         return Unknown(seq, sequence_number, f"shard item {pk!r} has no integer {AMOUNT!r} in its new image "
                        "(the stream must carry new images)")
     return Change(counter_id, shard, seq, amount, False)
+
+
+def _bookkeeping(spec: CounterSpec, pk: str, sk: str) -> bool:
+    """True for a key of the family's totals or recompute-layout dedup markers."""
+    if not pk.startswith(spec.key_prefix):
+        return False
+    rest = pk[len(spec.key_prefix):].split("#")
+    if len(rest) == 1:
+        return sk == TOTAL_SK or (spec.replicated and sk.startswith(TOTAL_SK + "#"))
+    return len(rest) == 3 and rest[1] == DEDUP_SK and sk == DEDUP_SK
+
+
+def _sort_key_kind(spec: CounterSpec, sk: Any) -> tuple[str, str | None] | None:
+    """What a sort key under a shard's partition key names: ``("sum", region)``, ``("key", None)``
+    (an increment item) or ``("legacy", region)`` (a ``SHARD`` item); None for anything else."""
+    if not isinstance(sk, str):
+        return None
+    if sk.startswith(KEY_PREFIX):
+        return "key", None
+    for kind, base in (("sum", SUM_SK), ("legacy", SHARD_SK)):
+        if sk == base and not spec.regions:
+            return kind, None
+        if spec.regions and sk.startswith(base + "#") and sk[len(base) + 1:] in spec.regions:
+            return kind, sk[len(base) + 1:]
+    return None
 
 
 def _after(seq: int, mark: int | None) -> bool:

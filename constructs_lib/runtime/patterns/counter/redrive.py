@@ -20,8 +20,7 @@ from ... import _aws
 from ..._records import frozen_record
 from ...exceptions import ConditionFailedError, KeyValueError, SettingsError
 from .aggregation import Change, Legacy, StreamAggregator, Unknown, classify
-from .spec import AGGREGATED_AT, COUNT, TOTAL_TYPE
-from .totals import APPLIED_EVENTS, FORMAT_ATTR, REDRIVEN, STREAM_FORMAT, format_time
+from .spec import AGGREGATED_AT, APPLIED_EVENTS, COUNT, FORMAT_ATTR, REDRIVEN, STREAM_FORMAT, TOTAL_TYPE, format_time
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient

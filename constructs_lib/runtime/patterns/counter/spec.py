@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from ... import key_segments
@@ -43,6 +45,11 @@ REDRIVE_SOURCE = "constructs_lib.counter.redrive"
 #: How a family's totals are kept: from the stream's changes, or recomputed from every shard.
 DELTAS, RECOMPUTE = "deltas", "recompute"
 FORMAT, VERSION = "constructs_lib.counter", 2
+#: Attributes of a total in the stream layout besides ``count`` and ``aggregated_at`` (which keep
+#: their names: readers of either layout read the value the same way): its format, what idempotent
+#: increments added, the recompute layout's shards folded in and when, the re-driven ranges.
+FORMAT_ATTR, STREAM_FORMAT = "fmt", 2
+APPLIED_EVENTS, FOLDED, FOLD_TIME, REDRIVEN = "e", "f", "ft", "rd"
 
 _FAMILY_RE = re.compile(r"[a-z][a-z0-9_]{0,47}")
 _MAX_ID_BYTES = 1024
@@ -158,8 +165,7 @@ class CounterSpec:
         guard = self.guard_seconds
         if isinstance(guard, bool) or not isinstance(guard, int) or not 120 <= guard <= 8 * 86_400:
             raise SettingsError(
-                f"counter family {self.family!r}: guard_seconds {guard!r} must be an int from 120 to 691,200 "
-                "(at least the mapping's maximum record age plus its function's timeout)"
+                f"counter family {self.family!r}: guard_seconds {guard!r} must be an int from 120 to 691,200"
             )
         legacy = self.legacy_shards
         if legacy is not None and (isinstance(legacy, bool) or not isinstance(legacy, int) or not 1 <= legacy <= MAX_SHARDS):
@@ -307,26 +313,22 @@ class CounterSpec:
             raise KeyValueError(f"key {pk!r} is not a shard key of counter family {self.family!r} (…#{{id}}#S000)")
         return key_segments.unescape(parts[0], field="counter_id"), int(match.group(1))
 
-    def is_bookkeeping(self, pk: str, sk: str) -> bool:
-        """True for a key of the family's totals or recompute-layout dedup markers."""
-        if not pk.startswith(self.key_prefix):
-            return False
-        rest = pk[len(self.key_prefix):].split("#")
-        if len(rest) == 1:
-            return sk == TOTAL_SK or (self.replicated and sk.startswith(TOTAL_SK + "#"))
-        return len(rest) == 3 and rest[1] == DEDUP_SK and sk == DEDUP_SK
 
-    def parse_sort_key(self, sk: Any) -> tuple[str, str | None] | None:
-        """What a sort key under a shard's partition key names: ``("sum", region)``,
-        ``("key", None)`` (an increment item) or ``("legacy", region)`` (a ``SHARD`` item);
-        None for anything else."""
-        if not isinstance(sk, str):
-            return None
-        if sk.startswith(KEY_PREFIX):
-            return "key", None
-        for kind, base in (("sum", SUM_SK), ("legacy", SHARD_SK)):
-            if sk == base and not self.regions:
-                return kind, None
-            if self.regions and sk.startswith(base + "#") and sk[len(base) + 1:] in self.regions:
-                return kind, sk[len(base) + 1:]
+# A total's time and value ---------------------------------------------------------------------------------
+def format_time(dt: datetime) -> str:
+    """Fixed-width ISO-8601 UTC with microseconds: sorts as text in time order."""
+    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_time(value: Any) -> datetime | None:
+    if not isinstance(value, str):
         return None
+    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+
+
+def applied_base(item: Mapping[str, Any] | None) -> int:
+    """What a stream-layout total holds besides its shards' sums: idempotent increments applied
+    plus the folded recompute-layout shards."""
+    if not item:
+        return 0
+    return int(item.get(APPLIED_EVENTS, 0)) + int(item.get(FOLDED, 0))

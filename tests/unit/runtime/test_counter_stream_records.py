@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from constructs_lib.runtime.patterns.counter.aggregation import Change, Legacy, StreamAggregator, Unknown, classify
 from constructs_lib.runtime.patterns.counter.client import CounterClient
 from constructs_lib.runtime.patterns.counter.spec import CounterSpec
-from constructs_lib.runtime.patterns.counter.totals import (
+from constructs_lib.runtime.patterns.counter.watermarks import (
     decode_seq,
     encode_seq,
     generation,
