@@ -418,8 +418,10 @@ class ShardedCounter(StreamConsumer):
             raise ConstructPropsError(f"ShardedCounter {self.node.id!r}: bind() with neither increment nor read grants nothing")
         owner = function.node.scope
         bundle = getattr(owner, "bundle", None)
-        if (not self.spec.deltas and bundle is not None and getattr(owner, "function", None) is function
-                and "constructs_lib/runtime/patterns/counter/recompute.py" not in bundle.runtime_files):
+        shipped = set(getattr(bundle, "runtime_files", ())) if getattr(owner, "function", None) is function else set()
+        # A TableFunction whose code can use the counter client but was bundled without the
+        # recompute layout's code would fail at its first idempotent increment (an import).
+        if not self.spec.deltas and _CLIENT_MODULE in shipped and _RECOMPUTE_MODULE not in shipped:
             raise ConstructPropsError(
                 f"ShardedCounter {self.node.id!r}: family {self.family!r} is recomputed from its shards (its table has "
                 f"no stream) and function {function.node.path!r} was bundled without that layout's code: bind it with "
@@ -431,6 +433,11 @@ class ShardedCounter(StreamConsumer):
             self.grant_increment(function)
         if read:
             self.grant_read(function)
+
+
+#: Asset paths of the counter client and of the recompute layout's code (``bundling.RECOMPUTE_ONLY``).
+_CLIENT_MODULE = "constructs_lib/runtime/patterns/counter/client.py"
+_RECOMPUTE_MODULE = "constructs_lib/runtime/patterns/counter/recompute.py"
 
 
 def _all_regions(table: ModelBoundTable) -> tuple[str, ...]:

@@ -1,5 +1,5 @@
 """ShardedCounter at synth time: the aggregator, its stream mapping and filters, the spec it hands
-to the runtime, grants (re-drive included), queue, alarms, asset."""
+to the runtime, grants (re-drive included), queue, alarms, asset, and the functions bound to it."""
 
 from __future__ import annotations
 
@@ -17,13 +17,17 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk.assertions import Template
 
-from constructs_lib import ConstructPropsError, ShardedCounter, SingleTable
+from constructs_lib import ConstructPropsError, ShardedCounter, SingleTable, TableFunction
 from constructs_lib.model import AccessPattern, Entity, Model
 from constructs_lib.runtime.environment import ENV_COUNTER_FAILURE_QUEUE
 from constructs_lib.runtime.patterns.counter import CounterSpec
 from constructs_lib.testing import asset_dir
 from constructs_lib.testing.event_filters import matches_any
 
+#: A handler that uses the counter client (``CounterClient.from_environment("product_views")``).
+HANDLER = Path(__file__).resolve().parents[2] / "examples" / "shop" / "handlers" / "orders_api.py"
+RECOMPUTE = "constructs_lib/runtime/patterns/counter/recompute.py"
+CLIENT = "constructs_lib/runtime/patterns/counter/client.py"
 FAMILY = {"PK": {"S": [{"prefix": "COUNTER#video_views#"}]}}
 #: Writes of the family's shards (the recompute layout's SHARD items too: they are folded in).
 SHARD_FILTER = {"dynamodb": {"Keys": {**FAMILY, "SK": {"S": ["SUM", "SHARD"]}}}}
@@ -405,6 +409,80 @@ def test_aggregator_asset_holds_the_runtime_and_no_cdk(viral: CounterStack) -> N
     assert zipped([f for f in files if not f.endswith(".pyc")]) <= 100 * 1024
     assert zipped(files) <= 135 * 1024
 
+
+
+# Functions bound to the family --------------------------------------------------------------------------------
+@pytest.fixture
+def two_layouts(shop_model: Model, new_stack: Callable[[str], cdk.Stack]) -> dict[str, Any]:
+    """A family on a table without a stream (recomputed) and one on a table with a stream."""
+    stack = new_stack("TwoLayouts")
+    plain = SingleTable(stack, "Plain", model=shop_model)
+    streamed = SingleTable(stack, "Streamed", model=shop_model, stream=dynamodb.StreamViewType.NEW_IMAGE)
+    return {
+        "stack": stack, "plain": plain, "streamed": streamed,
+        "recomputed": ShardedCounter(stack, "Likes", table=plain, name="product_views", shards=4,
+                                     idempotency_window=cdk.Duration.hours(1), schedule=cdk.Duration.minutes(5),
+                                     scheduled_counters=["home"]),
+        "deltas": ShardedCounter(stack, "Views", table=streamed, name="product_views", shards=4,
+                                 idempotency_window=cdk.Duration.hours(1)),
+    }
+
+
+def _variables(function: TableFunction) -> dict[str, Any]:
+    """The synthesized environment variables of a TableFunction's Lambda function."""
+    stack = cdk.Stack.of(function)
+    logical_id = stack.get_logical_id(function.function.node.default_child)  # type: ignore[arg-type]
+    resource = Template.from_stack(stack).to_json()["Resources"][logical_id]
+    return dict(resource["Properties"]["Environment"]["Variables"])
+
+
+def test_a_function_bound_to_a_recomputed_family_ships_the_recompute_layout(two_layouts: dict[str, Any]) -> None:
+    # GIVEN functions using the counter client, bound through counters=[...] to a family on a table
+    # without a stream and to one on a table with a stream
+    stack = two_layouts["stack"]
+    recomputed = TableFunction(stack, "OnPlain", table=two_layouts["plain"], entry=HANDLER,
+                               counters=[two_layouts["recomputed"]])
+    deltas = TableFunction(stack, "OnStreamed", table=two_layouts["streamed"], entry=HANDLER,
+                           counters=[two_layouts["deltas"]])
+    assert two_layouts["recomputed"].spec.aggregation == "recompute" and two_layouts["deltas"].spec.deltas
+    # THEN the first ships the recompute layout's code (its idempotent increments are transactions)
+    assert {CLIENT, RECOMPUTE} <= set(recomputed.bundle.runtime_files)
+    assert (recomputed.bundle.directory / RECOMPUTE).is_file()
+    # AND the second, with the same client, leaves it out of its asset
+    assert CLIENT in deltas.bundle.runtime_files and RECOMPUTE not in deltas.bundle.runtime_files
+    assert not (deltas.bundle.directory / RECOMPUTE).exists()
+
+
+def test_bind_refuses_a_function_bundled_without_the_recompute_layout(two_layouts: dict[str, Any]) -> None:
+    # GIVEN a function using the counter client, bundled without counters=[...]
+    stack = two_layouts["stack"]
+    unbound = TableFunction(stack, "Unbound", table=two_layouts["plain"], entry=HANDLER)
+    assert RECOMPUTE not in unbound.bundle.runtime_files
+    # WHEN a recomputed family is bound to it afterwards
+    # THEN the bind is refused, naming the family, the function and the fix
+    with pytest.raises(ConstructPropsError, match=(
+            r"ShardedCounter 'Likes': family 'product_views' is recomputed from its shards .*function "
+            r"'TwoLayouts/Unbound/Function' was bundled without that layout's code: bind it with "
+            r"TableFunction\(counters=\[\.\.\.\]\), which ships it")):
+        two_layouts["recomputed"].bind(unbound.function)
+    # AND a family aggregated from the stream binds to such a function (it needs no more code)
+    also_unbound = TableFunction(stack, "AlsoUnbound", table=two_layouts["streamed"], entry=HANDLER)
+    two_layouts["deltas"].bind(also_unbound.function)
+    assert "CONSTRUCTS_LIB_COUNTER_PRODUCT_VIEWS" in _variables(also_unbound)
+
+
+def test_a_function_that_never_uses_the_client_binds_a_recomputed_family(
+    two_layouts: dict[str, Any], tmp_path: Path,
+) -> None:
+    # GIVEN a handler that never imports the counter client (it only needs the family's grants)
+    entry = tmp_path / "relay.py"
+    entry.write_text("def handler(event, context):\n    return event\n", encoding="utf-8")
+    # WHEN it is bound to a recomputed family through counters=[...]
+    function = TableFunction(two_layouts["stack"], "Relay", table=two_layouts["plain"], entry=entry,
+                             counters=[two_layouts["recomputed"]])
+    # THEN the bind succeeds: with no counter client in its asset, no recompute code is missing
+    assert CLIENT not in function.bundle.runtime_files
+    assert "CONSTRUCTS_LIB_COUNTER_PRODUCT_VIEWS" in _variables(function)
 
 # Bad props -----------------------------------------------------------------------------------------------------
 def _no_ttl_model() -> Model:
