@@ -191,8 +191,11 @@ def test_asset_contains_exactly_runtime_model_json_and_handler(shop) -> None:
         assert compiled == set()
     else:
         # (analysed as the bundler does, before the shipped copies' TYPE_CHECKING blocks were blanked)
-        path = bytecode.import_path({f: ((PACKAGE.parent / f) if f.startswith("constructs_lib/") and f != "constructs_lib/__init__.py"
-                                         else shop.asset_dir / f).read_bytes() for f in sources if f.endswith(".py")},
+        def original(f: str) -> Path:
+            return PACKAGE.parent / f if f.startswith("constructs_lib/") and f != "constructs_lib/__init__.py" \
+                else shop.asset_dir / f
+
+        path = bytecode.import_path({f: original(f).read_bytes() for f in sources if f.endswith(".py")},
                                     ["orders_api", "constructs_lib.model"])
         assert {"orders_api.py", "constructs_lib/runtime/client.py", "constructs_lib/runtime/__init__.py",
                 "constructs_lib/model/model.py"} <= path
