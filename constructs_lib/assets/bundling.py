@@ -69,7 +69,7 @@ TRAFFIC_INSIGHT_FRONT = "runtime/stats/__init__.py"
 #: Handlers whose first call reads the bundled model only to check an imported table's contract or
 #: pinned fingerprint (``contract.verify``): the model package's bytecode ships with them only then.
 MODEL_FOR_VERIFY_ONLY = ("constructs_lib.runtime.handlers.counter.handler", "constructs_lib.runtime.handlers.audit.handler")
-_STUB_INIT = '"""constructs_lib, as bundled into a Lambda function: model + runtime only."""\n'
+_STUB_INIT = ""  # the package's root, as bundled: model + runtime only
 
 
 @dataclass(frozen=True)

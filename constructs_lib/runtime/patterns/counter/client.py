@@ -29,10 +29,13 @@ from .spec import (
     AMOUNT,
     BY,
     COUNT,
+    FORMAT_ATTR,
     INCREMENT_TYPE,
     MAX_BY,
     ORIGIN,
+    SHARD_SK,
     SHARD_TYPE,
+    TOTAL_SK,
     VERSION_ATTR,
     CounterSpec,
     applied_base,
@@ -191,34 +194,24 @@ class CounterClient:
         if isinstance(by, bool) or not isinstance(by, int) or not -MAX_BY < by < MAX_BY:
             raise KeyValueError(f"increment by {by!r} must be an int between -10^18 and 10^18")
         shard = self.shard_for(counter_id, idempotency_key)
-        if idempotency_key is not None and self.spec.deltas:
-            return self._keyed_increment(counter_id, shard, by, idempotency_key)
-        key = self.spec.shard_key(counter_id, shard, self.region)
-        update = self._shard_update(by)
-        if idempotency_key is None:
-            self._retry_conflicts(lambda: _aws.call(self.client, "update_item", hooks=self.hooks,
-                                                    TableName=self.table_name, Key=_aws.serialize(key), **update))
-            return Increment(counter_id, shard, by)
-        from .recompute import transactional_increment  # the recompute layout's code: see recompute()
-
-        return transactional_increment(self, counter_id, shard, by, idempotency_key, key, update)
-
-    def _shard_update(self, by: int) -> dict[str, Any]:
-        # The hot path: ADD the amount and keep the entity type (what stream filters and the
-        # model's readers key on). Family, id and shard are in the key; the request stays small.
-        # The stream layout also counts the shard's writes (v) and names this write's amount (b):
-        # the aggregator adds b from each record's new image.
         if not self.spec.deltas:
-            return {
-                "UpdateExpression": "ADD #c :by SET #t = :t",
-                "ExpressionAttributeNames": {"#c": COUNT, "#t": self.spec.entity_attribute},
-                "ExpressionAttributeValues": {":by": {"N": str(by)}, ":t": {"S": SHARD_TYPE}},
-            }
-        return {
+            from .recompute import increment  # the recompute layout's code: see recompute()
+
+            return Increment(counter_id, shard, by, duplicate=increment(self, counter_id, shard, by, idempotency_key))
+        if idempotency_key is not None:
+            return self._keyed_increment(counter_id, shard, by, idempotency_key)
+        # The hot path: ADD the amount, count the shard's writes (v), name this write's amount (b:
+        # the aggregator adds it from the record's new image) and keep the entity type (what stream
+        # filters and the model's readers key on). Family, id and shard are in the key.
+        key = self.spec.shard_key(counter_id, shard, self.region)
+        update = {
             "UpdateExpression": "ADD #c :by, #v :one SET #b = :by, #t = :t",
             "ExpressionAttributeNames": {"#c": COUNT, "#v": VERSION_ATTR, "#b": AMOUNT, "#t": self.spec.entity_attribute},
             "ExpressionAttributeValues": {":by": {"N": str(by)}, ":one": {"N": "1"}, ":t": {"S": SHARD_TYPE}},
         }
+        self._retry_conflicts(lambda: _aws.call(self.client, "update_item", hooks=self.hooks,
+                                                TableName=self.table_name, Key=_aws.serialize(key), **update))
+        return Increment(counter_id, shard, by)
 
     def _keyed_increment(self, counter_id: str, shard: int, by: int, idempotency_key: str) -> Increment:
         """One conditional PutItem of the key's increment item: created means counted (the
@@ -245,9 +238,7 @@ class CounterClient:
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             ))
         except ConditionFailedError as exc:
-            stored = getattr(exc, "old_item", None)
-            if stored is None:  # DynamoDB returns the refusing item; read it if a proxy dropped it
-                stored = self._read_marker(item_key)
+            stored = getattr(exc, "old_item", None)  # the refusing item (None: it expired since)
             if stored is not None and stored.get(_NONCE) == nonce:
                 return Increment(counter_id, shard, by)  # this call's own earlier attempt wrote it
             self._check_same_amount(stored, counter_id, by, idempotency_key)
@@ -338,13 +329,20 @@ class CounterClient:
         return CounterValue(counter_id, sum(int(item.get(COUNT, 0)) for item in items), min(known) if known else None)
 
     def _exact(self, counter_id: str) -> int:
-        keys = self.spec.all_shard_keys(counter_id)
-        totals = self._total_keys(counter_id) if self.spec.deltas else []
-        items = _aws.batch_get(self.client, self.table_name, keys + totals, consistent=True,
-                                retries=self.batch_retries, hooks=self.hooks)
-        total_sks = {key[self.spec.sk_attribute] for key in totals}
-        shards = sum(int(item.get(COUNT, 0)) for item in items if item.get(self.spec.sk_attribute) not in total_sks)
-        return shards + sum(applied_base(item) for item in items if item.get(self.spec.sk_attribute) in total_sks)
+        sk, totals = self.spec.sk_attribute, self._total_keys(counter_id) if self.spec.deltas else []
+        items = self._read_all(self.spec.all_shard_keys(counter_id) + totals)
+        total_sks = {key[sk] for key in totals}
+        value = sum(applied_base(i) if i[sk] in total_sks else int(i.get(COUNT, 0)) for i in items)
+        unfolded = {i[sk] for i in items if i[sk] in total_sks and FORMAT_ATTR not in i}
+        if unfolded:  # a total not folded into the stream layout yet: its SHARD items count
+            legacy = self.spec.all_legacy_shard_keys(counter_id)
+            value += sum(int(i.get(COUNT, 0)) for i in self._read_all(
+                [k for k in legacy if k[sk].replace(SHARD_SK, TOTAL_SK, 1) in unfolded]))
+        return value
+
+    def _read_all(self, keys: list[dict[str, str]]) -> list[dict[str, Any]]:
+        return _aws.batch_get(self.client, self.table_name, keys, consistent=True, retries=self.batch_retries,
+                              hooks=self.hooks)
 
     # Aggregation of a recomputed family --------------------------------------------------------------------------------
     def recompute(self, counter_id: str) -> CounterValue:
@@ -363,7 +361,8 @@ class CounterClient:
             )
         from .recompute import recompute  # the recompute layout's code ships where a function needs it
 
-        return recompute(self, counter_id)
+        value: CounterValue = recompute(self, counter_id)
+        return value
 
 
 #: An increment item's per-call nonce: a retried attempt of the same call finds its own.

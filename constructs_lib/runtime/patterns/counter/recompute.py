@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ... import _aws, tokens
 from ...exceptions import (
@@ -20,7 +20,6 @@ from ...exceptions import (
     KeyValueError,
     TransactionCanceledError,
 )
-from .client import CounterValue, Increment
 from .spec import (
     AGGREGATED_AT,
     BY,
@@ -30,21 +29,38 @@ from .spec import (
     FAMILY,
     IDEMPOTENCY_KEY,
     SHARD,
+    SHARD_TYPE,
     SHARDS,
     TOTAL_TYPE,
     format_time,
 )
 
-if TYPE_CHECKING:
-    from .client import CounterClient
+#: The calling ``CounterClient`` (typed loosely: the client imports this module, not the reverse).
+Client = Any
+
+
+def increment(self: Client, counter_id: str, shard: int, by: int, idempotency_key: str | None) -> bool:
+    """A recompute-layout increment: one UpdateItem ``ADD`` of a ``SHARD`` item, or with a key a
+    transaction that also writes its dedup marker. True when an earlier call counted the key."""
+    key = self.spec.shard_key(counter_id, shard, self.region)
+    update = {
+        "UpdateExpression": "ADD #c :by SET #t = :t",
+        "ExpressionAttributeNames": {"#c": COUNT, "#t": self.spec.entity_attribute},
+        "ExpressionAttributeValues": {":by": {"N": str(by)}, ":t": {"S": SHARD_TYPE}},
+    }
+    if idempotency_key is None:
+        self._retry_conflicts(lambda: _aws.call(self.client, "update_item", hooks=self.hooks,
+                                                TableName=self.table_name, Key=_aws.serialize(key), **update))
+        return False
+    return transactional_increment(self, counter_id, shard, by, idempotency_key, key, update)
 
 
 def transactional_increment(
-    self: CounterClient, counter_id: str, shard: int, by: int, idempotency_key: str, key: dict[str, str],
+    self: Client, counter_id: str, shard: int, by: int, idempotency_key: str, key: dict[str, str],
     update: dict[str, Any],
-) -> Increment:
+) -> bool:
     """The recompute layout's idempotent increment: a dedup marker and the shard's ADD in one
-    transaction (ADR 0012, 0035)."""
+    transaction (ADR 0012, 0035). True when an earlier call had counted the key (a duplicate)."""
     s = self.spec
     ttl_seconds, ttl_attribute = s.idempotency_ttl_seconds, s.ttl_attribute
     if ttl_seconds is None or ttl_attribute is None:  # `not s.idempotent`: CounterSpec sets both or neither
@@ -71,14 +87,14 @@ def transactional_increment(
     while True:  # up to batch_retries retries of conflicts, plus at most one with a fresh token
         try:
             _aws.call(self.client, "transact_write_items", hooks=self.hooks, TransactItems=items, ClientRequestToken=token)
-            return Increment(counter_id, shard, by)
+            return False
         except TransactionCanceledError as exc:
             codes = [r.get("Code") for r in exc.reasons]
             if codes and codes[0] == "ConditionalCheckFailed":  # the marker is there: counted by an earlier call
                 old = exc.reasons[0].get("Item")
                 stored = _aws.deserialize(old) if old else self._read_marker(marker_key)
                 _check_same_increment(stored, counter_id, by, idempotency_key)
-                return Increment(counter_id, shard, by, duplicate=True)
+                return True
             if not set(codes) <= {"TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded", "None", None}:
                 raise
             last: DynamoDBError = exc
@@ -89,7 +105,7 @@ def transactional_increment(
                 stored = self._read_marker(marker_key)
                 if stored is not None:
                     _check_same_increment(stored, counter_id, by, idempotency_key)
-                    return Increment(counter_id, shard, by, duplicate=True)
+                    return True
                 if not fresh_token_left:
                     raise IdempotencyTokenConflictError(
                         f"increment of counter {counter_id!r} on table {self.table_name!r} with idempotency_key "
@@ -109,7 +125,7 @@ def transactional_increment(
         _aws.sleep(_aws.backoff(attempt))
         attempt += 1
 
-def _token(self: CounterClient, items: list[dict[str, Any]]) -> str:
+def _token(self: Client, items: list[dict[str, Any]]) -> str:
     """The ClientRequestToken of one call: the table's identity, the transaction's items and a
     random nonce drawn per call (ADR 0035)."""
     request = {"items": items, "call": secrets.token_hex(16)}
@@ -126,7 +142,7 @@ def _check_same_increment(marker: Mapping[str, Any] | None, counter_id: str, by:
         )
 
 
-def recompute(self: CounterClient, counter_id: str) -> CounterValue:
+def recompute(self: Client, counter_id: str) -> Any:
     """Recompute the total from all shards and store it (the aggregator of a family without a
     stream; ``aggregation="recompute"``; :meth:`CounterClient.recompute`).
 
@@ -156,4 +172,4 @@ def recompute(self: CounterClient, counter_id: str) -> CounterValue:
     except ConditionFailedError as exc:  # a fresher sum is already stored: keep it
         newer = getattr(exc, "old_item", None)
         return self._value(counter_id, [newer] if newer else [])
-    return CounterValue(counter_id, total, started)
+    return self._value(counter_id, [{COUNT: total, AGGREGATED_AT: stamp}])

@@ -90,7 +90,9 @@ def redrive_range(aggregator: StreamAggregator, records: Sequence[Mapping[str, A
     counter = aggregator.counter
     spec = counter.spec
     token = f"{info['shardId']}:{info['startSequenceNumber']}:{info['endSequenceNumber']}"
-    parsed = [classify(spec, counter.region, r) for r in records]
+    # The range holds every item's changes; the mapping's filter let only the family's through.
+    ours = [r for r in records if _key_of(r, spec.pk_attribute).startswith(spec.key_prefix)]
+    parsed = [classify(spec, counter.region, r) for r in ours]
     unknown = tuple(p for p in parsed if isinstance(p, Unknown))
     per_counter: dict[str, list[Change]] = {}
     folds: dict[str, float | None] = {}
@@ -105,6 +107,11 @@ def redrive_range(aggregator: StreamAggregator, records: Sequence[Mapping[str, A
     for counter_id, changes in sorted(per_counter.items()):
         written += _apply_once(aggregator, counter_id, changes, token)
     return RedriveResult(token, sum(len(c) for c in per_counter.values()), written, unknown)
+
+
+def _key_of(rec: Mapping[str, Any], attribute: str) -> str:
+    value = ((rec.get("dynamodb") or {}).get("Keys") or {}).get(attribute) or {}
+    return value.get("S", "") if isinstance(value, Mapping) else ""
 
 
 def _apply_once(aggregator: StreamAggregator, counter_id: str, changes: list[Change], token: str) -> int:
