@@ -12,7 +12,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 """The package's version (the `version` of its distribution metadata)."""
 
 #: The public names, each with the module defining it: the one list ``__all__``, ``__getattr__`` and
