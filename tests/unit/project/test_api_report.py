@@ -52,6 +52,9 @@ def test_the_report_lists_kinds_signatures_fixtures_options_and_deprecations(gen
     assert "    def put(self, entity: str, item: Mapping[str, Any], *" in runtime
     assert '@pytest.fixture(scope="session")\ndef dynamodb_local(' in testing
     assert "[contract verify]\n  TARGET\n  --against FILE|ssm:/prefix (required)\n" in cli
+    # AND the deprecated names with where they went and the version removing them
+    assert ("# deprecated OutOfScopeError -> constructs_lib.runtime.exceptions.OutOfScopeError "
+            "(since 0.2.0, removed in 1.0.0)") in runtime
 
 
 # The policy ------------------------------------------------------------------------------------------
