@@ -10,7 +10,8 @@ Each ``<package>.api`` file is a Python stub, one section per module (``# module
 public name with its kind and signature (class members included, the pytest plugin's fixtures
 with their decorator), then the module's deprecated names as comments (old name, where it went,
 deprecated since, removed in). A line ending in ``# since X.Y.Z`` was added in that version (no
-mark: in 0.1.0, or with its parent). ``cli.api`` lists the command line's verbs and options.
+mark: in 0.1.0, or with its parent); ``parameters since X.Y.Z: a, b`` names a function's parameters
+added after it. ``cli.api`` lists the command line's verbs and options.
 Breaking changes are found by griffe's own check (``griffe.find_breaking_changes``) over the
 committed and the generated stubs.
 """
@@ -62,10 +63,43 @@ BREAKING = frozenset({
     griffe.BreakageKind.PARAMETER_CHANGED_KIND, griffe.BreakageKind.PARAMETER_CHANGED_REQUIRED,
     griffe.BreakageKind.PARAMETER_ADDED_REQUIRED, griffe.BreakageKind.CLASS_REMOVED_BASE,
 })
-_SINCE = re.compile(r"  # since (\d+\.\d+\.\d+)$")
+#: The marks ending a line: ``# since X.Y.Z`` (the object), ``parameters since X.Y.Z: a, b`` (its
+#: parameters added later than it), separated by ``; ``.
+#: Parameter breakages that break no caller when the parameter is not in a release yet (making it
+#: required, or adding a required one, does: the released callers do not pass it).
+UNRELEASED_PARAMETER = frozenset({griffe.BreakageKind.PARAMETER_REMOVED, griffe.BreakageKind.PARAMETER_MOVED,
+                                  griffe.BreakageKind.PARAMETER_CHANGED_KIND})
+_MARK = re.compile(r"  # ((?:since|parameters since) \d+\.\d+\.\d+.*)$")
+_PARAMETERS = re.compile(r"^parameters since (\d+\.\d+\.\d+): (.+)$")
 _DEPRECATED = re.compile(r"^# deprecated (\w+) -> ([\w.]+) \(since (\d+\.\d+\.\d+), removed in (\d+\.\d+\.\d+)\)$")
 _MODULE = re.compile(r"^# module ([\w.]+)$", flags=re.MULTILINE)
 _HEADER = re.compile(r"^# (\S+) (\d+\.\d+\.\d+): ", flags=re.MULTILINE)
+
+
+# Marks ---------------------------------------------------------------------------------------------
+def parse_mark(line: str) -> tuple[str | None, dict[str, str]]:
+    """(the version the line's object appeared in, parameter -> the version it was added in), as
+    marked at the end of ``line`` (None, {}: no mark)."""
+    found = _MARK.search(line)
+    own, parameters = None, {}
+    for part in found.group(1).split("; ") if found else ():
+        if part.startswith("since "):
+            own = part.removeprefix("since ")
+        elif matched := _PARAMETERS.match(part):
+            parameters.update(dict.fromkeys(matched.group(2).split(", "), matched.group(1)))
+    return own, parameters
+
+
+def strip_mark(line: str) -> str:
+    return _MARK.sub("", line)
+
+
+def mark(own: str | None, parameters: dict[str, str]) -> str:
+    """The trailing mark of a line (empty when there is nothing to say)."""
+    parts = [f"since {own}"] if own else []
+    for version in sorted(set(parameters.values()), key=lambda v: tuple(int(x) for x in v.split("."))):
+        parts.append(f"parameters since {version}: {', '.join(p for p, v in parameters.items() if v == version)}")
+    return f"  # {'; '.join(parts)}" if parts else ""
 
 
 # Versions -------------------------------------------------------------------------------------------
@@ -183,30 +217,38 @@ def _members(cls: griffe.Class) -> Iterator[griffe.Object]:
 
 
 def render(obj: griffe.Object, name: str, since: dict[str, str], parent_since: str, version: str, path: str,
-           indent: str = "") -> list[str]:
+           indent: str = "", parameters: dict[str, dict[str, str]] | None = None) -> list[str]:
     """Stub lines of ``obj`` under ``name``, each marked with the version it appeared in when
-    that is not its parent's (``since``: object path in the report -> version, from the committed report)."""
+    that is not its parent's, and a function's parameters added after it (``since``: object path
+    in the report -> version; ``parameters``: a function's path -> parameter -> version; both from
+    the committed report)."""
+    parameters = parameters or {}
     own = since.get(path, version)
-    mark = f"  # since {own}" if own != parent_since else ""
+    trailing = mark(own if own != parent_since else None, {})
     if obj.is_class:
         cls: griffe.Class = obj
         bases = ", ".join(str(base) for base in cls.bases)
-        lines = [f"{indent}class {name}{f'({bases})' if bases else ''}:{mark}"]
+        lines = [f"{indent}class {name}{f'({bases})' if bases else ''}:{trailing}"]
         body = []
         for member in _members(cls):
-            body += render(member, member.name, since, own, version, f"{path}.{member.name}", indent + "    ")
+            body += render(member, member.name, since, own, version, f"{path}.{member.name}", indent + "    ",
+                           parameters)
         return lines + (body or [f"{indent}    ..."])
     if obj.is_function:
         lines = _def(obj)
-        lines[-1] = lines[-1].replace(f"def {obj.name}(", f"def {name}(", 1) + mark
+        known = parameters.get(path)
+        later = {} if known is None else {p.name: known.get(p.name, version) for p in obj.parameters
+                                           if known.get(p.name, version) != own and p.name not in ("self", "cls")}
+        lines[-1] = lines[-1].replace(f"def {obj.name}(", f"def {name}(", 1) + mark(
+            own if own != parent_since else None, later)
         return [indent + line for line in lines]
     if obj.is_attribute:
-        return [indent + _attribute(obj).replace(obj.name, name, 1) + mark]
-    return [f"{indent}{name} = ...  # {obj.kind.value}{mark}"]
+        return [indent + _attribute(obj).replace(obj.name, name, 1) + trailing]
+    return [f"{indent}{name} = ...  # {obj.kind.value}{trailing}"]
 
 
 def module_section(loader: griffe.GriffeLoader, module: str, since: dict[str, str], version: str,
-                   root: Path = REPO) -> str:
+                   root: Path = REPO, parameters: dict[str, dict[str, str]] | None = None) -> str:
     """The stub section of one module: its public names, then its deprecated names."""
     mod = loader.modules_collection[module]
     names = public_names(mod)
@@ -220,7 +262,7 @@ def module_section(loader: griffe.GriffeLoader, module: str, since: dict[str, st
         if target is None:
             lines.append(f"{name} = ...  # unresolved")
             continue
-        lines += render(target, name, since, FIRST, version, f"{module}.{name}")
+        lines += render(target, name, since, FIRST, version, f"{module}.{name}", parameters=parameters)
     for old, where, since_version, removed_in in deprecated_names(root, module):
         lines.append(f"# deprecated {old} -> {where} (since {since_version}, removed in {removed_in})")
     return "\n".join(lines) + "\n"
@@ -231,9 +273,10 @@ def header(report: str, version: str, what: str) -> str:
             "# do not edit. How to read it: docs/releases.md.\n")
 
 
-def python_report(loader: griffe.GriffeLoader, report: str, since: dict[str, str], version: str,
-                  root: Path = REPO) -> str:
-    sections = [module_section(loader, module, since, version, root) for module in REPORTS[report]]
+def python_report(loader: griffe.GriffeLoader, report: str, committed: str, version: str, root: Path = REPO) -> str:
+    """The report ``report`` of the sources, its marks carried over from the ``committed`` text."""
+    since, parameters = inherited_since(committed), parameter_since(committed)
+    sections = [module_section(loader, module, since, version, root, parameters) for module in REPORTS[report]]
     return header(report, version, "the public API") + "\n" + "\n".join(sections)
 
 
@@ -300,7 +343,7 @@ def cli_report(version: str, since: dict[str, str]) -> str:
     for key, line in cli_lines(build_parser()):
         own = since.get(key, version)
         parent = FIRST if line.startswith("[") else since.get(key.rsplit(" ", 1)[0], version)
-        lines.append(line + (f"  # since {own}" if own != parent else ""))
+        lines.append(line + mark(own if own != parent else None, {}))
     return "\n".join(lines) + "\n"
 
 
@@ -333,9 +376,9 @@ def since_marks(text: str) -> dict[str, str]:
         for member in obj.members.values():
             if member.is_alias:
                 continue
-            found = next((m for line in _own_lines(member, lines) if (m := _SINCE.search(line))), None)
-            if found:
-                marks[member.path] = found.group(1)
+            own = next((o for line in _own_lines(member, lines) if (o := parse_mark(line)[0])), None)
+            if own:
+                marks[member.path] = own
             if member.is_class:
                 walk(member, lines)
 
@@ -362,19 +405,39 @@ def inherited_since(text: str) -> dict[str, str]:
     return out
 
 
+def parameter_since(text: str) -> dict[str, dict[str, str]]:
+    """A function's path -> each of its parameters -> the version it was added in (its mark, else
+    the function's own), for every function of a committed report."""
+    objects = inherited_since(text)
+    out: dict[str, dict[str, str]] = {}
+
+    def walk(obj: griffe.Object, lines: list[str]) -> None:
+        for member in obj.members.values():
+            if member.is_alias:
+                continue
+            if member.is_function:
+                marked = next((p for line in _own_lines(member, lines) if (p := parse_mark(line)[1])), {})
+                out[member.path] = {p.name: marked.get(p.name, objects[member.path]) for p in member.parameters}
+            if member.is_class:
+                walk(member, lines)
+
+    for module, code in sections(text).items():
+        walk(visit(module, code), code.splitlines())
+    return out
+
+
 def cli_since(text: str) -> dict[str, str]:
     """Verb or argument key -> the version it appeared in, from a committed ``cli.api``."""
     out: dict[str, str] = {}
     verb = ""
     for line in text.splitlines():
-        mark = _SINCE.search(line)
-        body = _SINCE.sub("", line)
+        own, body = parse_mark(line)[0], strip_mark(line)
         if body.startswith("["):
             verb = body.strip("[]")
-            out[verb] = mark.group(1) if mark else FIRST
+            out[verb] = own or FIRST
         elif body.startswith("  ") and verb:
             key = f"{verb} {body.split()[0]}"
-            out[key] = mark.group(1) if mark else out[verb]
+            out[key] = own or out[verb]
     return out
 
 
@@ -417,7 +480,7 @@ def _entries(text: str) -> dict[str, str]:
         for member in obj.members.values():
             if member.is_alias or member.name == "__all__":
                 continue
-            out[member.path] = " ".join(_SINCE.sub("", line).strip() for line in _own_lines(member, lines))
+            out[member.path] = " ".join(strip_mark(line).strip() for line in _own_lines(member, lines))
             if member.is_class:
                 walk(member, lines)
 
@@ -431,7 +494,7 @@ def _entries(text: str) -> dict[str, str]:
 def _cli_entries(text: str) -> dict[str, str]:
     out, verb = {}, ""
     for line in text.splitlines():
-        body = _SINCE.sub("", line)
+        body = strip_mark(line)
         if body.startswith("["):
             verb = body.strip("[]")
             out[verb] = body
@@ -461,6 +524,7 @@ def compare(old: str, new: str, *, cli: bool = False) -> Comparison:
     result.removed = sorted(set(before) - set(after))
     result.changed = sorted(p for p in set(before) & set(after) if before[p] != after[p])
     since = cli_since(old) if cli else inherited_since(old)
+    parameters = {} if cli else parameter_since(old)
     gone_deprecated = {p.removesuffix(" (deprecated)") for p in result.removed if p.endswith(" (deprecated)")}
     now_deprecated = set(deprecations(new))
     old_deprecated = deprecations(old)
@@ -501,6 +565,9 @@ def compare(old: str, new: str, *, cli: bool = False) -> Comparison:
                 continue
             parameter = breakage.old_value if isinstance(breakage.old_value, griffe.Parameter) else breakage.new_value
             what = f"({parameter.name})" if isinstance(parameter, griffe.Parameter) else ""
+            if breakage.kind in UNRELEASED_PARAMETER and isinstance(parameter, griffe.Parameter) and allowed(
+                    parameters.get(path, {}).get(parameter.name, FIRST), version, base_version):
+                continue  # a parameter the version being prepared added: no release has it
             result.refused.append(f"{path}{what}: {breakage.kind.value} (in the API since {since.get(path, FIRST)})")
     for module in sorted(set(sections(old)) - set(sections(new))):
         result.refused.append(f"{module}: the module's section is gone")
@@ -531,8 +598,7 @@ def generate(root: Path = REPO, committed: dict[str, str] | None = None, version
     committed = committed if committed is not None else read_committed()
     version = version or current_version()
     loader = load(root)
-    out = {name: python_report(loader, name, inherited_since(committed.get(name, "")), version, root)
-           for name in REPORTS}
+    out = {name: python_report(loader, name, committed.get(name, ""), version, root) for name in REPORTS}
     out["cli"] = cli_report(version, cli_since(committed.get("cli", "")))
     return out
 

@@ -62,13 +62,14 @@ def stub(version: str, body: str, *, module: str = "pkg") -> str:
     return report.header(module, version, "the public API") + f"\n# module {module}\n" + body
 
 
-OLD = stub("0.2.0", """__all__ = ['Client', 'helper', 'LIMIT']
+OLD = stub("0.2.0", """__all__ = ['Client', 'helper', 'LIMIT', 'scan']
 LIMIT: int = 10
 class Client:
     def __init__(self, name: str, *, retries: int = 3) -> None: ...
     def get(self, key: str) -> dict: ...
     def fresh(self) -> None: ...  # since 0.3.0
 def helper(a: int, b: int = 1) -> int: ...
+def scan(a: int, limit: int = 0, page: int = 1) -> None: ...  # parameters since 0.3.0: limit, page
 """)
 
 
@@ -93,6 +94,12 @@ def helper(a: int, b: int = 1) -> int: ...
                  [], id="moved-to-the-deprecated-names"),
     pytest.param(OLD.replace("0.2.0", "0.3.0") + "# deprecated old -> pkg.new (since 0.2.0, removed in 1.0.0)\n",
                  ["pkg.old: deprecated now, so its deprecation is since 0.3.0, not 0.2.0"], id="deprecation-backdated"),
+    pytest.param(OLD.replace("0.2.0", "0.3.0").replace("def scan(a: int, limit: int = 0, page: int = 1)",
+                                                       "def scan(a: int, page: int = 1, size: int = 9)"),
+                 [], id="unreleased-parameters-removed-or-moved"),
+    pytest.param(OLD.replace("0.2.0", "0.3.0").replace("limit: int = 0", "limit: int"),
+                 ["pkg.scan(limit): Parameter is now required (in the API since 0.1.0)"],
+                 id="unreleased-parameter-made-required"),
 ])
 def test_what_the_policy_refuses(new: str, refused: list[str]) -> None:
     # GIVEN the committed report of a package and the one its changed sources give
@@ -100,6 +107,18 @@ def test_what_the_policy_refuses(new: str, refused: list[str]) -> None:
     comparison = report.compare(OLD, new)
     # THEN exactly the changes the policy forbids are refused, each naming the object and the rule
     assert comparison.refused == refused
+
+
+def test_marks_say_when_an_object_and_its_later_parameters_appeared() -> None:
+    # GIVEN a line's mark written for an object of 0.3.0 with parameters of 0.4.0 and 0.5.0
+    written = report.mark("0.3.0", {"b": "0.4.0", "c": "0.5.0", "d": "0.4.0"})
+    # THEN it reads back the same, and strips off the line
+    assert written == "  # since 0.3.0; parameters since 0.4.0: b, d; parameters since 0.5.0: c"
+    assert report.parse_mark(f"def f(a, b, c, d): ...{written}") == ("0.3.0", {"b": "0.4.0", "c": "0.5.0", "d": "0.4.0"})
+    assert report.strip_mark(f"def f(a, b, c, d): ...{written}") == "def f(a, b, c, d): ..."
+    assert report.mark(None, {}) == "" and report.parse_mark("x = 1") == (None, {})
+    # AND a committed report's parameters get their mark, else their function's version
+    assert report.parameter_since(OLD)["pkg.scan"] == {"a": "0.1.0", "limit": "0.3.0", "page": "0.3.0"}
 
 
 def test_a_deprecated_name_goes_only_in_the_version_announced() -> None:
