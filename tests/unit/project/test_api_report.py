@@ -3,7 +3,8 @@
 The report is regenerated with griffe from the sources and compared with the committed files; a
 difference fails, naming what was added, changed or removed and what to do (docs/releases.md).
 A removal or an incompatible change of a released name is refused unless the name was deprecated
-or the major version changes; what was never released may change. About two seconds.
+or the major version changes; what was never released may change. About ten seconds (the report is
+generated a few times).
 """
 
 from __future__ import annotations
