@@ -37,7 +37,7 @@ FIRST = "0.1.0"
 #: ``__all__``, else what it defines without a leading underscore). The runtime's modules are
 #: those its guides, examples and deprecation messages import from (docs/releases.md).
 REPORTS: dict[str, tuple[str, ...]] = {
-    "constructs_lib": ("constructs_lib", "constructs_lib.constructs.operations"),
+    "constructs_lib": ("constructs_lib", "constructs_lib.constructs.operations", "constructs_lib.constructs.stream_audit"),
     "constructs_lib.runtime": (
         "constructs_lib.runtime",
         *(f"constructs_lib.runtime.{m}" for m in (
