@@ -13,7 +13,7 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_CLI_TELEMETRY := true
 export AWS_EC2_METADATA_DISABLED := true
 
-.PHONY: setup setup-dev demo test synth unit lint clean bench soak docs
+.PHONY: setup setup-dev demo test synth unit lint clean bench soak docs dist api-report
 
 # `make demo` installs only what it needs (the cdk and testing extras); the targets that run the
 # tests and tools add the dev extra on top, in the same .venv (docs/adr/0060-demo-time.md).
@@ -78,6 +78,20 @@ lint: $(STAMPS)/dev
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 
+# The public API report (api/*.api, one file per public package and the command line), generated
+# with griffe; refused when it would remove or break a released name that was not deprecated first
+# (docs/releases.md). tests/unit/project/test_api_report.py fails while api/ differs from the sources.
+api-report: $(STAMPS)/dev
+	$(PY) -m scripts.api_report --write
+
+# The sdist and the wheel into dist/ (python -m build with this venv's setuptools, offline), then
+# twine's checks of what an index would show (docs/releases.md, "Cutting a release").
+dist: $(STAMPS)/dev
+	rm -rf dist
+	$(PY) -m build --no-isolation --outdir dist .
+	$(PY) -m twine check --strict dist/*
+	@ls -l dist
+
 # The model-based test of TableClient at 10x its `make test` size: 300 programs of 50 steps from
 # a random seed, printed in the summary (replay with CONSTRUCTS_LIB_SEED=<seed> make soak); every
 # test that reads CONSTRUCTS_LIB_SOAK at its larger size (property tests at 10x their examples, the
@@ -109,7 +123,7 @@ $(STAMPS)/docs: $(STAMPS)/venv pyproject.toml
 	@touch $@
 
 clean:
-	rm -rf cdk.out .pytest_cache .hypothesis site $(STAMPS)
+	rm -rf cdk.out .pytest_cache .hypothesis site dist build $(STAMPS)
 
 distclean: clean
 	rm -rf $(VENV) node_modules

@@ -12,7 +12,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 """The package's version (the `version` of its distribution metadata)."""
 
 #: The public names, each with the module defining it: the one list ``__all__``, ``__getattr__`` and
@@ -65,22 +65,33 @@ if TYPE_CHECKING:
 _CDK_MODULES = frozenset({"aws_cdk", "constructs", "jsii"})
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        try:
-            module = import_module(_LAZY[name])
-        except ModuleNotFoundError as exc:
-            if (exc.name or "").split(".")[0] not in _CDK_MODULES:
-                raise
-            from .constructs.exceptions import MissingExtraError
+#: Names this package exported before 0.2.0, importable from it until 1.0.0 with a DeprecationWarning:
+#: name -> (the module defining it now, its name there, since, removed in). Not in ``__all__``.
+_DEPRECATED = {
+    "Operations": ("constructs_lib", "OperationsSettings", "0.2.0", "1.0.0"),
+}
 
-            raise MissingExtraError(
-                f"constructs_lib.{name} needs the AWS CDK, which is not installed here (No module named "
-                f"{exc.name!r}). Install the cdk extra: pip install \"constructs_lib[cdk]\"",
-                name=exc.name,
-            ) from exc
-        return getattr(module, name)
-    raise AttributeError(f"module 'constructs_lib' has no attribute {name!r}")
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY and name not in _DEPRECATED:
+        raise AttributeError(f"module 'constructs_lib' has no attribute {name!r}")
+    try:
+        if name in _DEPRECATED:
+            from .runtime import _deprecated
+
+            return _deprecated.value(__name__, name, _DEPRECATED[name])
+        module = import_module(_LAZY[name])
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in _CDK_MODULES:
+            raise
+        from .constructs.exceptions import MissingExtraError
+
+        raise MissingExtraError(
+            f"constructs_lib.{name} needs the AWS CDK, which is not installed here (No module named "
+            f"{exc.name!r}). Install the cdk extra: pip install \"constructs_lib[cdk]\"",
+            name=exc.name,
+        ) from exc
+    return getattr(module, name)
 
 
 def __dir__() -> list[str]:

@@ -5,8 +5,9 @@ and tests/unit/project/test_api_reference.py loads the package with them as the 
   ``EXPORTS``, read by ``__getattr__``) has an ``__all__`` griffe cannot read, so griffe saw no
   public name in it. Its ``__all__`` is read from the imported package instead (cheap: the names
   stay lazy, no AWS CDK, no boto3); they resolve through the ``TYPE_CHECKING`` imports.
-- :class:`TupleAssignments`: module constants bound together (``READ, WRITE = "read", "write"``),
-  which griffe skips, become attributes.
+- :class:`TupleAssignments`: module constants bound together (``READ, WRITE = "read", "write"``)
+  and instance attributes set together in ``__init__`` (``self.a, b = ...``), which griffe skips,
+  become attributes.
 - :class:`PytestFixtures`: a ``@pytest.fixture`` function is labelled a fixture with its scope,
   and its docstring opens with the scope, what the test gets and the fixtures it requests.
 - :class:`SphinxRoles`: ``:class:`~a.b.C``` and the other roles some docstrings use become
@@ -50,7 +51,21 @@ class LazyExports(griffe.Extension):
 
 
 class TupleAssignments(griffe.Extension):
-    """``A, B = x, y`` at module level binds attributes ``A = x`` and ``B = y``."""
+    """``A, B = x, y`` at module level binds attributes ``A = x`` and ``B = y``; ``self.a, b = ...``
+    in a class's ``__init__`` binds the instance attribute ``a``."""
+
+    def on_class_members(self, *, node: ast.AST | griffe.ObjectNode, cls: griffe.Class, **kwargs: Any) -> None:
+        if not isinstance(node, ast.ClassDef):
+            return
+        for init in (n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"):
+            for stmt in ast.walk(init):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else []
+                for target in (e for t in targets if isinstance(t, ast.Tuple) for e in t.elts):
+                    if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                            and target.value.id == "self" and target.attr not in cls.members):
+                        attribute = griffe.Attribute(target.attr, lineno=stmt.lineno, endlineno=stmt.end_lineno)
+                        attribute.labels.add("instance-attribute")
+                        cls.set_member(target.attr, attribute)
 
     def on_module_members(self, *, node: ast.AST | griffe.ObjectNode, mod: griffe.Module, **kwargs: Any) -> None:
         if not isinstance(node, ast.Module):

@@ -178,6 +178,22 @@ class ImportStatement(NamedTuple):
     typing_only: bool
 
 
+class MovedName(NamedTuple):
+    """A name a module answered for before it moved (an entry of ``runtime/_deprecated.py``'s
+    ``TABLES``): using it loads ``attribute`` from the module it names."""
+
+    #: The package or module the name was imported from.
+    owner: str
+    #: The old name.
+    name: str
+    #: The module the name went to, after its leading dots (None: the owner's package itself).
+    module: str | None
+    #: Leading dots of ``module`` (0: absolute), relative to the owner's package.
+    level: int
+    #: The first part of its name there (``ShardedCounter`` of ``ShardedCounter.ENTITIES``).
+    attribute: str
+
+
 class ModuleFacts(NamedTuple):
     """What the import graph needs of one module, from one parse of its source."""
 
@@ -187,6 +203,8 @@ class ModuleFacts(NamedTuple):
     imports_at_call: tuple[ImportStatement, ...]
     #: Every string literal (``importlib.import_module("…")`` and the like).
     strings: frozenset[str]
+    #: The moved names it lists (a module-level ``TABLES = {owner: {name: (module, attribute, ...)}}``).
+    moved: tuple[MovedName, ...] = ()
 
 
 def _is_type_checking(node: Any) -> bool:
@@ -225,6 +243,29 @@ def _statements(body: list[Any], *, typing_only: bool, at_call: bool) -> list[Im
     return out
 
 
+def _moved(body: list[Any]) -> list[MovedName]:
+    """The entries of a module-level ``TABLES = {owner: {name: (module, attribute, since, removed_in)}}``."""
+    import ast
+
+    out: list[MovedName] = []
+    for node in body:
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else getattr(node, "target", None)
+        if not (isinstance(target, ast.Name) and target.id == "TABLES" and isinstance(node.value, ast.Dict)):
+            continue
+        for owner, table in zip(node.value.keys, node.value.values, strict=True):
+            if not (isinstance(owner, ast.Constant) and isinstance(owner.value, str) and isinstance(table, ast.Dict)):
+                continue
+            for key, value in zip(table.keys, table.values, strict=True):
+                elts = value.elts if isinstance(value, ast.Tuple) else []
+                texts = [e.value for e in elts[:2] if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+                if isinstance(key, ast.Constant) and isinstance(key.value, str) and len(texts) == 2:
+                    module, attribute = texts
+                    level = len(module) - len(module.lstrip("."))
+                    out.append(MovedName(owner.value, key.value, module[level:] or None, level,
+                                         attribute.partition(".")[0]))
+    return out
+
+
 def _analyse(source: bytes) -> ModuleFacts:
     import ast
 
@@ -233,12 +274,13 @@ def _analyse(source: bytes) -> ModuleFacts:
         tuple(_statements(tree.body, typing_only=False, at_call=False)),
         tuple(_statements(tree.body, typing_only=False, at_call=True)),
         frozenset(node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)),
+        tuple(_moved(tree.body)),
     )
 
 
 def _encode(facts: ModuleFacts) -> object:
     return {"imports": [list(s) for s in facts.imports], "imports_at_call": [list(s) for s in facts.imports_at_call],
-            "strings": sorted(facts.strings)}
+            "strings": sorted(facts.strings), "moved": [list(m) for m in facts.moved]}
 
 
 def _decode(data: object) -> ModuleFacts:
@@ -255,8 +297,15 @@ def _decode(data: object) -> ModuleFacts:
     strings = data["strings"]
     if not (isinstance(strings, list) and all(isinstance(s, str) for s in strings)):
         raise TypeError("the string literals must be a list of strings")
+    def moved(row: list[Any]) -> MovedName:
+        owner, name, module, level, attribute = row
+        if not (isinstance(owner, str) and isinstance(name, str) and (module is None or isinstance(module, str))
+                and type(level) is int and isinstance(attribute, str)):
+            raise TypeError(f"not a moved name: {row!r}")
+        return MovedName(owner, name, module, level, attribute)
+
     return ModuleFacts(tuple(map(statement, data["imports"])), tuple(map(statement, data["imports_at_call"])),
-                       frozenset(strings))
+                       frozenset(strings), tuple(map(moved, data["moved"])))
 
 
 @lru_cache(maxsize=2048)
@@ -273,7 +322,8 @@ def import_path(sources: dict[str, bytes], entry_modules: list[str], *, at_call:
     Followed: module-level ``import``/``from … import`` statements (also inside module-level
     ``if``/``try``/``with``, never inside functions or ``if TYPE_CHECKING:``), the packages
     above every module, ``from pkg import sub`` submodules, and names a package exports lazily
-    (PEP 562), found in its ``if TYPE_CHECKING:`` block. Imports inside functions run at the
+    (PEP 562), found in its ``if TYPE_CHECKING:`` block; a name it no longer defines (listed in
+    ``runtime/_deprecated.py``, which ships only then) where it went. Imports inside functions run at the
     first call, not at cold start, and are not followed — unless ``at_call``: then every module
     the entry modules can ever import is returned (see :func:`import_closure`). What each module
     imports is analysed once per content (:func:`module_facts`), whatever asset it is bundled into.
@@ -301,17 +351,41 @@ def import_path(sources: dict[str, bytes], entry_modules: list[str], *, at_call:
         return [absolute(package, node) for node in imports(package)
                 if node.typing_only and node.is_from and (name is None or name in node.names)]
 
+    #: What moved names the sources list, by owner, and the module listing them (runtime/_deprecated.py):
+    #: that module ships only when the code uses one of them, never through an import of it.
+    listed = [m for m in modules if m.rpartition(".")[2] == "_deprecated"]
+    moved_by_owner: dict[str, list[tuple[MovedName, str]]] = {}
+    for lister in listed:
+        for entry in module_facts(sources[modules[lister]]).moved:
+            moved_by_owner.setdefault(entry.owner, []).append((entry, lister))
+    granted: set[str] = set()
+
+    def moved_sources(module: str, name: str | None) -> list[str]:
+        """What using ``module``'s old name ``name`` (None: any) loads: the module listing it, the
+        module it went to and there the module defining it, as ``from <that> import <attribute>``."""
+        out = []
+        for moved, lister in moved_by_owner.get(module, []) if module in modules else ():
+            if name is None or moved.name == name:
+                granted.add(lister)
+                target = absolute(module, ImportStatement(True, moved.module, moved.level, (), False))
+                out += [lister, target]
+                if f"{target}.{moved.attribute}" in modules:
+                    out.append(f"{target}.{moved.attribute}")
+                elif target in modules and modules[target].endswith("__init__.py"):
+                    out += lazy_sources(target, moved.attribute)[:1]
+        return out
+
     def whole(module: str) -> list[str]:
         """What using ``module`` as an object (``pkg.Name``, ``import *``) may load, if ``at_call``."""
         if not at_call or module not in modules or not modules[module].endswith("__init__.py"):
             return []
-        return lazy_sources(module, None)
+        return lazy_sources(module, None) + moved_sources(module, None)
 
     found: set[str] = set()
     todo = list(entry_modules)
     while todo:
         module = todo.pop()
-        if module in found or module not in modules:
+        if module in found or module not in modules or (module in listed and module not in granted):
             continue
         found.add(module)
         parent = module.rpartition(".")[0]
@@ -334,8 +408,10 @@ def import_path(sources: dict[str, bytes], entry_modules: list[str], *, at_call:
                     todo += whole(base)
                 elif sub in modules:
                     todo += [sub, *whole(sub)]
-                elif base in modules and modules[base].endswith("__init__.py"):
-                    todo += lazy_sources(base, name)[:1]
+                elif base in modules and modules[base].endswith("__init__.py") and (lazy := lazy_sources(base, name)):
+                    todo += lazy[:1]
+                else:
+                    todo += moved_sources(base, name)
     return {modules[m] for m in found}
 
 

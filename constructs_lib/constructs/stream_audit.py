@@ -432,3 +432,15 @@ def _redacted_attributes(what: str, model: Any, redact: Sequence[str]) -> tuple[
 
 
 __all__ = ["DAY_INDEX", "StreamAudit", "replicated_filters"]
+
+#: Names this module defined before 0.2.0, importable from it until 1.0.0 with a DeprecationWarning:
+#: name -> (the module defining it now, its name there, since, removed in).
+_DEPRECATED = {"COUNTER_ENTITIES": ("constructs_lib", "ShardedCounter.ENTITIES", "0.2.0", "1.0.0")}
+
+if not TYPE_CHECKING:  # a type checker flags the old names
+    def __getattr__(name: str) -> Any:
+        if name not in _DEPRECATED:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        from ..runtime import _deprecated
+
+        return _deprecated.value(__name__, name, _DEPRECATED[name])

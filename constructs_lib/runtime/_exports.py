@@ -3,7 +3,9 @@
 Each runtime package's ``__init__`` holds its table, takes ``__all__``, ``__getattr__`` and
 ``__dir__`` from :func:`lazy_exports`, and repeats the table as explicit re-exports under
 ``TYPE_CHECKING`` for type checkers (a unit test holds the two equal). A submodule is loaded on
-first access of a name it defines, so a cold start runs only the modules its handler uses.
+first access of a name it defines, so a cold start runs only the modules its handler uses. A name
+a package or module (``lazy_exports(__name__, {})``) no longer defines may be one it answered for
+before: :mod:`._deprecated` says (loaded then; a function using no old name ships it not).
 """
 
 from __future__ import annotations
@@ -23,7 +25,11 @@ def lazy_exports(
     def __getattr__(name: str) -> Any:
         module = exports.get(name)
         if module is None:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+            try:
+                deprecated = import_module("._deprecated", __package__)
+            except ModuleNotFoundError:  # not shipped: this function's code uses no old name
+                raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
+            return deprecated.moved(package, name)
         value = getattr(import_module(f"{package}.{module}"), name)
         setattr(sys.modules[package], name, value)  # later lookups skip this function
         return value

@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from . import _exports
 from .exceptions import CursorError
 from .jsontext import load_json
 
@@ -203,3 +204,7 @@ def derive_cursor_key(*parts: str) -> bytes:
     """A deterministic cursor key from public facts (table and model): it authenticates cursors
     against corruption and mix-ups, not against a client who knows both — pass a secret for that."""
     return hashlib.sha256("\0".join(("constructs_lib.cursor", *parts)).encode()).digest()
+
+
+if not TYPE_CHECKING:  # its names of 0.1.0 (runtime/_deprecated.py); a type checker flags them
+    __getattr__ = _exports.lazy_exports(__name__, {})[1]

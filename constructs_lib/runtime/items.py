@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from . import _aws, key_segments, keys, sharding, ttl
+from . import _aws, _exports, key_segments, keys, sharding, ttl
 from ._records import frozen_record, record
 from .exceptions import (
     ItemValidationError,
@@ -528,3 +528,7 @@ def _refuse_overlaps(
                     f"{entity}: attribute {name!r} is {how}; an update may change each attribute once"
                 )
             seen[name] = clause
+
+
+if not TYPE_CHECKING:  # its names of 0.1.0 (runtime/_deprecated.py); a type checker flags them
+    __getattr__ = _exports.lazy_exports(__name__, {})[1]

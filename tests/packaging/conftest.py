@@ -1,6 +1,6 @@
-"""Fixtures of the packaging tests: one wheel per run (shared by the pytest-xdist workers), and a
-clock per module whose steps and figures are printed when the module is done (set ``CLOCK_TITLE``
-in the module)."""
+"""Fixtures of the packaging tests: one sdist and wheel per run (``python -m build``, as ``make
+dist`` builds them; shared by the pytest-xdist workers), and a clock per module whose steps and
+figures are printed when the module is done (set ``CLOCK_TITLE`` in the module)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ import pytest
 from _apps import REPO, Clock, clean_env, kb
 from once_per_run import once_per_run
 
-#: The sources a wheel is built from (pyproject's ``readme`` needs README.md).
-SOURCES = ("pyproject.toml", "README.md", "constructs_lib")
+#: The sources the sdist and the wheel are built from (pyproject's ``readme`` and ``license-files``
+#: need README.md and LICENSE; MANIFEST.in adds CHANGELOG.md to the sdist).
+SOURCES = ("pyproject.toml", "README.md", "LICENSE", "MANIFEST.in", "CHANGELOG.md", "constructs_lib")
 _SETUP_HINT = "run `make setup` (it installs the dev extra, which holds the build requirements)"
 
 
@@ -25,6 +26,12 @@ _SETUP_HINT = "run `make setup` (it installs the dev extra, which holds the buil
 class BuiltWheel:
     path: Path
     seconds: float
+
+    @property
+    def sdist(self) -> Path:
+        """The sdist built beside the wheel."""
+        (sdist,) = self.path.parent.glob("constructs_lib-*.tar.gz")
+        return sdist
 
 
 @pytest.fixture(scope="module")
@@ -54,18 +61,20 @@ def sources(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _build(sources: Path, dist: Path) -> BuiltWheel:
-    timer = Clock("build wheel")
-    timer.run("build wheel", [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                              "--no-index", "--quiet", "-w", dist, sources], cwd=dist, env=clean_env())
+    """The sdist, then the wheel from it, as ``make dist`` builds them (offline: the build
+    requirements are this environment's, ``--no-isolation``)."""
+    timer = Clock("build sdist and wheel")
+    timer.run("build", [sys.executable, "-m", "build", "--no-isolation", "--outdir", dist, sources], cwd=dist,
+              env=clean_env())
     (wheel,) = dist.glob("constructs_lib-*.whl")
     return BuiltWheel(wheel, time.monotonic() - timer.start)
 
 
 @pytest.fixture(scope="session")
 def built_wheel(sources: Path, tmp_path_factory: pytest.TempPathFactory) -> BuiltWheel:
-    """The wheel, built once per run offline (``--no-build-isolation --no-index``) and shared by
-    the pytest-xdist workers (``once_per_run`` in tests/once_per_run.py)."""
-    missing = [name for name in ("setuptools", "wheel") if importlib.util.find_spec(name) is None]
+    """The wheel (and the sdist beside it), built once per run offline (``python -m build
+    --no-isolation``) and shared by the pytest-xdist workers (``once_per_run`` in tests/once_per_run.py)."""
+    missing = [name for name in ("setuptools", "wheel", "build") if importlib.util.find_spec(name) is None]
     assert not missing, f"{', '.join(missing)} missing from {sys.prefix}: {_SETUP_HINT}"
 
     def build(dist: Path) -> None:

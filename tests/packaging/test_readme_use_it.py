@@ -65,7 +65,7 @@ def test_the_section_shows_four_files_and_the_commands_it_runs() -> None:
     assert "npm install --save-dev --save-exact aws-cdk@2.1148.1" in commands
     assert not [c for c in commands if c.startswith("npm install") and "--save-exact" not in c]
     assert "npx cdk synth --quiet" in commands and "python -m pytest" in commands
-    assert 'pip install "/path/to/constructs_lib/dist/constructs_lib-0.1.0-py3-none-any.whl[cdk,testing]"' in commands
+    assert 'pip install "/path/to/constructs_lib/dist/constructs_lib-0.2.0-py3-none-any.whl[cdk,testing]"' in commands
 
 
 def test_the_steps_work_in_a_fresh_project(wheel_file: Path, tmp_path: Path, clock: Clock) -> None:
@@ -76,7 +76,7 @@ def test_the_steps_work_in_a_fresh_project(wheel_file: Path, tmp_path: Path, clo
     base.update(CONSTRUCTS_LIB_CACHE_DIR=str(tmp_path / "user-cache"), CDK_DISABLE_CLI_TELEMETRY="true",
                 JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION="20", PIP_DISABLE_PIP_VERSION_CHECK="1")
     wheel = wheel_file
-    assert wheel.name == "constructs_lib-0.1.0-py3-none-any.whl"  # the name the page installs
+    assert wheel.name == "constructs_lib-0.2.0-py3-none-any.whl"  # the name the page installs
     # AND a project directory with the page's files, a virtualenv holding the wheel, and its npm command run
     project = tmp_path / "my-project"
     for name, content in readme_files().items():

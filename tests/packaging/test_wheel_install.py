@@ -1,7 +1,7 @@
 """Packaging: the wheel, installed into a fresh virtualenv, serves a separate CDK app.
 
 Offline from start to end: the wheel is built with the build requirements already installed
-(``pip wheel --no-build-isolation --no-index``) from a copy of the sources, and installed with
+(``python -m build --no-isolation``, as ``make dist``) from a copy of the sources, and installed with
 ``--no-index --no-deps`` into a virtualenv made with ``--without-pip``. That virtualenv sees the
 third-party dependencies (aws-cdk-lib, constructs, jsii, boto3, pytest...) through a ``.pth`` line
 naming this environment's site-packages — a plain path, so this checkout's editable-install hook

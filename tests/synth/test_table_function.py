@@ -27,6 +27,10 @@ PACKAGE = Path(constructs_lib.__file__).resolve().parent
 HANDLER = REPO / "examples" / "shop" / "handlers" / "orders_api.py"
 #: DESIGN.md: a generated Lambda's asset stays small (cold start is a feature).
 ASSET_BUDGET_ZIPPED = 100 * 1024
+#: What the hooks answering for 0.1.0's names add to the runtime part a table client ships
+#: (``_exports.py``, ``items.py``, ``cursors.py``: 159 bytes zipped; their table ships only with
+#: code using an old name), allowed beside the handler until 1.0.0 removes them (docs/adr/0075).
+DEPRECATION_HOOKS_ZIPPED = 160
 FORBIDDEN_IN_ASSET = ("aws_cdk", "jsii", "constructs import")
 
 
@@ -260,7 +264,7 @@ def test_asset_zipped_size_within_budget(shop) -> None:
     # dependencies are the user's to size: tests/synth/test_table_function_package.py)
     assert 0 < runtime_size <= ASSET_BUDGET_ZIPPED
     # AND this single-module handler adds little to it
-    assert 0 < user_size < 4 * 1024 and runtime_size + user_size <= ASSET_BUDGET_ZIPPED
+    assert 0 < user_size < 4 * 1024 and runtime_size + user_size <= ASSET_BUDGET_ZIPPED + DEPRECATION_HOOKS_ZIPPED
     # AND the bytecode (the handler's import path and the model package its first call loads: about
     # 12 ms less on that call for ~38 KiB, docs/adr/0018) adds at most 1.65 budgets more (1.5 until
     # the model's overlap analysis, cursor binding and request tokens joined that path: 155 KiB; 1.6

@@ -102,6 +102,26 @@ def test_import_path_follows_module_level_and_lazy_imports_only() -> None:
     assert "constructs_lib/runtime/stats/report.py" not in path
 
 
+def test_import_path_follows_a_deprecated_name_to_the_module_defining_it() -> None:
+    # GIVEN the bundled packages and a handler written for 0.1.0, importing names the runtime
+    # package answers for only as deprecated (docs/releases.md)
+    sources = {f"constructs_lib/{p.relative_to(PACKAGE).as_posix()}": p.read_bytes()
+               for sub in ("model", "runtime") for p in (PACKAGE / sub).rglob("*.py") if "__pycache__" not in p.parts}
+    sources["constructs_lib/__init__.py"] = b""
+    sources["old.py"] = (b"from constructs_lib.runtime import TableClient, expiry, CounterSpec\n"
+                         b"from constructs_lib.runtime.patterns.backfill import Backfill\n")
+    # WHEN its import path is computed
+    path = bytecode.import_path(sources, ["old"])
+    # THEN it holds the module each old name went to, through a package to the module defining it
+    assert {"constructs_lib/runtime/ttl.py", "constructs_lib/runtime/patterns/counter/__init__.py",
+            "constructs_lib/runtime/patterns/counter/spec.py", "constructs_lib/runtime/patterns/backfill/worker.py",
+            "constructs_lib/runtime/client.py"} <= path
+    # AND a handler using none of them ships none of them
+    sources["new.py"] = b"from constructs_lib.runtime import TableClient\n"
+    assert not {"constructs_lib/runtime/patterns/counter/spec.py", "constructs_lib/runtime/patterns/backfill/worker.py"} \
+        & bytecode.import_path(sources, ["new"])
+
+
 def test_import_closure_also_follows_imports_made_at_call_time() -> None:
     # GIVEN a package whose module imports one module at module level, one inside a function (in a
     # loop of a method), one for type checking only, and one by a literal name
