@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -62,6 +64,13 @@ class Run:
         print(f"  ok   {name}: {line}", flush=True)
 
 
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
 def resource_counts(aws: Aws, assembly: Path) -> list[str]:
     lines = []
     for stack in STACKS:
@@ -100,10 +109,11 @@ def destroyed(aws: Aws, before: dict[str, list[dict[str, Any]]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m scripts.deploy_check", description=__doc__)
-    parser.add_argument("--port", type=int, default=4566)
+    parser.add_argument("--port", type=int, help="LocalStack's port on 127.0.0.1 (default: a free one)")
     parser.add_argument("--work", type=Path, help="directory for assemblies and cdk logs (default: a temp dir)")
     args = parser.parse_args(argv)
     work = args.work or Path(tempfile.mkdtemp(prefix="deploy-check-"))
+    work.mkdir(parents=True, exist_ok=True)
     run = Run()
     started = time.monotonic()
     assembly = work / "app.out"
@@ -117,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         with run.phase("install"):
             installation = install()
         with run.phase("start"):
-            server = start(installation, port=args.port)
+            server = start(installation, port=args.port or free_port())
         env = server.client_environment()
         aws, cdk = Aws(env), Cdk(env, work / "logs")
         with run.phase("bootstrap"):
@@ -172,10 +182,12 @@ def main(argv: list[str] | None = None) -> int:
         if server is not None:
             with run.phase("stop"):
                 server.stop()
+            shutil.copyfile(server.log, work / "localstack.log")
+            shutil.rmtree(server.log.parent, ignore_errors=True)
     failed = [r for r in run.results if r[1] == "FAIL"]
     total = time.monotonic() - started
     print("deploy-check times: " + ", ".join(f"{k} {v:.1f} s" for k, v in run.times.items()) + f"; total {total:.1f} s")
-    print(f"deploy-check: cdk logs and assemblies in {work}")
+    print(f"deploy-check: LocalStack's log, the cdk logs and the assemblies are in {work}")
     print(f"deploy: {len(run.results) - len(failed)} passed, {len(failed)} failed")
     return 1 if failed else 0
 
