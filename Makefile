@@ -13,7 +13,7 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_CLI_TELEMETRY := true
 export AWS_EC2_METADATA_DISABLED := true
 
-.PHONY: setup setup-dev demo test synth unit lint clean bench soak docs dist api-report
+.PHONY: setup setup-dev demo test synth unit lint clean bench soak docs dist api-report deploy-check
 
 # `make demo` installs only what it needs (the cdk and testing extras); the targets that run the
 # tests and tools add the dev extra on top, in the same .venv (docs/adr/0060-demo-time.md).
@@ -101,6 +101,14 @@ SOAK_TESTS := $(shell grep -rl CONSTRUCTS_LIB_SOAK tests --include='test_*.py' |
 soak: setup-dev
 	CONSTRUCTS_LIB_SOAK=1 $(PY) -m pytest $(SOAK_TESTS)
 	CONSTRUCTS_LIB_BACKFILL_ITEMS=100000 $(PY) -m pytest -s tests/integration/test_backfill.py
+
+# Every stack of app.py deployed with the pinned CDK CLI to LocalStack (host mode on 127.0.0.1, no
+# Docker, offline once installed), checked through the deployed functions and AWS APIs, diffed,
+# deployed again and destroyed; the time of each phase printed (docs/deploy-to-localstack.md).
+# LocalStack is installed into the per-user cache on first use: it needs Python >= 3.12 and Java 17+
+# (a missing one is named with the command that gets it, exit status 2).
+deploy-check: setup
+	$(PY) -m scripts.deploy_check
 
 # Benchmarks (benchmarks/README.md): writes benchmarks/results.{md,json} and PNG plots.
 bench: setup-dev $(STAMPS)/bench

@@ -41,6 +41,9 @@ _LAZY = {
     "EventFilterError": "constructs_lib.testing.exceptions",
     "HandlerError": "constructs_lib.testing.exceptions",
     "LocalDeployError": "constructs_lib.testing.exceptions",
+    "LocalStackError": "constructs_lib.testing.exceptions",
+    "LocalStackSetupError": "constructs_lib.testing.exceptions",
+    "LocalStackStartError": "constructs_lib.testing.exceptions",
     "StreamRunnerError": "constructs_lib.testing.exceptions",
     "SynthError": "constructs_lib.testing.exceptions",
     "TestingError": "constructs_lib.testing.exceptions",
@@ -88,6 +91,9 @@ if TYPE_CHECKING:
     from .exceptions import EventFilterError as EventFilterError
     from .exceptions import HandlerError as HandlerError
     from .exceptions import LocalDeployError as LocalDeployError
+    from .exceptions import LocalStackError as LocalStackError
+    from .exceptions import LocalStackSetupError as LocalStackSetupError
+    from .exceptions import LocalStackStartError as LocalStackStartError
     from .exceptions import StreamRunnerError as StreamRunnerError
     from .exceptions import SynthError as SynthError
     from .exceptions import TestingError as TestingError

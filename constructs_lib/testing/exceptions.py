@@ -13,6 +13,9 @@ __all__ = [
     "EventFilterError",
     "HandlerError",
     "LocalDeployError",
+    "LocalStackError",
+    "LocalStackSetupError",
+    "LocalStackStartError",
     "StreamRunnerError",
     "SynthError",
     "TestingError",
@@ -85,3 +88,25 @@ class SynthError(TestingError):
     """A CDK app cannot be synthesized for a test (the build callable is not usable or creates no
     stack), or its cloud assembly lacks what was asked for (a stack, a function or its asset).
     The message names the value and lists what the assembly does have."""
+
+
+class LocalStackError(TestingError):
+    """LocalStack (the AWS emulator :mod:`constructs_lib.testing.localstack` runs) cannot be
+    installed, started, reached or stopped."""
+
+
+class LocalStackSetupError(LocalStackError):
+    """Something LocalStack needs is missing (Python >= 3.12, Java 17+, the interpreter of a
+    Lambda runtime) or its install failed, or the code a patch applies to is not the code it was
+    written for. The message names what is missing and the command that gets it."""
+
+
+class LocalStackStartError(LocalStackError):
+    """LocalStack did not start (it exited, or its health endpoint never answered in time).
+
+    ``output`` holds the tail of its log.
+    """
+
+    def __init__(self, message: str, *, output: str = "") -> None:
+        super().__init__(message)
+        self.output = output

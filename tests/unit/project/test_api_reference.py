@@ -36,6 +36,7 @@ COVERED = (
     "constructs_lib.capacity",
     "constructs_lib.testing",
     "constructs_lib.testing.plugin",
+    "constructs_lib.testing.localstack",
     "constructs_lib.codegen",
     "constructs_lib.constructs.operations",
 )
