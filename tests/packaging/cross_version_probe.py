@@ -30,7 +30,10 @@ from constructs_lib.model import (
     slices,
 )
 
-STATUS = ("PENDING", "PAID", "SHIPPED")
+#: Declared in sorted order: 0.2.0 resolves set-valued declarations to sorted sets, so a model
+#: declaring one out of order has new fingerprints once (CHANGELOG 0.2.0, "Changed"; the one
+#: non-additive change of the release, named in docs/releases.md).
+STATUS = ("PAID", "PENDING", "SHIPPED")
 
 
 def models() -> dict[str, Model]:
