@@ -49,7 +49,8 @@ REPORTS: dict[str, tuple[str, ...]] = {
                              "constructs_lib.model.fingerprints"),
     "constructs_lib.capacity": ("constructs_lib.capacity",),
     "constructs_lib.codegen": ("constructs_lib.codegen",),
-    "constructs_lib.testing": ("constructs_lib.testing", "constructs_lib.testing.plugin"),
+    "constructs_lib.testing": ("constructs_lib.testing", "constructs_lib.testing.plugin",
+                               "constructs_lib.testing.localstack"),
 }
 #: Class members listed besides the public ones: the special methods callers use.
 SPECIAL = frozenset({"__init__", "__call__", "__iter__", "__len__", "__getitem__", "__contains__", "__enter__",

@@ -31,7 +31,8 @@ pytestmark = pytest.mark.e2e
 CLOCK_TITLE = "dist check"
 PROBE = Path(__file__).resolve().with_name("extras_probe.py")
 #: What may sit in the wheel beside the package's modules: its typing marker and data.
-PACKAGE_DATA = {"constructs_lib/py.typed", "constructs_lib/capacity/prices/us-east-1.json"}
+PACKAGE_DATA = {"constructs_lib/py.typed", "constructs_lib/capacity/prices/us-east-1.json",
+                "constructs_lib/testing/localstack/constraints.txt"}
 EXTRAS = ("none", "cdk", "testing")
 
 
@@ -88,7 +89,8 @@ def test_the_wheel_holds_the_package_its_data_and_nothing_else(built: Any, sourc
     package = names - dist_info
     modules = {p.relative_to(sources).as_posix() for p in (sources / "constructs_lib").rglob("*.py")
                if "__pycache__" not in p.parts}
-    # THEN it holds every module, the typing marker and the price files, and nothing else: no
+    # THEN it holds every module, the typing marker, the price files and LocalStack's pinned
+    # constraints, and nothing else: no
     # tests, benchmarks, examples, docs or bytecode
     assert package == modules | PACKAGE_DATA
     assert not [n for n in names if n.split("/")[0] in ("tests", "benchmarks", "examples", "docs", "scripts", "api")

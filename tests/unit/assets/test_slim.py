@@ -155,7 +155,7 @@ def _type_checking_bodies(tree: ast.AST) -> list[tuple[int, int]]:
     """First and last line of each body of an ``if TYPE_CHECKING:`` block without an ``else``
     (decorators included; a one-line block has none)."""
     blocks = [n for n in ast.walk(tree) if isinstance(n, ast.If) and not n.orelse
-              and "TYPE_CHECKING" in ast.unparse(n.test) and n.body[0].lineno != n.lineno]
+              and ast.unparse(n.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING") and n.body[0].lineno != n.lineno]
     return [(min([b.body[0].lineno, *(d.lineno for d in getattr(b.body[0], "decorator_list", []))]),
              b.end_lineno or b.lineno) for b in blocks]
 
