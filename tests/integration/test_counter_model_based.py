@@ -31,6 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+import run_summary
 from counter_reference import CounterReference
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
@@ -295,7 +296,7 @@ class CounterMachine(RuleBasedStateMachine):
 
 def test_counter_totals_match_the_reference_under_redelivery_faults_and_lanes(
     shop_deployment: LocalDeployment, dynamodb_client: Any, dynamodb_streams_client: Any,
-    record_property: Callable[[str, object], None],
+    record_property: Callable[[str, object], None], request: pytest.FixtureRequest,
 ) -> None:
     # GIVEN the showcase's product_views family on a table created from the synthesized template
     CounterMachine.env = shop_deployment.function_environment("ProductViewsFunction")
@@ -312,6 +313,10 @@ def test_counter_totals_match_the_reference_under_redelivery_faults_and_lanes(
         phases=[p for p in Phase if p not in (Phase.shrink, Phase.explain)] if not SOAK else list(Phase),
         suppress_health_check=list(HealthCheck),
     ))
-    record_property("counter mbt", {**STATS, "seconds": round(time.monotonic() - started, 1)})
-    print(f"counter model-based test: {dict(sorted(STATS.items()))}")
+    elapsed = round(time.monotonic() - started, 1)
+    record_property("counter mbt", {**STATS, "seconds": elapsed})
+    counts = ", ".join(f"{name} {count}" for name, count in sorted(STATS.items()))
+    run_summary.report(request.config, (
+        f"counter model-based test: settings {EXAMPLES} x {STEPS}{', soak' if SOAK else ''}, "
+        f"{elapsed} s; {counts}"))
     assert STATS.get("checks", 0) >= EXAMPLES

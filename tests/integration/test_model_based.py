@@ -42,6 +42,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+import run_summary
 from hypothesis import HealthCheck, Phase, seed, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
@@ -1082,23 +1083,5 @@ def test_table_client_agrees_with_the_reference_model(
         for key in ("examples", "steps", "queries compared", "gets compared", "refusals checked"):
             record_property(f"mbt {key}", STATS[key])
         record_property("mbt seconds", round(elapsed, 1))
-        _Summary.register(request.config, summary)
+        run_summary.report(request.config, summary)
 
-
-class _Summary:
-    """Prints the run's counts in pytest's terminal summary (no ``-s`` needed)."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-
-    @classmethod
-    def register(cls, config: pytest.Config, line: str) -> None:
-        plugin = config.pluginmanager.get_plugin("constructs_lib-mbt-summary")
-        if plugin is None:
-            plugin = cls()
-            config.pluginmanager.register(plugin, "constructs_lib-mbt-summary")
-        plugin.lines.append(line)
-
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        for line in self.lines:
-            terminalreporter.write_line(line)
