@@ -2,10 +2,11 @@
 paragraphs and lead examples. Read by the docs tests (tests/unit/project/test_docs_readability.py,
 tests/integration/test_docs_examples.py) and the docs build's hooks (scripts/docs_hooks.py).
 
-A *lead example* is the first fenced code block of a guide page when it carries a title naming the
-file it is (```` ```python title="test_orders.py" ````) or, for commands, ```` ```bash title="..." ````.
-It comes after at most two sentences of prose and no heading but the page's title, and holds at
-most 25 lines (docs/README.md, "Writing a page").
+A *lead example* is the first fenced code block of a guide page, titled with the file it is
+(```` ```python title="test_orders.py" ````) or, for commands, where they run (```` ```bash
+title="in a checkout of this repository" ````), with any titled blocks right after it: the files
+it needs beside it. It comes after at most two sentences of prose and no heading but the page's
+title, and holds at most 25 lines in all.
 """
 
 from __future__ import annotations
@@ -101,18 +102,23 @@ class Page:
     def paragraphs(self) -> list[Paragraph]:
         return [item for item in _blocks(self.text) if isinstance(item, Paragraph)]
 
-    def lead(self) -> tuple[list[Paragraph], CodeBlock | None, list[str]]:
-        """(the prose before the first code block, that block, the headings before it but the title)."""
+    def lead(self) -> tuple[list[Paragraph], list[CodeBlock], list[str]]:
+        """(the prose before the first code block, the lead example's blocks, the headings before
+        it but the title). The example is the first code block and the titled blocks right after
+        it (files beside it, such as a handler); no block when the page has none."""
         prose: list[Paragraph] = []
         headings: list[str] = []
+        blocks: list[CodeBlock] = []
         for item in _blocks(self.text, headings=True):
-            if isinstance(item, CodeBlock):
-                return prose, item, headings
-            if isinstance(item, Paragraph):
+            if isinstance(item, CodeBlock) and (not blocks or item.title is not None):
+                blocks.append(item)
+            elif blocks:
+                break
+            elif isinstance(item, Paragraph):
                 prose.append(item)
             elif not item.startswith("# "):
                 headings.append(item)
-        return prose, None, headings
+        return prose, blocks, headings
 
 
 def pages() -> list[Page]:
@@ -162,7 +168,8 @@ def _blocks(text: str, *, headings: bool = False) -> Iterator[CodeBlock | Paragr
             opened = index + 1
             index += 1
             while index < len(lines) and not lines[index].strip().startswith(marker):
-                body.append(lines[index][indent:] if lines[index][:indent].isspace() else lines[index].lstrip())
+                text = lines[index]
+                body.append(text[indent:] if not text[:indent].strip() else text.lstrip())
                 index += 1
             title = _TITLE.search(info)
             language = info.split()[0] if info.split() else ""
