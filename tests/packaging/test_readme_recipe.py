@@ -35,7 +35,7 @@ pytestmark = pytest.mark.e2e
 
 PAGE = REPO / "docs" / "patterns" / "two-repositories.md"
 TITLE = "# The two-repository recipe, file first"
-PIP_LINE = 'pip install "/path/to/constructs_lib/dist/constructs_lib-0.2.0-py3-none-any.whl[cdk,testing]"'
+PIP_LINE = 'pip install "/path/to/dist/constructs_lib-0.2.0-py3-none-any.whl[cdk,testing]"'
 CLOCK_TITLE = "docs recipe check"
 VERIFY = "python -m constructs_lib contract verify app.py --against contracts/shop.contract.json"
 CODEGEN = "python -m constructs_lib codegen app.py -o pending/shop_typed.py"

@@ -24,7 +24,7 @@ from _apps import REPO, Clock, clean_env, make_venv
 pytestmark = pytest.mark.e2e
 
 PAGE = REPO / "docs" / "tutorial.md"
-PIP_LINE = 'pip install "/path/to/constructs_lib/dist/constructs_lib-0.2.0-py3-none-any.whl[cdk,testing]"'
+PIP_LINE = 'pip install "/path/to/dist/constructs_lib-0.2.0-py3-none-any.whl[cdk,testing]"'
 CLOCK_TITLE = "tutorial check"
 _BLOCK = re.compile(r"^```(\w+)([^\n]*)\n(.*?)^```", flags=re.MULTILINE | re.DOTALL)
 
