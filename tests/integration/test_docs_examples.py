@@ -65,7 +65,8 @@ def test_script(script, monkeypatch):
 
 @pytest.mark.parametrize("commands", COMMANDS, ids=[p.parent.name for p in COMMANDS])
 def test_commands(commands):
-    for line in commands.read_text(encoding="utf-8").splitlines():
+    text = commands.read_text(encoding="utf-8").replace(chr(92) + chr(10), " ")  # a \\ line
+    for line in text.splitlines():
         line = line.split(" #")[0].strip()
         if line:
             done = subprocess.run(line, shell=True, cwd=os.environ["DOCS_EXAMPLES_CWD"],
