@@ -22,11 +22,12 @@ DOCS = REPO / "docs"
 #: Records kept as written and the generated API reference: outside the readability rules.
 RECORDS = ("adr/", "reference/")
 #: Pages that are not guides to a feature, so lead with no runnable example: the home page (the
-#: promise, then links), the design and format references, the repository's own test suite,
-#: benchmarks and release policy.
+#: promise, then links) and the examples' index, the design and format references, the
+#: repository's own test suite, benchmarks and release policy, and the LocalStack page, whose
+#: commands install and start LocalStack (minutes; `make deploy-check` runs that path in CI).
 NOT_GUIDES = frozenset({
-    "index.md", "ARCHITECTURE.md", "layout.md", "contract-format.md", "testing.md", "benchmarks.md",
-    "releases.md",
+    "index.md", "examples/index.md", "ARCHITECTURE.md", "layout.md", "contract-format.md",
+    "testing.md", "benchmarks.md", "releases.md", "deploy-to-localstack.md",
 })
 #: Guide pages whose lead example runs verbatim in a test of its own (it needs files beside it or a
 #: fresh project): page -> that test. The others run in tests/integration/test_docs_examples.py.
