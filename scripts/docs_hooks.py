@@ -19,6 +19,7 @@ from typing import Any
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
 from mkdocs.utils import get_relative_url
+from pymdownx.superfences import fence_code_format
 
 REPO = Path(__file__).resolve().parents[1]
 MERMAID = REPO / "node_modules" / "mermaid" / "dist" / "mermaid.min.js"
@@ -27,8 +28,13 @@ DIRECTIVE = re.compile(r"^<!-- describe (?P<target>[\w.:/-]+): (?P<section>[^>]+
 
 
 def on_config(config: Any) -> Any:
+    """Check the Mermaid script is there, and let ```` ```mermaid ```` blocks through to Material."""
     if not MERMAID.is_file():
         raise PluginError(f"{MERMAID.relative_to(REPO)} is missing: run `npm ci` (make docs runs it)")
+    superfences = config["mdx_configs"].setdefault("pymdownx.superfences", {})
+    fences = superfences.setdefault("custom_fences", [])
+    if not any(fence.get("name") == "mermaid" for fence in fences):
+        fences.append({"name": "mermaid", "class": "mermaid", "format": fence_code_format})
     return config
 
 
