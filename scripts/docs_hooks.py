@@ -10,8 +10,6 @@
 
 from __future__ import annotations
 
-import functools
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,9 +20,13 @@ from mkdocs.utils import get_relative_url
 from pymdownx.superfences import fence_code_format
 
 REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # mkdocs loads this file by its path
+    sys.path.insert(0, str(REPO))
+
+from scripts.docs_pages import expand_describe  # noqa: E402
+
 MERMAID = REPO / "node_modules" / "mermaid" / "dist" / "mermaid.min.js"
 MERMAID_URL = "assets/javascripts/mermaid.min.js"
-DIRECTIVE = re.compile(r"^<!-- describe (?P<target>[\w.:/-]+): (?P<section>[^>]+?) -->$", flags=re.MULTILINE)
 
 
 def on_config(config: Any) -> Any:
@@ -43,28 +45,11 @@ def on_files(files: Files, config: Any) -> Files:
     return files
 
 
-@functools.cache
-def described(target: str) -> str:
-    """What ``python -m constructs_lib describe TARGET`` prints."""
-    if str(REPO) not in sys.path:
-        sys.path.insert(0, str(REPO))
-    from constructs_lib.__main__ import load_models
-    from constructs_lib.docgen.describe import describe_all
-
-    return describe_all(load_models(target))
-
-
-def section(target: str, name: str) -> str:
-    """The body of the section ``## name`` of *target*'s description, headings one level down."""
-    text = described(target)
-    found = re.search(rf"^## {re.escape(name)}\n(.*?)(?=^## |\Z)", text, flags=re.MULTILINE | re.DOTALL)
-    if found is None:
-        raise PluginError(f"describe {target}: no section {name!r}")
-    return re.sub(r"^(#+ )", r"#\1", found.group(1).strip(), flags=re.MULTILINE) + "\n"
-
-
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str:
-    return DIRECTIVE.sub(lambda match: section(match["target"], match["section"]), markdown)
+    try:
+        return expand_describe(markdown)
+    except LookupError as error:
+        raise PluginError(f"{page.file.src_path}: {error}") from None
 
 
 def on_post_page(output: str, page: Any, config: Any) -> str:

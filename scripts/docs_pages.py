@@ -11,7 +11,9 @@ title, and holds at most 25 lines in all.
 
 from __future__ import annotations
 
+import functools
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +43,8 @@ MAX_PARAGRAPH_WORDS = 90
 MAX_LEAD_LINES = 25
 MAX_LEAD_SENTENCES = 2
 
+#: A line ``<!-- describe TARGET: SECTION -->``: that section of ``describe TARGET`` (the build's hook).
+DESCRIBE = re.compile(r"^<!-- describe (?P<target>[\w.:/-]+): (?P<section>[^>]+?) -->$", flags=re.MULTILINE)
 _FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+")
 _ADMONITION = re.compile(r"^\s*(?:!!!|\?\?\?\+?)\s")
@@ -204,3 +208,34 @@ def _blocks(text: str, *, headings: bool = False) -> Iterator[CodeBlock | Paragr
         paragraph.append(_LIST_ITEM.sub("", stripped, count=1) if not paragraph else stripped)
         index += 1
     yield from flush()
+
+
+@functools.cache
+def described(target: str) -> str:
+    """What ``python -m constructs_lib describe TARGET`` prints (run from the repository's root)."""
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from constructs_lib.__main__ import load_models
+    from constructs_lib.docgen.describe import describe_all
+
+    return describe_all(load_models(target))
+
+
+def describe_section(target: str, name: str) -> str:
+    """The body of the section ``## name`` of *target*'s description, its headings one level down.
+
+    Raises
+    ------
+    LookupError
+        If the description has no such section.
+    """
+    text = described(target)
+    found = re.search(rf"^## {re.escape(name)}\n(.*?)(?=^## |\Z)", text, flags=re.MULTILINE | re.DOTALL)
+    if found is None:
+        raise LookupError(f"describe {target}: no section {name!r}")
+    return re.sub(r"^(#+ )", r"#\1", found.group(1).strip(), flags=re.MULTILINE) + "\n"
+
+
+def expand_describe(markdown: str) -> str:
+    """*markdown* with every ``<!-- describe TARGET: SECTION -->`` line replaced by that section."""
+    return DESCRIBE.sub(lambda match: describe_section(match["target"], match["section"]), markdown)
