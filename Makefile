@@ -13,7 +13,7 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_CLI_TELEMETRY := true
 export AWS_EC2_METADATA_DISABLED := true
 
-.PHONY: setup setup-dev demo test synth unit lint clean bench soak docs dist api-report deploy-check
+.PHONY: setup setup-dev demo test synth unit lint clean bench soak docs docs-check dist api-report deploy-check
 
 # `make demo` installs only what it needs (the cdk and testing extras); the targets that run the
 # tests and tools add the dev extra on top, in the same .venv (docs/adr/0060-demo-time.md).
@@ -54,6 +54,18 @@ $(STAMPS)/java:
 		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq openjdk-17-jre-headless >/dev/null; \
 	fi
 	@java -version 2>&1 | head -1
+	@touch $@
+
+# Debian's Chromium for make docs-check, installed like Java when missing.
+CHROMIUM ?= /usr/bin/chromium
+$(STAMPS)/chromium:
+	@mkdir -p $(STAMPS)
+	@if [ ! -x "$(CHROMIUM)" ]; then \
+		echo "Installing Debian's chromium (needed by make docs-check)"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; \
+	fi
+	@$(CHROMIUM) --version 2>/dev/null | head -1
 	@touch $@
 
 synth: setup
@@ -122,9 +134,17 @@ $(STAMPS)/bench: $(STAMPS)/dev pyproject.toml
 # docstrings) into site/, offline. --strict: a broken link or anchor, a page missing from the nav,
 # a reference mkdocstrings cannot resolve or a docstring it cannot parse fails the build. Not
 # --quiet: it drops the warnings before --strict counts them, and the build passes whatever they say.
-docs: $(STAMPS)/venv $(STAMPS)/docs
+# The Mermaid script comes from node_modules (npm ci) and the example models' diagrams from
+# describe, at build time (scripts/docs_hooks.py).
+docs: $(STAMPS)/venv $(STAMPS)/docs $(STAMPS)/npm
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 	@echo "site built into site/ (open site/index.html)"
+
+# The site built, then every page opened in headless Chromium at 1400 px, one browser session
+# (scripts/docs_check.mjs, with the pinned playwright-core): a console error, a request leaving
+# 127.0.0.1, a code block wider than its column or a diagram not rendered fails it.
+docs-check: docs $(STAMPS)/chromium
+	CHROMIUM=$(CHROMIUM) node scripts/docs_check.mjs site
 
 $(STAMPS)/docs: $(STAMPS)/venv pyproject.toml
 	$(PY) scripts/venv_install.py --quiet -e ".[docs]"

@@ -118,7 +118,8 @@ def test_the_section_has_the_four_examples() -> None:
     blocks = readme_examples()
     # THEN there are four, and none uses a fixture the plugin does not have
     assert len(blocks) == 4
-    fixtures = {name for block in blocks for name in re.findall(r"def test_\w+\(([^)]*)\)", block)[0].split(", ")}
+    fixtures = {name for block in blocks
+                for name in re.split(r",\s*", re.findall(r"def test_\w+\(([^)]*)\)", block)[0])}
     assert fixtures <= {"cdk_synth", "local_deploy", "local_function", "stream_consumer", "stream_runner",
                         "local_producer", "dynamodb_local", "dynamodb_client", "dynamodb_streams_client"}, fixtures
 

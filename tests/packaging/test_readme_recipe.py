@@ -10,7 +10,7 @@ adds an access pattern and exports its contract again; the consumer copies it ov
 ``contract verify`` exits 1 naming the stale typed module and the command regenerating it, which
 makes it pass again.
 
-Offline like tests/packaging/test_readme_use_it.py: ``python3 -m venv .venv`` makes a virtualenv
+Offline like tests/packaging/test_tutorial.py: ``python3 -m venv .venv`` makes a virtualenv
 with the pinned uv (no pip in it) holding the session's wheel (``--no-deps``) and a ``.pth`` line
 naming this environment's site-packages for the third-party packages, which stands in for the
 ``pip install`` line; ``. .venv/bin/activate`` selects it for the lines that follow
@@ -35,7 +35,7 @@ pytestmark = pytest.mark.e2e
 
 PAGE = REPO / "docs" / "patterns" / "two-repositories.md"
 TITLE = "# The two-repository recipe, file first"
-PIP_LINE = 'pip install "/path/to/constructs_lib/dist/constructs_lib-0.2.0-py3-none-any.whl[cdk,testing]"'
+PIP_LINE = 'pip install "/path/to/dist/constructs_lib-0.2.0-py3-none-any.whl[cdk,testing]"'
 CLOCK_TITLE = "docs recipe check"
 VERIFY = "python -m constructs_lib contract verify app.py --against contracts/shop.contract.json"
 CODEGEN = "python -m constructs_lib codegen app.py -o pending/shop_typed.py"

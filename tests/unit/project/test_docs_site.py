@@ -77,12 +77,12 @@ def test_the_readme_is_short_and_leads_with_the_two_commands() -> None:
 
 
 def test_the_readme_first_stack_is_the_tested_app() -> None:
-    # GIVEN the README's python block and the app.py that tests/packaging/test_readme_use_it.py runs
+    # GIVEN the README's python blocks and the model and app.py that tests/packaging/test_tutorial.py runs
     readme_blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.DOTALL)
-    page = (DOCS / "getting-started.md").read_text(encoding="utf-8")
-    app = re.search(r"`app\.py`\n```python\n(.*?)```", page, flags=re.DOTALL)
-    # THEN the README shows exactly that app
-    assert app is not None and readme_blocks == [app.group(1)]
+    page = (DOCS / "tutorial.md").read_text(encoding="utf-8")
+    files = [re.search(rf'```python title="{name}"\n(.*?)```', page, flags=re.DOTALL) for name in ("notes_model.py", "app.py")]
+    # THEN the README shows exactly those two files
+    assert None not in files and readme_blocks == [f.group(1) for f in files if f is not None]
 
 
 def test_every_relative_link_resolves() -> None:
