@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +40,19 @@ def principal_tag(tag: str = "tenant") -> str:
     if not _TAG_RE.fullmatch(value):
         raise AccessScopeError(f"principal tag {tag!r} is not a valid IAM tag key")
     return value
+
+
+def _names(what: str, value: object) -> tuple[str, ...]:
+    """``value`` as names, each once in order; an :class:`AccessScopeError` naming ``what`` if it is one
+    string, not iterable, or holds something other than strings."""
+    if isinstance(value, str) or not isinstance(value, Iterable) or isinstance(value, Mapping):
+        given = "one string" if isinstance(value, str) else type(value).__name__
+        raise AccessScopeError(f"AccessScope {what} {value!r} must be a list of names, not {given}")
+    names = tuple(value)
+    odd = [name for name in names if not isinstance(name, str)]
+    if odd:
+        raise AccessScopeError(f"AccessScope {what}: {odd!r} are not names; each must be a string")
+    return tuple(dict.fromkeys(names))
 
 
 class AccessScope:
@@ -72,20 +85,23 @@ class AccessScope:
         batch_gets: Sequence[str] = (),
         tenant: str | None = None,
     ) -> None:
-        if isinstance(patterns, str) or isinstance(batch_gets, str):
-            raise AccessScopeError("AccessScope patterns and batch_gets must be sequences of names, not one string")
+        names = {"patterns": _names("patterns", patterns), "batch_gets": _names("batch_gets", batch_gets)}
         writes = {} if writes is None else writes
         if not isinstance(writes, Mapping):
             raise AccessScopeError(f"AccessScope writes {writes!r} must map entity names to lists of writes")
         normalized: dict[str, tuple[str, ...]] = {}
         for entity, declared in writes.items():
-            kinds = (declared,) if isinstance(declared, str) else tuple(declared)
+            if not isinstance(entity, str):
+                raise AccessScopeError(f"AccessScope writes key {entity!r} must be an entity name (a string)")
+            kinds = (declared,) if isinstance(declared, str) else _names(f"writes of {entity!r}", declared)
             bad = [k for k in kinds if k not in WRITE_KINDS]
             if bad or not kinds:
                 raise AccessScopeError(
                     f"AccessScope writes of {entity!r}: {bad or kinds!r} — each write must be one of {', '.join(WRITE_KINDS)}"
                 )
             normalized[entity] = tuple(sorted(set(kinds), key=WRITE_KINDS.index))
+        if tenant is not None and not isinstance(tenant, str):
+            raise AccessScopeError(f"AccessScope tenant {tenant!r} must be a string or None")
         if tenant is not None and not (
             tenant == ANY_TENANT or _TAG_RE.fullmatch(tenant) or TENANT_ID_RE.fullmatch(tenant)
         ):
@@ -93,9 +109,9 @@ class AccessScope:
                 f"AccessScope tenant {tenant!r} must be a tenant id ({TENANT_ID_RULE}), principal_tag(...) "
                 f"or ANY_TENANT ({ANY_TENANT!r})"
             )
-        self._patterns: tuple[str, ...] = tuple(dict.fromkeys(patterns))
+        self._patterns: tuple[str, ...] = names["patterns"]
         self._writes: Mapping[str, tuple[str, ...]] = MappingProxyType(dict(sorted(normalized.items())))
-        self._batch_gets: tuple[str, ...] = tuple(dict.fromkeys(batch_gets))
+        self._batch_gets: tuple[str, ...] = names["batch_gets"]
         self._tenant = tenant
         if not (self._patterns or self._writes or self._batch_gets):
             raise AccessScopeError("AccessScope declares nothing: give patterns, writes or batch_gets")
@@ -198,8 +214,8 @@ class AccessScope:
         unknown = set(data) - {"patterns", "writes", "batch_gets", "tenant"}
         if unknown:
             raise AccessScopeError(f"access scope has unknown key(s) {sorted(unknown)!r}")
-        return cls(patterns=tuple(data.get("patterns") or ()), writes=dict(data.get("writes") or {}),
-                   batch_gets=tuple(data.get("batch_gets") or ()), tenant=data.get("tenant"))
+        return cls(patterns=data.get("patterns") or (), writes=data.get("writes") or {},
+                   batch_gets=data.get("batch_gets") or (), tenant=data.get("tenant"))
 
     @classmethod
     def from_json(cls, text: str) -> AccessScope:

@@ -3,7 +3,11 @@ immutable, and compares and hashes by those normalized names."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from constructs_lib.model import AccessScopeError
 from constructs_lib.model.scope import AccessScope
@@ -54,3 +58,38 @@ def test_bad_declarations_are_refused_naming_the_value() -> None:
         AccessScope(patterns="p")
     with pytest.raises(AccessScopeError, match="declares nothing"):
         AccessScope()
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=4),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=8,
+)
+SCOPE_KEYS = st.sampled_from(["patterns", "writes", "batch_gets", "tenant"])
+
+
+@given(st.dictionaries(SCOPE_KEYS, JSON_VALUES, min_size=1))
+def test_any_json_shape_is_a_scope_or_an_access_scope_error(data: dict[str, object]) -> None:
+    # GIVEN a scope file whose keys are right and whose values are any JSON
+    text = json.dumps(data)
+    # WHEN it is read
+    try:
+        scope = AccessScope.from_json(text)
+    except AccessScopeError as exc:
+        # THEN a refusal is typed and names what it refused
+        assert str(exc).startswith("AccessScope") or "access scope" in str(exc)
+    else:
+        # OR it is a scope that survives its own round trip
+        assert AccessScope.from_json(scope.to_json()) == scope
+
+
+@pytest.mark.parametrize(("data", "rule"), [
+    ({"patterns": 5}, "patterns 5 must be a list of names, not int"),
+    ({"patterns": [1]}, r"patterns: \[1\] are not names"),
+    ({"writes": {"A": 3}}, "writes of 'A' 3 must be a list of names"),
+    ({"batch_gets": {"A": 1}}, "must be a list of names, not dict"),
+    ({"patterns": ["p"], "tenant": 3}, "tenant 3 must be a string or None"),
+])
+def test_wrong_json_types_name_the_value_and_the_rule(data: dict[str, object], rule: str) -> None:
+    with pytest.raises(AccessScopeError, match=rule):
+        AccessScope.from_json(json.dumps(data))
