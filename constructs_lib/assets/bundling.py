@@ -54,6 +54,9 @@ HANDLER_ONLY = {
                       "runtime/patterns/counter/redrive.py", "runtime/patterns/counter/watermarks.py"),
     AUDIT_HANDLER: ("runtime/handlers/audit.py",),
 }
+#: The tenant-confined client (``TableClient.for_tenant``): shipped with functions whose model
+#: declares a ``tenant_field`` alone; on any other model ``for_tenant`` refuses before loading it.
+TENANT_ONLY = ("runtime/tenant.py",)
 #: Model modules no function runs: reading a contract file (and where its path points), building a
 #: consumer's view (its patterns are in the bundled model JSON already) and the design warnings
 #: happen at synth.
@@ -95,12 +98,14 @@ class Bundle:
 
 
 def shipped(rel: str, handler: str | None, contract_check: bool = False, traffic_insight: bool = False,
-            recompute_counters: bool = False) -> bool:
+            recompute_counters: bool = False, tenancy: bool = True) -> bool:
     """Whether the package module ``rel`` (``"runtime/client.py"``) ships with ``handler``, in a
     function that checks a published contract at cold start (``contract_check``) or not, records
-    its traffic (``traffic_insight``) or not, and is bound to a recomputed counter family
-    (``recompute_counters``) or not."""
+    its traffic (``traffic_insight``) or not, is bound to a recomputed counter family
+    (``recompute_counters``) or not, and whose model declares a tenant field (``tenancy``) or not."""
     if rel.startswith(RECOMPUTE_ONLY) and not recompute_counters and handler != COUNTER_HANDLER:
+        return False
+    if rel.startswith(TENANT_ONLY) and not tenancy:
         return False
     if rel.startswith(SYNTH_ONLY) or (rel.startswith(CONTRACT_CHECK_ONLY) and not contract_check):
         return False
@@ -119,7 +124,8 @@ def _runtime_files(
     for package in BUNDLED_PACKAGES:
         for path in sorted((PACKAGE_DIR / package).rglob("*.py")):
             if "__pycache__" not in path.parts and shipped(path.relative_to(PACKAGE_DIR).as_posix(), handler,
-                                                           contract_check, traffic_insight, recompute_counters):
+                                                           contract_check, traffic_insight, recompute_counters,
+                                                           tenancy=model.tenant_field is not None):
                 # Docstrings and comments blanked, every line kept (see ._slim): a smaller asset.
                 source = slim_source(path.read_text(encoding="utf-8"))
                 files[f"constructs_lib/{path.relative_to(PACKAGE_DIR).as_posix()}"] = source.encode()

@@ -22,6 +22,7 @@ from .exceptions import (
     ItemValidationError,
     KeyValueError,
     SettingsError,
+    TenantAccessError,
     UpdateRejectedError,
     VersionConflictError,
 )
@@ -221,6 +222,8 @@ class TableClient(QueryMethods):
     def for_tenant(self, tenant: str) -> TenantTableClient:
         """A client confined to ``tenant``: every key it builds must carry it, and queries on
         GSIs that mix tenants are refused — before any call reaches AWS."""
+        if self.model.tenant_field is None:  # checked first: runtime/tenant.py ships with tenant models only
+            raise TenantAccessError(f"model {self.model.name!r} declares no tenant_field; for_tenant() needs one")
         from .tenant import TenantTableClient
 
         if self.guard is not None:

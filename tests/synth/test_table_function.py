@@ -169,11 +169,11 @@ def test_asset_contains_exactly_runtime_model_json_and_handler(shop) -> None:
     # but the synth-time model modules (a contract file's reader, a consumer view's builder), on a
     # table it owns the published contract's cold-start check, without traffic_insight=True the
     # traffic recorder behind the stats package's front, and, bound to a family aggregated from the
-    # stream, the counters' recompute layout (bundling.SYNTH_ONLY, CONTRACT_CHECK_ONLY,
-    # TRAFFIC_INSIGHT_ONLY, RECOMPUTE_ONLY)
+    # stream, the counters' recompute layout, and on a model without a tenant field the tenant client
+    # (bundling.SYNTH_ONLY, CONTRACT_CHECK_ONLY, TRAFFIC_INSIGHT_ONLY, RECOMPUTE_ONLY, TENANT_ONLY)
     stats = {f for f in closure if f.startswith("constructs_lib/runtime/stats/")}
     left_out = {f"constructs_lib/{rel}" for rel in (*bundling.SYNTH_ONLY, *bundling.CONTRACT_CHECK_ONLY,
-                                                    *bundling.RECOMPUTE_ONLY)} | (
+                                                    *bundling.RECOMPUTE_ONLY, *bundling.TENANT_ONLY)} | (
         stats - {f"constructs_lib/{bundling.TRAFFIC_INSIGHT_FRONT}"})
     assert left_out <= closure and "constructs_lib/runtime/stats/recorder.py" in left_out
     assert sources == ({"constructs_lib/__init__.py", "model.json", "orders_api.py"} | closure) - left_out

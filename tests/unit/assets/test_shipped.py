@@ -60,3 +60,27 @@ def test_the_counter_client_and_its_spec_ship_with_every_function(rel: str) -> N
     # GIVEN a module every counter user imports THEN neither list keeps it from any function
     for handler in (USER_HANDLER, bundling.COUNTER_HANDLER, bundling.AUDIT_HANDLER, bundling.BACKFILL_HANDLER):
         assert bundling.shipped(rel, handler), handler
+
+
+def test_the_tenant_client_ships_with_tenant_models_alone() -> None:
+    # GIVEN the tenant-confined client's module
+    (tenant,) = bundling.TENANT_ONLY
+    assert (PACKAGE / tenant).is_file()
+    # THEN every handler ships it when its model declares a tenant field, and none otherwise
+    for handler in (USER_HANDLER, bundling.COUNTER_HANDLER, bundling.AUDIT_HANDLER, bundling.BACKFILL_HANDLER):
+        assert bundling.shipped(tenant, handler, tenancy=True), handler
+        assert not bundling.shipped(tenant, handler, contract_check=True, traffic_insight=True,
+                                    recompute_counters=True, tenancy=False), handler
+    # AND the client that refuses for_tenant on such a model ships always
+    assert bundling.shipped("runtime/client.py", USER_HANDLER, tenancy=False)
+
+
+def test_a_functions_runtime_part_holds_the_tenant_client_when_its_model_has_tenants() -> None:
+    # GIVEN the runtime part staged for the SaaS model (tenant_field) and for the shop (none)
+    from examples.saas.model import saas_model
+    from examples.shop.model import shop_model
+
+    (tenant,) = bundling.TENANT_ONLY
+    # WHEN the files are listed THEN the tenant client is among the SaaS function's alone
+    assert f"constructs_lib/{tenant}" in bundling._runtime_files(saas_model, USER_HANDLER)
+    assert f"constructs_lib/{tenant}" not in bundling._runtime_files(shop_model, USER_HANDLER)

@@ -86,3 +86,22 @@ def test_tenant_client_refuses_other_tenants_before_any_call(acme: object) -> No
 def test_tenant_client_fills_in_its_tenant(acme: object) -> None:
     # GIVEN keys without the tenant field WHEN built THEN the client's tenant is used
     assert acme.keys("Doc", doc_id="d1") == {"PK": "TENANT#acme#DOC#d1", "SK": "DOC"}  # type: ignore[attr-defined]
+
+
+def test_for_tenant_on_a_model_without_a_tenant_field_is_refused_before_loading_the_tenant_client() -> None:
+    # GIVEN a model without a tenant field, in a process where the tenant client cannot be loaded
+    # (as in a function's asset, which ships runtime/tenant.py with tenant models only)
+    import sys
+
+    plain = Model("plain", entities=[Entity("A", pk="A#{a}", fields=["a"])],
+                  access_patterns=[AccessPattern("a by id", entity="A")])
+    saved = sys.modules.pop("constructs_lib.runtime.tenant", None)
+    sys.modules["constructs_lib.runtime.tenant"] = None  # type: ignore[assignment]  # import raises
+    try:
+        # WHEN for_tenant is called THEN it is refused with the typed error naming the model
+        with pytest.raises(TenantAccessError, match="model 'plain' declares no tenant_field"):
+            TableClient(plain, "t", client=NoCalls()).for_tenant("acme")  # type: ignore[arg-type]
+    finally:
+        del sys.modules["constructs_lib.runtime.tenant"]
+        if saved is not None:
+            sys.modules["constructs_lib.runtime.tenant"] = saved
