@@ -24,6 +24,8 @@ from .exceptions import (
 from .limits import BATCH_GET_LIMIT
 
 if TYPE_CHECKING:
+    from decimal import Decimal
+
     from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
     from botocore.client import BaseClient
     from botocore.config import Config
@@ -132,16 +134,14 @@ def environment(environ: Mapping[str, str], name: str, why: str) -> str:
 
 
 def serialize(item: Mapping[str, Any]) -> dict[str, Any]:
-    """Python values as DynamoDB's typed JSON, exactly as boto3's ``TypeSerializer`` makes it.
+    """Python values as DynamoDB's typed JSON, as boto3's ``TypeSerializer`` makes it.
 
     Text, booleans and integers of up to 18 digits — nearly every value of an item — are
     converted inline; every other value goes through ``TypeSerializer``.
     """
     global _serializer
     if _serializer is None:
-        from boto3.dynamodb.types import TypeSerializer
-
-        _serializer = TypeSerializer()
+        _serializer = _full_range_codecs()[0]
     out: dict[str, Any] = {}
     for name, value in item.items():
         kind = type(value)
@@ -160,17 +160,37 @@ def serialize(item: Mapping[str, Any]) -> dict[str, Any]:
 _INLINE_INT = 10**18
 
 
-def deserialize(item: Mapping[str, Any]) -> dict[str, Any]:
-    """A wire-format item as Python values, exactly as boto3's ``TypeDeserializer`` makes them.
+def _full_range_codecs() -> tuple[TypeSerializer, TypeDeserializer, Callable[[str], Decimal]]:
+    """boto3's (de)serializer for all numbers DynamoDB stores (docs/runtime/client.md, Numbers)."""
+    from decimal import Decimal
 
-    Strings, numbers (``Decimal`` in DynamoDB's number context) and booleans — nearly every value
+    from boto3.dynamodb import types
+
+    context = types.DYNAMODB_CONTEXT.copy()
+    context.Emin = -130  # exact down to DynamoDB's smallest number; boto3 stops at -128
+
+    class Serializer(types.TypeSerializer):
+        def _serialize_n(self, value: Any) -> str:
+            number = context.create_decimal(value)
+            if not number.is_finite():
+                raise TypeError("Infinity and NaN not supported")
+            return str(number)
+
+    class Deserializer(types.TypeDeserializer):
+        _deserialize_n = staticmethod(Decimal)  # as DynamoDB returns it: 1E+40 is 1 and 40 zeros
+
+    return Serializer(), Deserializer(), Decimal
+
+
+def deserialize(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A wire-format item as Python values, as boto3's ``TypeDeserializer`` makes them.
+
+    Strings, numbers (``Decimal``) and booleans — nearly every value
     of an item — are converted inline; every other type goes through ``TypeDeserializer``.
     """
     global _deserializer, _number
     if _deserializer is None:
-        from boto3.dynamodb.types import DYNAMODB_CONTEXT, TypeDeserializer
-
-        _deserializer, _number = TypeDeserializer(), DYNAMODB_CONTEXT.create_decimal
+        _, _deserializer, _number = _full_range_codecs()
     out: dict[str, Any] = {}
     for name, value in item.items():
         if "S" in value and len(value) == 1:

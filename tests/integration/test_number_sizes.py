@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from number_sizes import MAX_DIGITS, MAX_EXPONENT, MIN_EXPONENT, SizeProbe, grid, number, representative
 
+from constructs_lib.runtime import _aws
 from constructs_lib.runtime.exceptions import ItemValidationError
 from constructs_lib.runtime.values import number_size, to_dynamo, wire_item_size
 
@@ -127,3 +128,22 @@ def test_to_dynamo_refuses_exactly_the_numbers_dynamodb_refuses(probe: SizeProbe
     assert (refusal is None, converted is not None) == (stored, stored), refusal
     if stored:
         assert converted == Decimal(text)
+
+
+#: Numbers DynamoDB stores that boto3's own number context refuses (``decimal.Underflow``): 38
+#: significant digits below 1E-128.
+BELOW_BOTO3 = [f"1.{'2' * 37}E-129", f"-9.{'9' * 37}E-130", f"1.{'0' * 36}1E-130"]
+
+
+@pytest.mark.parametrize("text", [*BELOW_BOTO3, "1E-130", f"9.{'9' * 37}E+125", "-1E+40", "1.5E+39", "-0.5"])
+def test_the_runtime_writes_and_reads_back_every_number_dynamodb_stores(probe: SizeProbe, text: str) -> None:
+    # GIVEN a number DynamoDB stores, alone, in a set, a list and a map, as the runtime converts it
+    number = to_dynamo(Decimal(text), where="n")
+    values = {"n": number, "ns": {number}, "l": [number], "m": {"x": number}}
+    # WHEN the runtime serializes it, DynamoDB Local stores it and the runtime reads it back
+    probe.client.put_item(TableName=probe.table_name, Item={"PK": {"S": text}, **_aws.serialize(values)})
+    stored = probe.client.get_item(TableName=probe.table_name, Key={"PK": {"S": text}}, ConsistentRead=True)["Item"]
+    back = _aws.deserialize(stored)
+    # THEN every value is the number, exactly
+    assert (back["n"], back["ns"], back["l"], back["m"]) == (Decimal(text), {Decimal(text)}, [Decimal(text)],
+                                                              {"x": Decimal(text)})

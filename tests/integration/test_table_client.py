@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -220,3 +221,29 @@ def test_ttl_attribute_is_set_from_expires_in(shop_table: TableClient) -> None:
     assert before + 300 <= s["expires_at"] <= before + 302
     desc = shop_table.client.describe_time_to_live(TableName=shop_table.table_name)["TimeToLiveDescription"]
     assert desc["AttributeName"] == "expires_at" and desc["TimeToLiveStatus"] == "ENABLED"
+
+
+#: Numbers DynamoDB stores that boto3's own number context cannot carry: 39 digits or more as
+#: DynamoDB returns them (``decimal.Rounded`` on read) and 38 digits below 1E-128
+#: (``decimal.Underflow`` on write).
+FULL_RANGE = [10**38, -(10**40), Decimal("1E+100"), Decimal(f"9.{'9' * 37}E+125"),
+              Decimal(f"1.{'2' * 37}E-129"), Decimal("1E-130")]
+READINGS = Model("readings", entities=[Entity("Reading", pk="READING#{id}", fields={"id": "string"})],
+                 access_patterns=[AccessPattern("reading by id", entity="Reading")])
+
+
+@pytest.mark.parametrize("value", FULL_RANGE, ids=str)
+def test_every_number_dynamodb_stores_is_written_and_read_back_exactly(
+        synth_table_template: Callable[..., dict[str, Any]], local_deploy: Callable[..., LocalDeployment],
+        dynamodb_client: Any, value: int | Decimal) -> None:
+    # GIVEN a table and an item holding a number at an edge of DynamoDB's range, alone and in a list
+    (name,) = local_deploy(synth_table_template(READINGS), name_prefix="readings-").tables.values()
+    readings = TableClient(READINGS, name, client=dynamodb_client)
+    # WHEN it is put, and read back with get and with the access pattern
+    readings.put("Reading", {"id": "r1", "value": value, "history": [value]})
+    got = readings.get("Reading", id="r1")
+    (queried,) = readings.query("reading by id", id="r1").items
+    # THEN both reads return the number exactly
+    assert got is not None
+    assert got["value"] == value and got["history"] == [value]
+    assert queried["value"] == value

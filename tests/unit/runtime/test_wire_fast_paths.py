@@ -70,3 +70,26 @@ def test_default_dynamodb_clients_skip_client_side_parameter_validation() -> Non
     assert dynamodb.retries == {"mode": "adaptive", "max_attempts": 10}
     with pytest.raises(ValueError, match="retry_mode 'fast'"):
         _aws.client_config(retry_mode="fast")
+
+
+@pytest.mark.parametrize("text", [f"1.{'2' * 37}E-129", f"-9.{'9' * 37}E-130", f"1.{'0' * 36}1E-130"])
+def test_numbers_below_boto3s_context_are_sent_and_read_exactly(text: str) -> None:
+    # GIVEN a number DynamoDB stores with 38 digits below 1E-128, which boto3's context refuses
+    number = Decimal(text)
+    with pytest.raises(ArithmeticError):
+        TypeSerializer().serialize(number)
+    # WHEN the runtime serializes it, in a set and a list too, and reads the wire form back
+    wire = _aws.serialize({"n": number, "ns": {number}, "l": [number]})
+    # THEN the wire form is the number's own text and it reads back exactly
+    assert wire == {"n": {"N": text}, "ns": {"NS": [text]}, "l": {"L": [{"N": text}]}}
+    assert _aws.deserialize(wire) == {"n": number, "ns": {number}, "l": [number]}
+
+
+@pytest.mark.parametrize("text", ["1" + "0" * 40, "-123" + "0" * 60, "9" * 38 + "0" * 88])
+def test_numbers_of_39_digits_or_more_as_dynamodb_returns_them_are_read_exactly(text: str) -> None:
+    # GIVEN a number as DynamoDB returns it, its trailing zeros written out, which boto3 refuses
+    with pytest.raises(ArithmeticError):
+        TypeDeserializer().deserialize({"N": text})
+    # WHEN the runtime reads it, alone, in a set and in a map THEN it is that number
+    wire = {"n": {"N": text}, "ns": {"NS": [text]}, "m": {"M": {"x": {"N": text}}}}
+    assert _aws.deserialize(wire) == {"n": Decimal(text), "ns": {Decimal(text)}, "m": {"x": Decimal(text)}}
