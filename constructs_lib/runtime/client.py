@@ -22,11 +22,11 @@ from .exceptions import (
     ItemValidationError,
     KeyValueError,
     SettingsError,
-    TenantAccessError,
     UpdateRejectedError,
     VersionConflictError,
 )
 from .items import ItemMapper
+from .keys import _tenant_field_of
 from .limits import BATCH_WRITE_LIMIT
 from .queries import QueryMethods
 
@@ -222,8 +222,7 @@ class TableClient(QueryMethods):
     def for_tenant(self, tenant: str) -> TenantTableClient:
         """A client confined to ``tenant``: every key it builds must carry it, and queries on
         GSIs that mix tenants are refused — before any call reaches AWS."""
-        if self.model.tenant_field is None:  # checked first: runtime/tenant.py ships with tenant models only
-            raise TenantAccessError(f"model {self.model.name!r} declares no tenant_field; for_tenant() needs one")
+        _tenant_field_of(self.model)  # before the import: runtime/tenant.py ships with tenant models only
         from .tenant import TenantTableClient
 
         if self.guard is not None:

@@ -19,10 +19,10 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
 from . import key_segments
-from .exceptions import KeyValueError
+from .exceptions import KeyValueError, TenantAccessError
 
 if TYPE_CHECKING:
-    from ..model import KeyTemplate
+    from ..model import KeyTemplate, Model
     from ..model import ResolvedEntity as Entity
 
 SEPARATOR = key_segments.SEPARATOR
@@ -219,6 +219,13 @@ def entity_key(entity_type: str, *ids: str) -> str:
     if not ids:
         raise KeyValueError(f"entity_key({entity_type!r}) needs at least one id")
     return entity_type + SEPARATOR + composite_key(*ids)
+
+
+def _tenant_field_of(model: Model) -> str:
+    """``model``'s tenant field, else :class:`TenantAccessError`: ``for_tenant`` needs one."""
+    if model.tenant_field is None:
+        raise TenantAccessError(f"model {model.name!r} declares no tenant_field; for_tenant() needs one")
+    return model.tenant_field
 
 
 def check_tenant_id(value: Any, *, field: str = "tenant") -> str:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .exceptions import TenantAccessError
 from .items import ItemMapper
-from .keys import check_tenant_id
+from .keys import _tenant_field_of, check_tenant_id
 from .pages import QUERY_OPTIONS, Page, follow_cursors
 
 if TYPE_CHECKING:
@@ -71,10 +71,8 @@ class TenantTableClient:
 
     def __init__(self, table: TenantScopable, tenant: str) -> None:
         model = table.model
-        if model.tenant_field is None:
-            raise TenantAccessError(f"model {model.name!r} declares no tenant_field; for_tenant() needs one")
-        self.tenant = check_tenant_id(tenant, field=model.tenant_field)
-        self.field = model.tenant_field
+        self.field = _tenant_field_of(model)
+        self.tenant = check_tenant_id(tenant, field=self.field)
         # The same table, boto3 client, retries, cursor key and recorder, with a mapper that only
         # builds keys of this tenant.
         self._table = table.with_mapper(_TenantItemMapper(model, self.tenant))
